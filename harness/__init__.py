@@ -1,0 +1,1 @@
+"""crashloop-harness: see, measure and check how the kubelet restarts crashing containers."""
