@@ -1,0 +1,64 @@
+# crashloop-harness. `make demo` and `make test` set everything up on a fresh
+# machine: Python environment, docker engine, kind, node image, cluster.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+CRASHLOOP := $(BIN)/crashloop
+
+.PHONY: help demo test unit e2e lint engine kind node-image cluster status down clean
+
+help:
+	@echo "make demo        bring the crashloop cluster up and show its status"
+	@echo "make test        lint, unit tests, then the e2e tests on a real kind cluster"
+	@echo "make node-image  build the offline kind node image (no-op when up to date)"
+	@echo "make cluster     create or reuse the crashloop cluster"
+	@echo "make down        delete the crashloop cluster"
+	@echo "make clean       delete the cluster and the Python environment (runs/ is kept)"
+
+# The environment is rebuilt only when the project's metadata changes.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(CRASHLOOP) up
+	$(CRASHLOOP) status
+
+test: lint unit e2e
+
+lint: $(STAMP)
+	$(BIN)/ruff check harness tests
+	$(BIN)/ruff format --check harness tests
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest tests/unit
+
+e2e: $(STAMP)
+	$(BIN)/pytest tests/e2e
+
+engine: $(STAMP)
+	$(CRASHLOOP) engine
+
+kind: $(STAMP)
+	$(CRASHLOOP) kind
+
+node-image: $(STAMP)
+	$(CRASHLOOP) node-image --offline
+
+cluster: $(STAMP)
+	$(CRASHLOOP) up
+
+status: $(STAMP)
+	$(CRASHLOOP) status
+
+down: $(STAMP)
+	$(CRASHLOOP) down
+
+clean:
+	-test -x $(CRASHLOOP) && $(CRASHLOOP) down
+	rm -rf $(VENV) .state .pytest-kind .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,157 @@
+"""The `crashloop` command: set up the substrate, bring clusters up, show them, tear them down."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from harness import cluster, pins
+from harness.engine import ensure_engine
+from harness.errors import HarnessError
+from harness.kindbin import ensure_kind
+from harness.kube import api_client, node_statuses, unready_system_pods
+from harness.nodeimage.assemble import build_node_image
+from harness.nodeselect import check_kubernetes_version, choose_node_image
+from harness.paths import PROJECT_ROOT
+from harness.profiles import ProfileError, load_cluster_spec
+
+DEFAULT_SPEC = PROJECT_ROOT / "clusters" / "crashloop.yaml"
+
+console = Console(stderr=True)
+_started = time.monotonic()
+
+
+def progress(message: str) -> None:
+    console.print(f"[dim]{time.monotonic() - _started:7.1f}s[/dim] {message}")
+
+
+def _cmd_engine(_args: argparse.Namespace) -> int:
+    engine = ensure_engine()
+    where = "started by the harness" if engine.started_here else "already running"
+    wrapper = ", capability wrapper on" if engine.capability_wrapper else ""
+    console.print(f"docker engine {engine.version} ({where}{wrapper})")
+    return 0
+
+
+def _cmd_kind(_args: argparse.Namespace) -> int:
+    print(ensure_kind())
+    return 0
+
+
+def _cmd_node_image(args: argparse.Namespace) -> int:
+    check_kubernetes_version(args.kubernetes_version)
+    ensure_engine()
+    if args.offline:
+        print(build_node_image(progress))
+    else:
+        print(choose_node_image(progress))
+    return 0
+
+
+def _cmd_up(args: argparse.Namespace) -> int:
+    spec = load_cluster_spec(Path(args.config))
+    up = cluster.up(spec, progress, image=args.image, recreate=args.recreate)
+    progress(f"cluster {up.name} ready; KUBECONFIG={up.kubeconfig}")
+    _print_status(up.kubeconfig)
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    spec = load_cluster_spec(Path(args.config))
+    kubeconfig = cluster.kubeconfig_path(spec.name)
+    if not kubeconfig.exists():
+        raise HarnessError(f"no cluster {spec.name} is known here", "run `crashloop up`")
+    _print_status(kubeconfig)
+    return 0
+
+
+def _cmd_down(args: argparse.Namespace) -> int:
+    spec = load_cluster_spec(Path(args.config))
+    cluster.delete(spec.name, progress)
+    return 0
+
+
+def _print_status(kubeconfig: Path) -> None:
+    api = api_client(kubeconfig)
+    table = Table(title="nodes")
+    for column in ("node", "ready", "kubelet", "profile"):
+        table.add_column(column)
+    for status in node_statuses(api):
+        table.add_row(
+            status.name,
+            "Ready" if status.ready else "NotReady",
+            status.kubelet_version,
+            status.labels.get("crashloop.harness/profile", "-"),
+        )
+    Console().print(table)
+    waiting = unready_system_pods(api)
+    Console().print(
+        "kube-system: all pods Running and Ready"
+        if not waiting
+        else f"kube-system waiting: {waiting}"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="crashloop",
+        description="See, measure and check how the kubelet restarts crashing containers.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    engine = commands.add_parser("engine", help="find or install and start a Docker engine")
+    engine.set_defaults(handler=_cmd_engine)
+
+    kind = commands.add_parser(
+        "kind", help=f"print the path of kind {pins.KIND_VERSION}, building it if needed"
+    )
+    kind.set_defaults(handler=_cmd_kind)
+
+    image = commands.add_parser("node-image", help="choose or build the kind node image")
+    image.add_argument(
+        "--offline",
+        action="store_true",
+        help=f"build {pins.LOCAL_NODE_IMAGE} even if the official image could be pulled",
+    )
+    image.add_argument(
+        "--kubernetes-version", default=pins.KUBERNETES_VERSION, help="must be the pinned version"
+    )
+    image.set_defaults(handler=_cmd_node_image)
+
+    for name, handler, summary in (
+        ("up", _cmd_up, "create or reuse the cluster and wait until it is Ready"),
+        ("status", _cmd_status, "show the cluster's nodes and system pods"),
+        ("down", _cmd_down, "delete the cluster"),
+    ):
+        sub = commands.add_parser(name, help=summary)
+        sub.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
+        if name == "up":
+            sub.add_argument("--image", help="node image to use (must exist locally)")
+            sub.add_argument(
+                "--recreate", action="store_true", help="delete an existing cluster first"
+            )
+        sub.set_defaults(handler=handler)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.handler(args)
+    except (HarnessError, ProfileError) as error:
+        console.print(f"[bold red]error:[/bold red] {error}")
+        return 2
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/yellow]")
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

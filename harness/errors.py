@@ -1,0 +1,16 @@
+"""The one error type users see: what went wrong and how to fix it."""
+
+from __future__ import annotations
+
+
+class HarnessError(Exception):
+    """A failure the user can act on.
+
+    ``problem`` says what is wrong, ``fix`` what to do about it. The CLI prints
+    both and exits non-zero; pytest shows them as the failure reason.
+    """
+
+    def __init__(self, problem: str, fix: str = "") -> None:
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{problem}\n  fix: {fix}" if fix else problem)

@@ -1,0 +1,116 @@
+"""The Kubernetes API through the official client: readiness waits and node configs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client, config
+from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
+
+from harness import timeouts
+from harness.errors import HarnessError
+
+
+def api_client(kubeconfig: Path) -> client.ApiClient:
+    # new_client_from_config keeps this client apart from the global default,
+    # so ~/.kube/config is never read or changed.
+    api: client.ApiClient = config.new_client_from_config(config_file=str(kubeconfig))
+    return api
+
+
+@dataclass(frozen=True)
+class NodeStatus:
+    name: str
+    ready: bool
+    kubelet_version: str
+    labels: dict[str, str]
+
+
+def node_statuses(api: client.ApiClient) -> list[NodeStatus]:
+    nodes = client.CoreV1Api(api).list_node(_request_timeout=timeouts.API_REQUEST).items
+    statuses = []
+    for node in nodes:
+        conditions = node.status.conditions or []
+        ready = any(c.type == "Ready" and c.status == "True" for c in conditions)
+        statuses.append(
+            NodeStatus(
+                name=node.metadata.name,
+                ready=ready,
+                kubelet_version=node.status.node_info.kubelet_version,
+                labels=dict(node.metadata.labels or {}),
+            )
+        )
+    return sorted(statuses, key=lambda status: status.name)
+
+
+def unready_system_pods(api: client.ApiClient) -> list[str]:
+    """kube-system pods that are not Running with every container ready."""
+    pods = (
+        client.CoreV1Api(api)
+        .list_namespaced_pod("kube-system", _request_timeout=timeouts.API_REQUEST)
+        .items
+    )
+    waiting = []
+    for pod in pods:
+        statuses = pod.status.container_statuses or []
+        if pod.status.phase != "Running" or not statuses or not all(s.ready for s in statuses):
+            waiting.append(f"{pod.metadata.name} ({pod.status.phase})")
+    return waiting if pods else ["no kube-system pods yet"]
+
+
+def _wait(what: str, timeout: float, probe: Any) -> None:
+    """Poll ``probe`` (returning a list of what is still missing) until it is empty."""
+    last: list[str] = []
+
+    def attempt() -> bool:
+        nonlocal last
+        try:
+            last = probe()
+        except Exception as error:  # the API may not answer yet while it starts
+            last = [f"API error: {error}"]
+        return not last
+
+    try:
+        Retrying(
+            stop=stop_after_delay(timeout),
+            wait=wait_fixed(1),
+            retry=retry_if_result(lambda done: not done),
+        )(attempt)
+    except RetryError as error:
+        raise HarnessError(
+            f"{what} within {timeout:.0f}s; still waiting for: {', '.join(last[:8])}",
+            "inspect the cluster (`crashloop status`, `kind export logs`) or raise the timeout "
+            "in harness/timeouts.py",
+        ) from error
+
+
+def wait_nodes_ready(api: client.ApiClient, expected: int) -> list[NodeStatus]:
+    def missing() -> list[str]:
+        statuses = node_statuses(api)
+        not_ready = [s.name for s in statuses if not s.ready]
+        if len(statuses) < expected:
+            not_ready.append(f"{expected - len(statuses)} node(s) not registered")
+        return not_ready
+
+    _wait("nodes did not become Ready", timeouts.NODES_READY, missing)
+    return node_statuses(api)
+
+
+def wait_system_pods_ready(api: client.ApiClient) -> None:
+    _wait(
+        "kube-system pods did not become Ready",
+        timeouts.SYSTEM_PODS_READY,
+        lambda: unready_system_pods(api),
+    )
+
+
+def node_configz(api: client.ApiClient, node: str) -> dict[str, Any]:
+    """The live kubelet configuration of a node, as /configz returns it."""
+    raw = client.CoreV1Api(api).connect_get_node_proxy_with_path(
+        node, "configz", _preload_content=False, _request_timeout=timeouts.API_REQUEST
+    )
+    payload: dict[str, Any] = json.loads(raw.data)
+    return payload

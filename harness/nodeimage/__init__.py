@@ -1,0 +1,1 @@
+"""Build a kind node image offline, equivalent to the official kindest/node one."""

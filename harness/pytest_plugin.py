@@ -1,0 +1,200 @@
+"""pytest plugin: a real kind cluster per session, its API, live node configs, namespaces.
+
+Option names follow pytest-kind's where they overlap (--cluster-name,
+--kind-image, --kind-bin, --kubeconfig); pytest-kind's own plugin must be off
+(`-p no:pytest-kind`, set in this project's pytest configuration) because its
+--keep-cluster is a plain flag and ours takes a policy.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client
+from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
+
+from harness import cluster, timeouts
+from harness.errors import HarnessError
+from harness.kube import node_configz
+from harness.paths import PROJECT_ROOT
+from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec
+
+KEEP_POLICIES = ("never", "on-failure", "always")
+_RESTRICTED = {
+    "pod-security.kubernetes.io/enforce": "restricted",
+    "pod-security.kubernetes.io/enforce-version": "latest",
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("crashloop", "crashloop-harness kind cluster")
+    try:
+        group.addoption(
+            "--cluster-name", default=None, help="kind cluster name (default: the spec's)"
+        )
+    except ValueError as error:
+        raise pytest.UsageError(
+            "pytest-kind's plugin is active and owns --cluster-name/--keep-cluster; "
+            "disable it with `-p no:pytest-kind` (this project's pyproject.toml does)"
+        ) from error
+    group.addoption(
+        "--cluster-config",
+        default=str(PROJECT_ROOT / "clusters" / "crashloop.yaml"),
+        help="cluster spec (workers and their kubelet profiles)",
+    )
+    group.addoption("--kind-image", default=None, help="node image (must exist locally)")
+    group.addoption(
+        "--kind-bin", default=None, help="kind binary to use instead of the pinned build"
+    )
+    group.addoption("--kubeconfig", default=None, help="where to write the cluster's kubeconfig")
+    group.addoption(
+        "--keep-cluster",
+        default="on-failure",
+        choices=KEEP_POLICIES,
+        help="keep the cluster after the session: never, on-failure (default) or always",
+    )
+    group.addoption(
+        "--reuse-cluster",
+        action="store_true",
+        help="reuse a running cluster created from the same config, and keep it afterwards",
+    )
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    """The session's cluster options, as one fixture a user can override."""
+
+    spec: ClusterSpec
+    image: str | None
+    kind_bin: Path | None
+    kubeconfig: Path | None
+    keep: str
+    reuse: bool
+
+
+def _options(config: pytest.Config, spec_path: str) -> ClusterOptions:
+    try:
+        spec = load_cluster_spec(Path(spec_path))
+    except ProfileError as error:
+        raise pytest.UsageError(str(error)) from error
+    name = config.getoption("cluster_name")
+    if name:
+        spec = replace(spec, name=name)
+    kind_bin = config.getoption("kind_bin")
+    if kind_bin and not Path(kind_bin).is_file():
+        raise pytest.UsageError(
+            f"--kind-bin {kind_bin}: no such file; omit it to use the pinned kind"
+        )
+    kubeconfig = config.getoption("kubeconfig")
+    return ClusterOptions(
+        spec=spec,
+        image=config.getoption("kind_image"),
+        kind_bin=Path(kind_bin) if kind_bin else None,
+        kubeconfig=Path(kubeconfig) if kubeconfig else None,
+        keep=config.getoption("keep_cluster"),
+        reuse=config.getoption("reuse_cluster"),
+    )
+
+
+@pytest.fixture(scope="session")
+def cluster_options(pytestconfig: pytest.Config) -> ClusterOptions:
+    return _options(pytestconfig, pytestconfig.getoption("cluster_config"))
+
+
+def _progress(message: str) -> None:
+    print(f"[crashloop] {message}", flush=True)
+
+
+def session_cluster(
+    request: pytest.FixtureRequest, options: ClusterOptions
+) -> Iterator[cluster.Cluster]:
+    """Bring a cluster up for a scope and tear it down according to the keep policy."""
+    try:
+        up = cluster.up(
+            options.spec,
+            _progress,
+            image=options.image,
+            reuse=options.reuse,
+            kind_bin=options.kind_bin,
+            kubeconfig=options.kubeconfig,
+            keep_on_failure=options.keep == "always",
+        )
+    except HarnessError as error:
+        pytest.fail(str(error), pytrace=False)
+    yield up
+    failed = request.session.testsfailed > 0
+    keep = options.reuse or options.keep == "always" or (options.keep == "on-failure" and failed)
+    if keep:
+        reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+        message = (
+            f"kept cluster {up.name}: export KUBECONFIG={up.kubeconfig}; "
+            f"delete it with `{up.kind_bin} delete cluster --name {up.name}`"
+        )
+        if reporter is not None:
+            reporter.write_line(message)
+        else:
+            _progress(message)
+    else:
+        cluster.delete(up.name, _progress, kind_bin=up.kind_bin, kubeconfig=up.kubeconfig)
+
+
+@pytest.fixture(scope="session")
+def crashloop_cluster(
+    request: pytest.FixtureRequest, cluster_options: ClusterOptions
+) -> Iterator[cluster.Cluster]:
+    """The crashloop cluster (one control-plane, one worker per profile), Ready."""
+    yield from session_cluster(request, cluster_options)
+
+
+@pytest.fixture(scope="session")
+def kube_api(crashloop_cluster: cluster.Cluster) -> client.ApiClient:
+    """An official-client ApiClient bound to the session cluster's own kubeconfig."""
+    return crashloop_cluster.api()
+
+
+@pytest.fixture(scope="session")
+def node_configs(
+    crashloop_cluster: cluster.Cluster, kube_api: client.ApiClient
+) -> dict[str, dict[str, Any]]:
+    """Each node's live kubelet config (/configz), read once per session."""
+    nodes = client.CoreV1Api(kube_api).list_node().items
+    return {node.metadata.name: node_configz(kube_api, node.metadata.name) for node in nodes}
+
+
+def create_namespace(api: client.ApiClient, prefix: str) -> str:
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    body = client.V1Namespace(metadata=client.V1ObjectMeta(name=name, labels=_RESTRICTED))
+    client.CoreV1Api(api).create_namespace(body)
+    return name
+
+
+def delete_namespace(api: client.ApiClient, name: str) -> None:
+    core = client.CoreV1Api(api)
+    core.delete_namespace(name, grace_period_seconds=0)
+
+    def gone() -> bool:
+        try:
+            core.read_namespace(name)
+        except client.ApiException as error:
+            return bool(error.status == 404)
+        return False
+
+    Retrying(
+        stop=stop_after_delay(timeouts.NAMESPACE_GONE),
+        wait=wait_fixed(1),
+        retry=retry_if_result(lambda done: not done),
+        reraise=True,
+    )(gone)
+
+
+@pytest.fixture
+def namespace(kube_api: client.ApiClient) -> Iterator[str]:
+    """A fresh namespace at the `restricted` Pod Security level, deleted afterwards."""
+    name = create_namespace(kube_api, "crashloop")
+    yield name
+    delete_namespace(kube_api, name)

@@ -1,0 +1,29 @@
+"""Every wait of the harness, named, in one table.
+
+Waits poll a condition (tenacity) and give up after the named time; nothing
+sleeps for a fixed period to synchronise. The values are generous upper
+bounds measured on a 2-core machine, not targets.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# Docker engine
+ENGINE_START: Final = 90.0
+ENGINE_PROBE: Final = 10.0
+IMAGE_PULL: Final = 120.0
+
+# Node image assembly: containerd inside the build container answering.
+BUILD_CONTAINERD_READY: Final = 60.0
+
+# kind cluster
+CLUSTER_CREATE: Final = 900.0
+NODES_READY: Final = 300.0
+SYSTEM_PODS_READY: Final = 300.0
+CLUSTER_DELETE: Final = 180.0
+API_REQUEST: Final = 30.0
+
+# Workloads
+POD_RUNNING: Final = 180.0
+NAMESPACE_GONE: Final = 120.0

@@ -1,0 +1,3 @@
+module crashloop.local/pause
+
+go 1.22

@@ -1,0 +1,3 @@
+module crashloop.local/runc-capwrap
+
+go 1.22
