@@ -1,0 +1,357 @@
+"""Measured restart delays of one container against the expected curve.
+
+Pure: the input is a worker's attempt records (one container of one pod) and
+the :class:`~harness.backoff.BackoffCurve` of that worker's live kubelet
+config; the output says, restart by restart, whether the kubelet kept to the
+curve, and why not when it did not.
+
+Restart n is the start of attempt n. Its delay is counted the way the kubelet
+counts it: from the previous attempt's CRI ``finishedAt`` to this attempt's
+CRI ``startedAt``, both runtime nanoseconds. It passes when
+
+    expected - CLOCK_ROUNDING <= delay <= upper_tolerance(expected)
+
+(see :mod:`harness.backoff` for the upper bound), and when the back-off the
+kubelet reported while waiting, if the watch saw it, is the model's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Final
+
+from harness.backoff import BackoffCurve, upper_tolerance
+from harness.cri import CriFormatError, parse_rfc3339_nano
+from harness.durations import format_duration
+from harness.records import AttemptRecord
+
+# Lower slack. The kubelet restarts only once time.Now() - finishedAt has
+# reached the back-off, so the true delay is never short. But the two ends
+# are stamped by different processes (the shim stamps the exit, containerd
+# the start) on the wall clock, which NTP may slew in between; 1ms absorbs
+# that and is far below the smallest back-off (1s), so an early restart
+# still fails.
+CLOCK_ROUNDING: Final = timedelta(milliseconds=1)
+
+# The kubelet decides a reset by comparing the exit with the time it last
+# advanced the back-off (just before creating the attempt), not with the
+# attempt's startedAt, which comes later by the create/start time. A run this
+# close to reset_after may or may not have reset the curve, so both readings
+# are accepted there.
+RESET_LEAD: Final = timedelta(seconds=2)
+
+# A reported back-off is Go duration text, parsed to microseconds and carried
+# as float seconds; anything closer than this is the same value.
+_REPORTED_EPSILON_S: Final = 1e-6
+_NS_PER_S: Final = 1_000_000_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class RestartCheck:
+    """The verdict on restart n (the start of attempt n).
+
+    ``curve_n`` is the position on the curve the model used: n, unless the
+    curve was reset by a long run. ``measured_s`` and ``margin_s``
+    (measured - expected) are None when the restart could not be measured.
+    """
+
+    n: int
+    expected_s: float
+    measured_s: float | None
+    margin_s: float | None
+    upper_bound_s: float
+    reported_s: float | None
+    passed: bool
+    reason: str
+    curve_n: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerVerdict:
+    """Every restart check of one worker's container, and what they add up to.
+
+    ``problems`` are failures that belong to no single restart (nothing
+    recorded at all); ``notes`` explain without failing (curve resets, pod
+    status times that disagree with the runtime's).
+    """
+
+    worker: str
+    node: str
+    checks: tuple[RestartCheck, ...]
+    reported_seen: int
+    reported_expected: int
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems and all(c.passed for c in self.checks)
+
+    @property
+    def failures(self) -> list[str]:
+        """One human message per failure, naming the worker and the restart."""
+        messages = [f"{self.worker}: {p}" for p in self.problems]
+        messages += [_failure_message(self.worker, c) for c in self.checks if not c.passed]
+        return messages
+
+
+def judge_worker(
+    attempts: Sequence[AttemptRecord],
+    curve: BackoffCurve,
+    *,
+    worker: str | None = None,
+    node: str | None = None,
+) -> WorkerVerdict:
+    """Check every restart of one container against ``curve``.
+
+    ``worker`` and ``node`` default to the records' own. Raises ValueError when
+    the records mix containers or pods, or repeat an attempt: that is a
+    caller's mistake (read them through :func:`harness.records.read_attempts`),
+    not something the kubelet did.
+    """
+    by_attempt = _index(attempts)
+    first = next(iter(by_attempt.values()), None)
+    worker = worker if worker is not None else (first.worker if first else "")
+    node = node if node is not None else (first.node if first else "")
+    if first is None:
+        return WorkerVerdict(
+            worker=worker,
+            node=node,
+            checks=(),
+            reported_seen=0,
+            reported_expected=0,
+            problems=("no container attempt was recorded",),
+        )
+
+    checks: list[RestartCheck] = []
+    notes: list[str] = _api_cross_check(by_attempt.values())
+    curve_n = 0
+    for n in range(1, max(by_attempt) + 1):
+        previous, current = by_attempt.get(n - 1), by_attempt.get(n)
+        positions, note = _curve_positions(curve, previous, curve_n + 1, n)
+        if note:
+            notes.append(note)
+        check = _check(curve, n, positions, previous, current)
+        curve_n = check.curve_n
+        checks.append(check)
+
+    expected_reports = [c for c in checks if curve.expected_reported_backoff(c.curve_n) is not None]
+    return WorkerVerdict(
+        worker=worker,
+        node=node,
+        checks=tuple(checks),
+        reported_seen=sum(c.reported_s is not None for c in expected_reports),
+        reported_expected=len(expected_reports),
+        notes=tuple(notes),
+    )
+
+
+def observed_enough(
+    attempts: Sequence[AttemptRecord],
+    curve: BackoffCurve,
+    min_restarts: int | None = None,
+    until_delay: timedelta | None = None,
+) -> bool:
+    """Whether a worker has been watched long enough to judge it.
+
+    Enough means at least ``min_restarts`` restarts and, with ``until_delay``,
+    the first restart whose nominal wait reaches that delay. With neither,
+    the default is to see the curve reach its cap once. Resets are not
+    modelled here: a container that keeps resetting never gets "enough" and
+    the caller's timeout decides.
+    """
+    if min_restarts is None and until_delay is None:
+        until_delay = curve.maximum
+    needed = min_restarts or 0
+    if until_delay is not None:
+        if until_delay > curve.maximum:
+            raise ValueError(
+                f"the curve never waits {format_duration(until_delay)}: its maximum is "
+                f"{format_duration(curve.maximum)}"
+            )
+        n = 1
+        while curve.delay_before_restart(n) < until_delay:
+            n += 1
+        needed = max(needed, n)
+    # Attempt n exists only once restart n has happened.
+    return max((a.attempt for a in attempts), default=-1) >= needed
+
+
+def _index(attempts: Sequence[AttemptRecord]) -> dict[int, AttemptRecord]:
+    by_attempt: dict[int, AttemptRecord] = {}
+    for record in attempts:
+        first = next(iter(by_attempt.values()), record)
+        if (record.pod_uid, record.container) != (first.pod_uid, first.container):
+            raise ValueError(
+                "judge one container at a time: got "
+                f"{first.pod}/{first.container} (uid {first.pod_uid}) and "
+                f"{record.pod}/{record.container} (uid {record.pod_uid})"
+            )
+        if record.attempt in by_attempt:
+            raise ValueError(
+                f"attempt {record.attempt} of {record.pod}/{record.container} appears twice; "
+                "read records with harness.records.read_attempts, which keeps the latest"
+            )
+        by_attempt[record.attempt] = record
+    return dict(sorted(by_attempt.items()))
+
+
+def _curve_positions(
+    curve: BackoffCurve, previous: AttemptRecord | None, next_position: int, n: int
+) -> tuple[tuple[int, ...], str | None]:
+    """Candidate curve positions for restart n, most likely first, and why.
+
+    A run longer than the curve's reset_after makes the kubelet forget the
+    back-off: the restart after it is immediate, like restart 1, and the curve
+    starts over from there.
+    """
+    if previous is None or previous.finished_at_ns is None:
+        return (next_position,), None
+    run_ns = previous.finished_at_ns - previous.started_at_ns
+    reset_ns = _ns(curve.reset_after)
+    run = f"{run_ns / _NS_PER_S:.3f}s"
+    if run_ns > reset_ns:
+        return (1,), (
+            f"restart {n}: attempt {n - 1} ran {run}, over the "
+            f"{format_duration(curve.reset_after)} reset threshold, so the kubelet "
+            "resets the back-off: restart immediately, then the curve starts over"
+        )
+    if next_position > 1 and reset_ns - _ns(RESET_LEAD) < run_ns:
+        return (next_position, 1), (
+            f"restart {n}: attempt {n - 1} ran {run}, within {format_duration(RESET_LEAD)} "
+            f"of the {format_duration(curve.reset_after)} reset threshold; "
+            "a reset is accepted as well as none"
+        )
+    return (next_position,), None
+
+
+def _check(
+    curve: BackoffCurve,
+    n: int,
+    positions: tuple[int, ...],
+    previous: AttemptRecord | None,
+    current: AttemptRecord | None,
+) -> RestartCheck:
+    """The best-fitting reading of restart n among the candidate positions."""
+    candidates = [_check_at(curve, n, p, previous, current) for p in positions]
+    return next((c for c in candidates if c.passed), candidates[0])
+
+
+def _check_at(
+    curve: BackoffCurve,
+    n: int,
+    position: int,
+    previous: AttemptRecord | None,
+    current: AttemptRecord | None,
+) -> RestartCheck:
+    expected = curve.delay_before_restart(position)
+    expected_ns = _ns(expected)
+    upper_ns = _ns(upper_tolerance(expected))
+    reported = current.reported_backoff_s if current else None
+    problems: list[str] = []
+
+    delay_ns: int | None = None
+    if current is None:
+        problems.append(f"attempt {n} was never recorded (the recorder missed it)")
+    if previous is None:
+        problems.append(
+            f"attempt {n - 1} was never recorded, so the exit this restart waits from is unknown"
+        )
+    elif previous.finished_at_ns is None:
+        problems.append(
+            f"attempt {n - 1} has no recorded finish time, so the wait before attempt {n} "
+            "cannot be measured"
+        )
+    if current is not None and previous is not None and previous.finished_at_ns is not None:
+        delay_ns = current.started_at_ns - previous.finished_at_ns
+        if delay_ns < expected_ns - _ns(CLOCK_ROUNDING):
+            problems.append(
+                f"too early: restarted after {_s(delay_ns)}, before the {_td(expected)} "
+                "back-off had passed"
+            )
+        elif delay_ns > upper_ns:
+            problems.append(
+                f"too late: restarted after {_s(delay_ns)}, over the {_s(upper_ns)} upper bound"
+            )
+
+    expected_reported = curve.expected_reported_backoff(position)
+    if reported is not None:
+        if expected_reported is None:
+            problems.append(
+                f"the kubelet reported a {reported:g}s back-off, but restart {position} "
+                "of the curve does not wait"
+            )
+        elif abs(reported - expected_reported.total_seconds()) > _REPORTED_EPSILON_S:
+            problems.append(
+                f"the kubelet reported a {reported:g}s back-off, "
+                f"the model expects {_td(expected_reported)}"
+            )
+
+    return RestartCheck(
+        n=n,
+        expected_s=expected_ns / _NS_PER_S,
+        measured_s=None if delay_ns is None else delay_ns / _NS_PER_S,
+        margin_s=None if delay_ns is None else (delay_ns - expected_ns) / _NS_PER_S,
+        upper_bound_s=upper_ns / _NS_PER_S,
+        reported_s=reported,
+        passed=not problems,
+        reason="; ".join(problems) or _pass_reason(n, position),
+        curve_n=position,
+    )
+
+
+def _pass_reason(n: int, position: int) -> str:
+    if position == n:
+        return "on the curve"
+    return f"on the curve, at its restart {position} after a reset"
+
+
+def _api_cross_check(records: Iterable[AttemptRecord]) -> list[str]:
+    """Notes where the pod status's whole seconds disagree with the runtime.
+
+    The kubelet copies the runtime's times into pod status truncated to the
+    second, so the two must agree on the whole second; when they do not, the
+    record mixes up two attempts or a source changed, and a reader must know.
+    """
+    notes: list[str] = []
+    for record in records:
+        pairs = (
+            ("startedAt", record.started_at_ns, record.api_started_at),
+            ("finishedAt", record.finished_at_ns, record.api_finished_at),
+        )
+        for name, cri_ns, api_text in pairs:
+            if cri_ns is None or api_text is None:
+                continue
+            try:
+                api_ns = parse_rfc3339_nano(api_text)
+            except CriFormatError as error:
+                notes.append(f"attempt {record.attempt}: pod status {name} unreadable: {error}")
+                continue
+            if api_ns is None or api_ns // _NS_PER_S != cri_ns // _NS_PER_S:
+                notes.append(
+                    f"attempt {record.attempt}: pod status {name} {api_text} disagrees with the "
+                    f"runtime's {_s(cri_ns)} (Unix) beyond whole-second truncation"
+                )
+    return notes
+
+
+def _failure_message(worker: str, check: RestartCheck) -> str:
+    measured = "not measured" if check.measured_s is None else f"measured {check.measured_s:.3f}s"
+    return (
+        f"{worker}: restart {check.n}: expected {check.expected_s:g}s "
+        f"(accepting up to {check.upper_bound_s:g}s), {measured}: {check.reason}"
+    )
+
+
+def _ns(value: timedelta) -> int:
+    return value // timedelta(microseconds=1) * 1_000
+
+
+def _s(ns: int) -> str:
+    return f"{ns / _NS_PER_S:.3f}s"
+
+
+def _td(value: timedelta) -> str:
+    return format_duration(value)

@@ -1,0 +1,3 @@
+module crashloop.local/workload
+
+go 1.22

@@ -1,0 +1,359 @@
+"""Measured restart delays against the expected curve (harness.verdict)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from datetime import timedelta
+
+import pytest
+
+from harness.backoff import (
+    REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
+    BackoffCurve,
+    KubeletBackoffConfig,
+    curve_for,
+)
+from harness.records import AttemptRecord
+from harness.verdict import CLOCK_ROUNDING, RESET_LEAD, judge_worker, observed_enough
+
+NS = 1_000_000_000
+T0 = 1_767_261_600 * NS
+RUN_NS = 50_000_000  # a crashing container lives about 50ms
+
+FAST = curve_for(KubeletBackoffConfig(max_container_restart_period=timedelta(seconds=2)))
+REDUCED = curve_for(
+    KubeletBackoffConfig(
+        feature_gates=((REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY, True),),
+        max_container_restart_period=timedelta(seconds=60),
+    )
+)
+DEFAULT = curve_for(KubeletBackoffConfig())
+
+
+def attempts(
+    delays_s: Sequence[float],
+    *,
+    runs_s: Sequence[float] | None = None,
+    reported: Sequence[float | None] | None = None,
+    last_running: bool = False,
+) -> list[AttemptRecord]:
+    """Attempt 0 plus one attempt per delay; restart n starts delays_s[n-1] after exit n-1."""
+    runs = list(runs_s) if runs_s is not None else [RUN_NS / NS] * (len(delays_s) + 1)
+    reports = list(reported) if reported is not None else [None] * len(delays_s)
+    records: list[AttemptRecord] = []
+    started = T0
+    for attempt in range(len(delays_s) + 1):
+        if attempt:
+            started = records[-1].finished_at_ns or 0
+            started += round(delays_s[attempt - 1] * NS)
+        finished: int | None = started + round(runs[attempt] * NS)
+        if last_running and attempt == len(delays_s):
+            finished = None
+        records.append(
+            AttemptRecord(
+                run_id="r1",
+                worker="fast-1",
+                node="crashloop-worker",
+                namespace="crashloop-e2e",
+                pod="crashloop-fast",
+                pod_uid="7c1f1e2a-4b7d-4a53-9a55-2f0d7e3c9b10",
+                container="app",
+                attempt=attempt,
+                container_id=f"c{attempt}",
+                started_at_ns=started,
+                finished_at_ns=finished,
+                exit_code=None if finished is None else 1,
+                reported_backoff_s=reports[attempt - 1] if attempt else None,
+            )
+        )
+    return records
+
+
+def nominal(curve: BackoffCurve, count: int, extra_s: float = 0.3) -> list[float]:
+    """Delays a little after each nominal back-off, as a healthy kubelet restarts."""
+    return [d.total_seconds() + extra_s for d in curve.delays(count)]
+
+
+def expected_reports(curve: BackoffCurve, count: int) -> list[float | None]:
+    values = [curve.expected_reported_backoff(n) for n in range(1, count + 1)]
+    return [None if v is None else v.total_seconds() for v in values]
+
+
+# --- curves that pass ----------------------------------------------------------------------
+
+
+def test_curves_are_the_talks() -> None:
+    # Guard: the curves below are the ones the DESIGN table promises.
+    assert [d.total_seconds() for d in FAST.delays(4)] == [0, 2, 2, 2]
+    assert [d.total_seconds() for d in REDUCED.delays(9)] == [0, 1, 2, 4, 8, 16, 32, 60, 60]
+    assert [d.total_seconds() for d in DEFAULT.delays(8)] == [0, 10, 20, 40, 80, 160, 300, 300]
+
+
+@pytest.mark.parametrize(
+    ("curve", "count"), [(FAST, 8), (REDUCED, 10), (DEFAULT, 8)], ids=["fast", "reduced", "default"]
+)
+def test_a_kubelet_on_the_curve_passes(curve: BackoffCurve, count: int) -> None:
+    verdict = judge_worker(
+        attempts(nominal(curve, count), reported=expected_reports(curve, count)), curve
+    )
+    assert verdict.passed, verdict.failures
+    assert verdict.failures == []
+    assert [c.n for c in verdict.checks] == list(range(1, count + 1))
+    assert [c.expected_s for c in verdict.checks] == [
+        d.total_seconds() for d in curve.delays(count)
+    ]
+    assert all(c.reason == "on the curve" for c in verdict.checks)
+    assert (verdict.reported_seen, verdict.reported_expected) == (count - 1, count - 1)
+    assert (verdict.worker, verdict.node) == ("fast-1", "crashloop-worker")
+
+
+def test_measured_and_margin_are_exact() -> None:
+    records = attempts([0.5, 2.0])
+    records[2] = dataclasses.replace(records[2], started_at_ns=records[2].started_at_ns + 7)
+    check = judge_worker(records, FAST).checks[1]
+    assert check.measured_s == (2 * NS + 7) / NS
+    assert check.margin_s == pytest.approx(7e-9, abs=1e-12)
+    assert check.upper_bound_s == 4.5  # 2s + half of 2s + 1.5s
+    assert check.passed
+
+
+def test_missed_reports_are_allowed_and_counted() -> None:
+    verdict = judge_worker(attempts(nominal(FAST, 4), reported=[None, 2.0, None, None]), FAST)
+    assert verdict.passed
+    assert (verdict.reported_seen, verdict.reported_expected) == (1, 3)
+
+
+def test_a_running_last_attempt_is_fine() -> None:
+    verdict = judge_worker(attempts(nominal(FAST, 3), last_running=True), FAST)
+    assert verdict.passed
+    assert len(verdict.checks) == 3
+
+
+def test_records_are_sorted_by_attempt() -> None:
+    verdict = judge_worker(list(reversed(attempts(nominal(REDUCED, 5)))), REDUCED)
+    assert verdict.passed
+    assert [c.n for c in verdict.checks] == [1, 2, 3, 4, 5]
+
+
+def test_worker_and_node_can_be_named_by_the_caller() -> None:
+    verdict = judge_worker(attempts([0.3]), FAST, worker="fast", node="w1")
+    assert (verdict.worker, verdict.node) == ("fast", "w1")
+
+
+def test_only_the_first_attempt_is_not_yet_a_failure() -> None:
+    verdict = judge_worker(attempts([]), FAST)
+    assert verdict.passed
+    assert verdict.checks == ()
+
+
+# --- bounds --------------------------------------------------------------------------------
+
+
+def delay_ns_check(curve: BackoffCurve, n: int, delay_ns: int) -> bool:
+    """Whether restart n passes with exactly delay_ns, all others nominal."""
+    delays = nominal(curve, n)
+    records = attempts(delays)
+    shift = delay_ns - (records[n].started_at_ns - (records[n - 1].finished_at_ns or 0))
+    records[n] = dataclasses.replace(records[n], started_at_ns=records[n].started_at_ns + shift)
+    return judge_worker(records, curve).checks[n - 1].passed
+
+
+def test_lower_bound_is_expected_minus_clock_rounding_to_the_nanosecond() -> None:
+    assert timedelta(milliseconds=1) == CLOCK_ROUNDING
+    assert delay_ns_check(FAST, 2, 2 * NS)
+    assert delay_ns_check(FAST, 2, 2 * NS - 1_000_000)
+    assert not delay_ns_check(FAST, 2, 2 * NS - 1_000_001)
+
+
+def test_upper_bound_is_the_models_tolerance() -> None:
+    assert delay_ns_check(DEFAULT, 2, 16_500_000_000)  # 10s + 5s + 1.5s
+    assert not delay_ns_check(DEFAULT, 2, 16_500_000_001)
+
+
+def test_too_early_fails_and_says_so() -> None:
+    verdict = judge_worker(attempts([0.4, 1.2, 2.3]), FAST)
+    assert not verdict.passed
+    check = verdict.checks[1]
+    assert not check.passed
+    assert check.margin_s == pytest.approx(-0.8)
+    assert "too early" in check.reason
+    (message,) = verdict.failures
+    assert message.startswith("fast-1: restart 2: expected 2s")
+    assert "measured 1.200s" in message
+
+
+def test_too_late_fails_and_says_so() -> None:
+    verdict = judge_worker(attempts([0.4, 2.2, 4.6]), FAST)
+    (message,) = verdict.failures
+    assert "restart 3" in message
+    assert "too late" in message
+    assert "4.600s" in message
+    assert "4.5s" in message
+
+
+def test_a_pre_1_35_kubelet_bunching_short_backoffs_fails() -> None:
+    # Before 1.35 a 2s back-off came out as 10-15s retries.
+    verdict = judge_worker(attempts([0.4, 11.0, 12.5]), FAST)
+    assert [c.passed for c in verdict.checks] == [True, False, False]
+
+
+def test_a_slow_first_restart_fails() -> None:
+    verdict = judge_worker(attempts([3.2]), DEFAULT)
+    assert not verdict.checks[0].passed
+    assert verdict.checks[0].upper_bound_s == 3.0
+
+
+def test_a_10s_wait_where_the_fast_curve_waits_0s_fails() -> None:
+    verdict = judge_worker(attempts(nominal(DEFAULT, 3)), FAST)
+    assert not verdict.passed
+    assert [c.passed for c in verdict.checks] == [True, False, False]
+
+
+# --- the kubelet's own report --------------------------------------------------------------
+
+
+def test_wrong_reported_backoff_fails() -> None:
+    verdict = judge_worker(attempts(nominal(REDUCED, 4), reported=[None, 1.0, 4.0, 4.0]), REDUCED)
+    assert [c.passed for c in verdict.checks] == [True, True, False, True]
+    (message,) = verdict.failures
+    assert "restart 3" in message
+    assert "reported a 4s back-off" in message
+    assert "expects 2s" in message
+
+
+def test_a_report_before_the_immediate_first_restart_fails() -> None:
+    verdict = judge_worker(attempts([0.3], reported=[10.0]), DEFAULT)
+    assert not verdict.passed
+    assert "does not wait" in verdict.checks[0].reason
+
+
+# --- gaps ----------------------------------------------------------------------------------
+
+
+def test_a_missing_attempt_fails_loudly() -> None:
+    records = attempts(nominal(FAST, 4))
+    del records[2]
+    verdict = judge_worker(records, FAST)
+    assert not verdict.passed
+    assert [c.n for c in verdict.checks] == [1, 2, 3, 4]
+    assert [c.passed for c in verdict.checks] == [True, False, False, True]
+    assert verdict.checks[1].measured_s is None
+    assert verdict.checks[2].measured_s is None
+    assert len(verdict.failures) == 2
+    assert all("attempt 2 was never recorded" in m for m in verdict.failures)
+    assert verdict.failures[0].startswith("fast-1: restart 2:")
+
+
+def test_a_missing_first_attempt_fails() -> None:
+    verdict = judge_worker(attempts(nominal(FAST, 2))[1:], FAST)
+    assert not verdict.passed
+    assert "attempt 0 was never recorded" in verdict.checks[0].reason
+
+
+def test_a_missing_finish_time_fails() -> None:
+    records = attempts(nominal(FAST, 3))
+    records[1] = dataclasses.replace(records[1], finished_at_ns=None)
+    verdict = judge_worker(records, FAST)
+    assert [c.passed for c in verdict.checks] == [True, False, True]
+    assert "no recorded finish time" in verdict.checks[1].reason
+
+
+def test_nothing_recorded_is_a_failure() -> None:
+    verdict = judge_worker([], FAST, worker="fast", node="w1")
+    assert not verdict.passed
+    assert verdict.failures == ["fast: no container attempt was recorded"]
+
+
+def test_mixed_containers_are_refused() -> None:
+    records = attempts([0.3])
+    records[1] = dataclasses.replace(records[1], container="sidecar")
+    with pytest.raises(ValueError, match="one container at a time"):
+        judge_worker(records, FAST)
+
+
+def test_repeated_attempts_are_refused() -> None:
+    records = attempts([0.3])
+    with pytest.raises(ValueError, match="appears twice"):
+        judge_worker([*records, records[1]], FAST)
+
+
+# --- resets --------------------------------------------------------------------------------
+
+
+def test_a_long_run_resets_the_curve_and_is_explained() -> None:
+    runs = [0.05, 0.05, 0.05, 700.0, 0.05, 0.05, 0.05]
+    delays = [0.3, 1.3, 2.3, 0.4, 1.3, 2.2]
+    verdict = judge_worker(attempts(delays, runs_s=runs), REDUCED)
+    assert verdict.passed, verdict.failures
+    assert [c.curve_n for c in verdict.checks] == [1, 2, 3, 1, 2, 3]
+    assert "on the curve, at its restart 1 after a reset" in verdict.checks[3].reason
+    (note,) = verdict.notes
+    assert "attempt 3 ran 700.000s, over the 10m reset threshold" in note
+    assert "resets the back-off" in note
+
+
+def test_without_a_long_run_an_immediate_restart_is_too_early() -> None:
+    runs = [0.05, 0.05, 0.05, 500.0, 0.05]
+    verdict = judge_worker(attempts([0.3, 1.3, 2.3, 0.4], runs_s=runs), REDUCED)
+    assert not verdict.checks[3].passed
+    assert verdict.checks[3].curve_n == 4
+    assert verdict.notes == ()
+
+
+@pytest.mark.parametrize("restart_delay", [0.4, 4.3])
+def test_a_run_at_the_reset_threshold_accepts_either_reading(restart_delay: float) -> None:
+    run = (REDUCED.reset_after - RESET_LEAD / 2).total_seconds()
+    runs = [0.05, 0.05, 0.05, run, 0.05]
+    verdict = judge_worker(attempts([0.3, 1.3, 2.3, restart_delay], runs_s=runs), REDUCED)
+    assert verdict.passed, verdict.failures
+    assert "accepted as well as none" in verdict.notes[0]
+
+
+# --- cross-check with pod status -----------------------------------------------------------
+
+
+def test_pod_status_times_agreeing_to_the_second_add_no_note() -> None:
+    records = attempts([0.3])
+    records[0] = dataclasses.replace(
+        records[0], api_started_at="2026-01-01T10:00:00Z", api_finished_at="2026-01-01T10:00:00Z"
+    )
+    assert judge_worker(records, FAST).notes == ()
+
+
+def test_pod_status_times_disagreeing_are_noted_without_failing() -> None:
+    records = attempts([0.3])
+    records[0] = dataclasses.replace(records[0], api_started_at="2026-01-01T10:00:01Z")
+    verdict = judge_worker(records, FAST)
+    assert verdict.passed
+    (note,) = verdict.notes
+    assert "attempt 0: pod status startedAt 2026-01-01T10:00:01Z disagrees" in note
+
+
+# --- enough observed? ----------------------------------------------------------------------
+
+
+def test_enough_by_default_means_the_cap_was_reached() -> None:
+    assert not observed_enough(attempts([0.3]), FAST)
+    assert observed_enough(attempts([0.3, 2.3]), FAST)
+    assert not observed_enough(attempts(nominal(DEFAULT, 6)), DEFAULT)
+    assert observed_enough(attempts(nominal(DEFAULT, 7)), DEFAULT)
+
+
+def test_enough_with_min_restarts_and_until_delay() -> None:
+    five = attempts(nominal(REDUCED, 5))
+    assert observed_enough(five, REDUCED, min_restarts=5)
+    assert not observed_enough(five, REDUCED, min_restarts=6)
+    assert observed_enough(five, REDUCED, until_delay=timedelta(seconds=8))
+    assert not observed_enough(five, REDUCED, until_delay=timedelta(seconds=9))
+    assert not observed_enough(five, REDUCED, min_restarts=6, until_delay=timedelta(seconds=1))
+
+
+def test_enough_never_from_nothing() -> None:
+    assert not observed_enough([], FAST, min_restarts=0)
+    assert observed_enough(attempts([]), FAST, min_restarts=0)
+
+
+def test_an_unreachable_delay_is_refused() -> None:
+    with pytest.raises(ValueError, match="never waits"):
+        observed_enough(attempts([0.3]), FAST, until_delay=timedelta(seconds=3))
