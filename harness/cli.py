@@ -19,7 +19,8 @@ from harness.kube import api_client, node_statuses, unready_system_pods
 from harness.nodeimage.assemble import build_node_image
 from harness.nodeselect import check_kubernetes_version, choose_node_image
 from harness.paths import PROJECT_ROOT
-from harness.profiles import ProfileError, load_cluster_spec
+from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec
+from harness.render import config_table
 
 DEFAULT_SPEC = PROJECT_ROOT / "clusters" / "crashloop.yaml"
 
@@ -48,7 +49,7 @@ def _cmd_node_image(args: argparse.Namespace) -> int:
     check_kubernetes_version(args.kubernetes_version)
     ensure_engine()
     if args.offline:
-        print(build_node_image(progress))
+        print(build_node_image(progress, tag=args.tag))
     else:
         print(choose_node_image(progress))
     return 0
@@ -58,7 +59,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
     spec = load_cluster_spec(Path(args.config))
     up = cluster.up(spec, progress, image=args.image, recreate=args.recreate)
     progress(f"cluster {up.name} ready; KUBECONFIG={up.kubeconfig}")
-    _print_status(up.kubeconfig)
+    _print_status(up.kubeconfig, spec)
     return 0
 
 
@@ -67,7 +68,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     kubeconfig = cluster.kubeconfig_path(spec.name)
     if not kubeconfig.exists():
         raise HarnessError(f"no cluster {spec.name} is known here", "run `crashloop up`")
-    _print_status(kubeconfig)
+    _print_status(kubeconfig, spec)
     return 0
 
 
@@ -77,7 +78,8 @@ def _cmd_down(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_status(kubeconfig: Path) -> None:
+def _print_status(kubeconfig: Path, spec: ClusterSpec) -> None:
+    """Nodes, system pods and each kubelet's live backoff config; fails on a mismatch."""
     api = api_client(kubeconfig)
     table = Table(title="nodes")
     for column in ("node", "ready", "kubelet", "profile"):
@@ -96,6 +98,9 @@ def _print_status(kubeconfig: Path) -> None:
         if not waiting
         else f"kube-system waiting: {waiting}"
     )
+    rows = cluster.live_config_rows(api, spec)
+    Console().print(config_table(rows))
+    cluster.check_live_configs(rows)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -121,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     image.add_argument(
         "--kubernetes-version", default=pins.KUBERNETES_VERSION, help="must be the pinned version"
+    )
+    image.add_argument(
+        "--tag", default=pins.LOCAL_NODE_IMAGE, help="tag of the offline build (with --offline)"
     )
     image.set_defaults(handler=_cmd_node_image)
 

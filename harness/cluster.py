@@ -27,7 +27,15 @@ from harness.kindconfig import (
     render_kind_config_yaml,
     write_worker_patches,
 )
-from harness.kube import NodeStatus, api_client, wait_nodes_ready, wait_system_pods_ready
+from harness.kube import (
+    NodeStatus,
+    api_client,
+    node_configz,
+    node_statuses,
+    wait_nodes_ready,
+    wait_system_pods_ready,
+)
+from harness.liveconfig import NodeConfigRow, row_for
 from harness.nodeselect import choose_node_image, kubectl_for
 from harness.paths import state_dir
 from harness.proc import run
@@ -225,3 +233,22 @@ def up(
             raise HarnessError(f"creating cluster {name} failed: {error}") from error
         raise
     return cluster
+
+
+def live_config_rows(api: client.ApiClient, spec: ClusterSpec) -> list[NodeConfigRow]:
+    """Every node's live kubelet backoff settings, checked against its profile."""
+    return [
+        row_for(status.name, status.labels, node_configz(api, status.name), spec)
+        for status in node_statuses(api)
+    ]
+
+
+def check_live_configs(rows: list[NodeConfigRow]) -> None:
+    """Fail, naming the node and the field, when a kubelet does not run its profile."""
+    problems = [problem for row in rows for problem in row.mismatches]
+    if problems:
+        raise HarnessError(
+            "live kubelet config differs from the profile:\n  " + "\n  ".join(problems),
+            "check the worker's patch under clusters/profiles/ and recreate the cluster "
+            "(`crashloop up --recreate`); a per-node KubeletConfiguration patch is ignored on join",
+        )

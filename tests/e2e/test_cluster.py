@@ -1,0 +1,72 @@
+"""The crashloop cluster: every worker's kubelet really runs its profile."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import cluster
+from harness.backoff import KubeletBackoffConfig, curve_for
+from harness.errors import HarnessError
+from harness.kindconfig import WORKER_LABEL
+from harness.kube import node_statuses
+from harness.profiles import load_cluster_spec
+
+pytestmark = pytest.mark.e2e
+
+# What each profile must show in the live /configz, independent of the model.
+EXPECTED_LIVE = {
+    "fast": ("2s", None),
+    "reduced": ("1m0s", True),
+    "default": ("5m0s", None),
+}
+
+
+def test_every_worker_runs_its_profile(
+    crashloop_cluster: cluster.Cluster, node_configs: dict[str, dict[str, Any]]
+) -> None:
+    rows = cluster.live_config_rows(crashloop_cluster.api(), crashloop_cluster.spec)
+    assert [row.mismatches for row in rows if not row.matches] == []
+    workers = {
+        status.labels[WORKER_LABEL]: status.name
+        for status in node_statuses(crashloop_cluster.api())
+        if WORKER_LABEL in status.labels
+    }
+    assert sorted(workers) == sorted(w.name for w in crashloop_cluster.spec.workers)
+    for worker in crashloop_cluster.spec.workers:
+        live = node_configs[workers[worker.name]]["kubeletconfig"]
+        period, reduced_gate = EXPECTED_LIVE[worker.profile.name]
+        assert live["crashLoopBackOff"]["maxContainerRestartPeriod"] == period, worker.name
+        assert live.get("featureGates", {}).get("ReduceDefaultCrashLoopBackOffDecay") == (
+            reduced_gate
+        ), worker.name
+        assert curve_for(KubeletBackoffConfig.from_configz(node_configs[workers[worker.name]])) == (
+            worker.curve
+        )
+
+
+def test_a_changed_profile_is_never_silently_reused(
+    crashloop_cluster: cluster.Cluster, tmp_path: Path
+) -> None:
+    changed = tmp_path / "clusters"
+    shutil.copytree(crashloop_cluster.spec.path.parent, changed)
+    fast = changed / "profiles" / "fast.yaml"
+    fast.write_text(fast.read_text().replace("2s", "5s"))
+    spec = load_cluster_spec(changed / crashloop_cluster.spec.path.name)
+    spec = type(spec)(name=crashloop_cluster.name, path=spec.path, workers=spec.workers)
+
+    with pytest.raises(HarnessError, match="different config") as raised:
+        cluster.up(
+            spec,
+            lambda _message: None,
+            image=crashloop_cluster.image,
+            kind_bin=crashloop_cluster.kind_bin,
+            kubeconfig=crashloop_cluster.kubeconfig,
+        )
+    assert "--recreate" in raised.value.fix
+    # The refused cluster is untouched.
+    assert cluster.node_containers(crashloop_cluster.name)
+    assert all(s.ready for s in node_statuses(crashloop_cluster.api()))
