@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from harness import cluster, pins
+from harness.checkrun import CHECK_PROFILES, CheckResult, run_check
 from harness.engine import ensure_engine
 from harness.errors import HarnessError
 from harness.kindbin import ensure_kind
@@ -20,7 +21,8 @@ from harness.nodeimage.assemble import build_node_image
 from harness.nodeselect import check_kubernetes_version, choose_node_image
 from harness.paths import PROJECT_ROOT
 from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec
-from harness.render import config_table
+from harness.render import config_table, summary_table, verdict_table
+from harness.summary import read_summary
 
 DEFAULT_SPEC = PROJECT_ROOT / "clusters" / "crashloop.yaml"
 
@@ -76,6 +78,33 @@ def _cmd_down(args: argparse.Namespace) -> int:
     spec = load_cluster_spec(Path(args.config))
     cluster.delete(spec.name, progress)
     return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    spec = load_cluster_spec(Path(args.config))
+    profile = CHECK_PROFILES[args.profile]
+    up = cluster.up(spec, progress, image=args.image)
+    seen: dict[str, int] = {}
+
+    def on_sample(result: CheckResult) -> None:
+        counts = {worker: len(records) for worker, records in result.attempts.items()}
+        if counts != seen:
+            seen.clear()
+            seen.update(counts)
+            progress("attempts: " + ", ".join(f"{w} {n}" for w, n in sorted(counts.items())))
+
+    progress(f"check {profile.name}: at most {profile.timeout_s:.0f}s")
+    result = run_check(up, profile, progress, on_sample=on_sample)
+    out = Console()
+    for worker, verdict in result.verdicts.items():
+        out.print(verdict_table(verdict, result.curves[worker]))
+    summary = read_summary(result.run_dir)
+    out.print(summary_table(summary))
+    out.print(f"{summary.status.upper()}: {summary.reason or 'every worker on its curve'}")
+    out.print(f"results in {result.run_dir}")
+    if result.status == "interrupted":
+        return 130
+    return 0 if summary.passed else 1
 
 
 def _print_status(kubeconfig: Path, spec: ClusterSpec) -> None:
@@ -145,6 +174,18 @@ def build_parser() -> argparse.ArgumentParser:
                 "--recreate", action="store_true", help="delete an existing cluster first"
             )
         sub.set_defaults(handler=handler)
+    check = commands.add_parser(
+        "check", help="measure every worker's restarts and check them against the curve"
+    )
+    check.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
+    check.add_argument("--image", help="node image to use (must exist locally)")
+    check.add_argument(
+        "--profile",
+        choices=sorted(CHECK_PROFILES),
+        default="quick",
+        help="quick: a few minutes; full: about 11 minutes, every curve at its cap",
+    )
+    check.set_defaults(handler=_cmd_check)
     return parser
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,12 @@ from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wa
 
 from harness import timeouts
 from harness.errors import HarnessError
+
+# Workloads run at the strictest Pod Security level, as production pods should.
+RESTRICTED_NAMESPACE_LABELS = {
+    "pod-security.kubernetes.io/enforce": "restricted",
+    "pod-security.kubernetes.io/enforce-version": "latest",
+}
 
 
 def api_client(kubeconfig: Path) -> client.ApiClient:
@@ -114,3 +121,31 @@ def node_configz(api: client.ApiClient, node: str) -> dict[str, Any]:
     )
     payload: dict[str, Any] = json.loads(raw.data)
     return payload
+
+
+def create_namespace(api: client.ApiClient, prefix: str) -> str:
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    body = client.V1Namespace(
+        metadata=client.V1ObjectMeta(name=name, labels=RESTRICTED_NAMESPACE_LABELS)
+    )
+    client.CoreV1Api(api).create_namespace(body)
+    return name
+
+
+def delete_namespace(api: client.ApiClient, name: str) -> None:
+    core = client.CoreV1Api(api)
+    core.delete_namespace(name, grace_period_seconds=0)
+
+    def gone() -> bool:
+        try:
+            core.read_namespace(name)
+        except client.ApiException as error:
+            return bool(error.status == 404)
+        return False
+
+    Retrying(
+        stop=stop_after_delay(timeouts.NAMESPACE_GONE),
+        wait=wait_fixed(1),
+        retry=retry_if_result(lambda done: not done),
+        reraise=True,
+    )(gone)

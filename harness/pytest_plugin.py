@@ -8,7 +8,6 @@ Option names follow pytest-kind's where they overlap (--cluster-name,
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -16,19 +15,14 @@ from typing import Any
 
 import pytest
 from kubernetes import client
-from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from harness import cluster, timeouts
+from harness import cluster
 from harness.errors import HarnessError
-from harness.kube import node_configz
+from harness.kube import create_namespace, delete_namespace, node_configz
 from harness.paths import PROJECT_ROOT
 from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec
 
 KEEP_POLICIES = ("never", "on-failure", "always")
-_RESTRICTED = {
-    "pod-security.kubernetes.io/enforce": "restricted",
-    "pod-security.kubernetes.io/enforce-version": "latest",
-}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -57,6 +51,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="on-failure",
         choices=KEEP_POLICIES,
         help="keep the cluster after the session: never, on-failure (default) or always",
+    )
+    group.addoption(
+        "--check-profile",
+        default="quick",
+        choices=("quick", "full"),
+        help="conformance observation length: quick (minutes) or full (about 11 minutes)",
     )
     group.addoption(
         "--reuse-cluster",
@@ -164,32 +164,6 @@ def node_configs(
     """Each node's live kubelet config (/configz), read once per session."""
     nodes = client.CoreV1Api(kube_api).list_node().items
     return {node.metadata.name: node_configz(kube_api, node.metadata.name) for node in nodes}
-
-
-def create_namespace(api: client.ApiClient, prefix: str) -> str:
-    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
-    body = client.V1Namespace(metadata=client.V1ObjectMeta(name=name, labels=_RESTRICTED))
-    client.CoreV1Api(api).create_namespace(body)
-    return name
-
-
-def delete_namespace(api: client.ApiClient, name: str) -> None:
-    core = client.CoreV1Api(api)
-    core.delete_namespace(name, grace_period_seconds=0)
-
-    def gone() -> bool:
-        try:
-            core.read_namespace(name)
-        except client.ApiException as error:
-            return bool(error.status == 404)
-        return False
-
-    Retrying(
-        stop=stop_after_delay(timeouts.NAMESPACE_GONE),
-        wait=wait_fixed(1),
-        retry=retry_if_result(lambda done: not done),
-        reraise=True,
-    )(gone)
 
 
 @pytest.fixture

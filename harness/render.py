@@ -5,9 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.table import Table
+from rich.text import Text
 
+from harness.backoff import BackoffCurve
 from harness.durations import format_duration
 from harness.liveconfig import NodeConfigRow
+from harness.summary import RunSummary
+from harness.verdict import WorkerVerdict
 
 
 def _gates(gates: dict[str, bool]) -> str:
@@ -38,5 +42,70 @@ def config_table(rows: Sequence[NodeConfigRow], title: str = "live kubelet backo
             format_duration(row.curve.maximum),
             row.preview(),
             "yes" if row.matches else "[bold red]NO[/bold red]",
+        )
+    return table
+
+
+# --- verdicts and run summaries ------------------------------------------------------------
+# Cells are Text objects, not markup strings: reasons and names come from the
+# kubelet and the user, and a "[" in them must print, not style.
+
+
+def _result(passed: bool) -> Text:
+    # The word carries the verdict; the colour only helps (logs, screen readers).
+    return Text("PASS", style="bold green") if passed else Text("FAIL", style="bold red")
+
+
+def _seconds(value: float | None, spec: str = ".3f") -> str:
+    return "-" if value is None else f"{value:{spec}}s"
+
+
+def verdict_table(verdict: WorkerVerdict, curve: BackoffCurve) -> Table:
+    """One row per restart: expected vs measured delay, the bound, the kubelet's report.
+
+    Measured delays and margins are shown to the millisecond, the precision
+    the harness claims; the caption lists every failure and note in full.
+    """
+    table = Table(title=Text(f"{verdict.worker} on {verdict.node}: {curve.describe()}"))
+    for column in ("restart", "expected", "measured", "margin", "bound", "kubelet reported"):
+        table.add_column(column, justify="right")
+    table.add_column("result")
+    for check in verdict.checks:
+        table.add_row(
+            str(check.n),
+            _seconds(check.expected_s, "g"),
+            _seconds(check.measured_s),
+            _seconds(check.margin_s, "+.3f"),
+            _seconds(check.upper_bound_s, "g"),
+            _seconds(check.reported_s, "g"),
+            _result(check.passed),
+        )
+    lines = [*verdict.failures, *(f"note: {note}" for note in verdict.notes)]
+    if not verdict.checks and not verdict.problems:
+        lines.append("no restart observed yet")
+    if lines:
+        table.caption = Text("\n".join(lines), justify="left")
+    return table
+
+
+def summary_table(summary: RunSummary) -> Table:
+    """One row per worker: how many restarts were checked, overshoot, verdict."""
+    title = f"{summary.kind} ({summary.profile}): {summary.status.upper()}"
+    if summary.reason:
+        title += f" - {summary.reason}"
+    table = Table(title=Text(title))
+    for column in ("worker", "profile"):
+        table.add_column(column)
+    for column in ("restarts checked", "median overshoot", "max overshoot"):
+        table.add_column(column, justify="right")
+    table.add_column("verdict")
+    for worker in summary.workers:
+        table.add_row(
+            Text(worker.worker),
+            Text(worker.profile or "-"),
+            str(len(worker.checks)),
+            _seconds(worker.overshoot_median_s, "+.3f"),
+            _seconds(worker.overshoot_max_s, "+.3f"),
+            _result(worker.passed),
         )
     return table

@@ -24,6 +24,10 @@ SYSTEM_PODS_READY: Final = 300.0
 CLUSTER_DELETE: Final = 180.0
 API_REQUEST: Final = 30.0
 
+# Conformance check profiles: the whole observation, all workers at once.
+CHECK_QUICK: Final = 420.0
+CHECK_FULL: Final = 1080.0
+
 # Workloads
 POD_RUNNING: Final = 180.0
 NAMESPACE_GONE: Final = 120.0

@@ -14,15 +14,9 @@ from kubernetes import client
 from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
 from harness import cluster, pins, timeouts
-from harness.kube import node_statuses, unready_system_pods
+from harness.kube import create_namespace, delete_namespace, node_statuses, unready_system_pods
 from harness.paths import PROJECT_ROOT
-from harness.pytest_plugin import (
-    ClusterOptions,
-    _options,
-    create_namespace,
-    delete_namespace,
-    session_cluster,
-)
+from harness.pytest_plugin import ClusterOptions, _options, session_cluster
 
 pytestmark = pytest.mark.e2e
 

@@ -1,0 +1,249 @@
+"""The conformance check: the bare crashing container on every worker at once.
+
+One shared observation: a pod per worker whose container exits at once, its
+every attempt recorded, until each worker's curve has shown what the check
+profile needs (or the profile's timeout). Then one verdict per worker against
+the curve its node's live kubelet config implies.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Final
+
+from kubernetes import client
+
+from harness import pins, timeouts
+from harness.backoff import BackoffCurve
+from harness.cluster import Cluster, check_live_configs, live_config_rows
+from harness.junit import write_junit
+from harness.kindconfig import WORKER_LABEL
+from harness.kube import create_namespace, delete_namespace, node_statuses
+from harness.liveconfig import NodeConfigRow
+from harness.manifests import MAIN_CONTAINER, crashing_pod
+from harness.paths import runs_dir
+from harness.recorder import Recorder
+from harness.records import AttemptRecord
+from harness.summary import ClusterInfo, RunOutcome, RunSummary, summarize, write_summary
+from harness.verdict import WorkerVerdict, judge_worker, observed_enough
+from harness.workload import ensure_image, load_into
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Need:
+    """What one worker must show before it can be judged."""
+
+    min_restarts: int | None = None
+    until_delay_s: float | None = None
+
+
+@dataclass(frozen=True)
+class CheckProfile:
+    name: str
+    timeout_s: float
+    needs: Mapping[str, Need]  # by worker profile name
+    fallback: Need = field(default_factory=lambda: Need(min_restarts=5))
+
+    def need_for(self, profile: str) -> Need:
+        return self.needs.get(profile, self.fallback)
+
+
+CHECK_PROFILES: Final = {
+    # A few minutes: the fast curve many times, the others up to 32s and 80s.
+    "quick": CheckProfile(
+        "quick",
+        timeouts.CHECK_QUICK,
+        {
+            "fast": Need(min_restarts=10),
+            "reduced": Need(until_delay_s=32),
+            "default": Need(until_delay_s=80),
+        },
+    ),
+    # About 11 minutes: the reduced curve capped twice, the default curve at its 300s cap.
+    "full": CheckProfile(
+        "full",
+        timeouts.CHECK_FULL,
+        {
+            "fast": Need(min_restarts=20),
+            "reduced": Need(min_restarts=9),
+            "default": Need(until_delay_s=300),
+        },
+    ),
+}
+
+
+@dataclass
+class CheckResult:
+    """What a check observed and concluded; kept even when interrupted."""
+
+    run_id: str
+    run_dir: Path
+    profile: CheckProfile
+    rows: list[NodeConfigRow]
+    curves: dict[str, BackoffCurve]  # worker -> curve from the live config
+    nodes: dict[str, str]  # worker -> node
+    attempts: dict[str, list[AttemptRecord]] = field(default_factory=dict)
+    verdicts: dict[str, WorkerVerdict] = field(default_factory=dict)
+    status: str = "running"
+    reason: str = ""
+    recorder_errors: list[str] = field(default_factory=list)
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    finished_at: datetime | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
+def new_run_dir(what: str) -> tuple[str, Path]:
+    run_id = f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{what}-{uuid.uuid4().hex[:4]}"
+    path = runs_dir() / run_id
+    path.mkdir(parents=True)
+    return run_id, path
+
+
+def worker_nodes(api: client.ApiClient) -> dict[str, str]:
+    """worker name -> node name, from the nodes' worker labels."""
+    return {
+        status.labels[WORKER_LABEL]: status.name
+        for status in node_statuses(api)
+        if WORKER_LABEL in status.labels
+    }
+
+
+def _by_worker(attempts: list[AttemptRecord], container: str) -> dict[str, list[AttemptRecord]]:
+    grouped: dict[str, list[AttemptRecord]] = {}
+    for record in attempts:
+        if record.container == container:
+            grouped.setdefault(record.worker, []).append(record)
+    return {worker: sorted(records, key=lambda r: r.attempt) for worker, records in grouped.items()}
+
+
+def run_check(
+    cluster: Cluster,
+    profile: CheckProfile,
+    progress: Progress,
+    *,
+    on_sample: Callable[[CheckResult], None] | None = None,
+) -> CheckResult:
+    """Run the conformance observation and judge every worker; never raises on a bad verdict."""
+    api = cluster.api()
+    rows = live_config_rows(api, cluster.spec)
+    check_live_configs(rows)
+    nodes = worker_nodes(api)
+    curves = {row.worker: row.curve for row in rows if row.worker is not None}
+    run_id, run_dir = new_run_dir(f"check-{profile.name}")
+    result = CheckResult(run_id, run_dir, profile, rows, curves, nodes)
+
+    progress("workload image")
+    image = ensure_image()
+    load_into(cluster.name, cluster.kind_bin, image)
+    namespace = create_namespace(api, "crashloop-check")
+    progress(f"run {run_id}: namespace {namespace}, records in {run_dir}")
+    recorder = Recorder(
+        api=api,
+        namespace=namespace,
+        run_id=run_id,
+        run_dir=run_dir,
+        node_workers={node: worker for worker, node in nodes.items()},
+    )
+    core = client.CoreV1Api(api)
+    try:
+        recorder.start()
+        for worker in nodes:
+            core.create_namespaced_pod(namespace, crashing_pod(worker, run_id, image))
+        deadline = time.monotonic() + profile.timeout_s
+        while True:
+            result.attempts = _by_worker(recorder.attempts(), MAIN_CONTAINER)
+            if on_sample is not None:
+                on_sample(result)
+            if _enough(result, cluster):
+                result.status = "observed"
+                break
+            if time.monotonic() > deadline:
+                result.status = "timeout"
+                result.reason = (
+                    f"not every worker showed enough restarts within {profile.timeout_s:.0f}s"
+                )
+                break
+            recorder.wait_for_change(timeout=1.0)
+    except KeyboardInterrupt:
+        result.status = "interrupted"
+        result.reason = "interrupted (SIGINT) before every worker was observed"
+    finally:
+        recorder.stop()
+        result.attempts = _by_worker(recorder.attempts(), MAIN_CONTAINER)
+        result.recorder_errors = list(recorder.errors.messages)
+        _judge(result)
+        result.finished_at = datetime.now(UTC)
+        write_outputs(result, cluster)
+        delete_namespace(api, namespace)
+    return result
+
+
+def summary_of(result: CheckResult, cluster: Cluster) -> RunSummary:
+    outcome: RunOutcome = "completed"
+    if result.status == "interrupted":
+        outcome = "interrupted"
+    elif result.status not in ("passed", "failed", "observed"):
+        outcome = "error"
+    return summarize(
+        run_id=result.run_id,
+        kind="conformance",
+        profile="full" if result.profile.name == "full" else "quick",
+        started_at=result.started_at,
+        finished_at=result.finished_at or datetime.now(UTC),
+        cluster=ClusterInfo(
+            name=cluster.name, node_image=cluster.image, kubernetes_version=pins.KUBERNETES_VERSION
+        ),
+        verdicts=list(result.verdicts.values()),
+        configs=result.rows,
+        attempts_recorded={worker: len(records) for worker, records in result.attempts.items()},
+        outcome=outcome,
+        reason="; ".join(filter(None, [result.reason, *result.recorder_errors[:3]])),
+    )
+
+
+def write_outputs(result: CheckResult, cluster: Cluster) -> RunSummary:
+    """summary.json and junit.xml in the run directory (attempts.jsonl is already there)."""
+    summary = summary_of(result, cluster)
+    write_summary(result.run_dir, summary)
+    write_junit(result.run_dir, summary)
+    return summary
+
+
+def _enough(result: CheckResult, cluster: Cluster) -> bool:
+    for worker in cluster.spec.workers:
+        need = result.profile.need_for(worker.profile.name)
+        attempts = result.attempts.get(worker.name, [])
+        until = timedelta(seconds=need.until_delay_s) if need.until_delay_s is not None else None
+        if not attempts or not observed_enough(
+            attempts, result.curves[worker.name], min_restarts=need.min_restarts, until_delay=until
+        ):
+            return False
+    return True
+
+
+def _judge(result: CheckResult) -> None:
+    for worker, curve in result.curves.items():
+        attempts = result.attempts.get(worker, [])
+        if attempts:
+            result.verdicts[worker] = judge_worker(
+                attempts, curve, worker=worker, node=result.nodes[worker]
+            )
+    if result.status in ("interrupted", "running"):
+        return
+    all_passed = len(result.verdicts) == len(result.curves) and all(
+        v.passed for v in result.verdicts.values()
+    )
+    if result.status == "observed":
+        result.status = "passed" if all_passed else "failed"
+    else:
+        result.status = "failed"

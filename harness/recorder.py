@@ -1,0 +1,296 @@
+"""Record every container attempt of a run, as it happens.
+
+Two sources, each in its own thread, feed one append-only log:
+
+- per node, a sampler asks the container runtime inside the kind node
+  (`crictl ps -a` then `crictl inspect`) for the run's containers: nanosecond
+  start and finish times from the same clock the kubelet uses. The kubelet
+  keeps only the newest dead container per pod container and garbage-collects
+  older ones about once a minute, so sampling every SAMPLE_PERIOD catches
+  every attempt;
+- a pod watch reads the kubelet's own decision (`state.waiting.message`, the
+  back-off before the next attempt) and the API's whole-second times as a
+  cross-check. It resumes from its resourceVersion after a dropped stream and
+  relists after 410 Gone; a relist loses nothing, since the samplers are the
+  source of attempts.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from kubernetes import client, watch
+
+from harness import timeouts
+from harness.backoff import parse_backoff_message
+from harness.cri import (
+    POD_NAMESPACE_LABEL,
+    STATE_EXITED,
+    STATE_RUNNING,
+    CriContainer,
+    parse_inspect_all,
+    parse_ps,
+)
+from harness.errors import HarnessError
+from harness.proc import run
+from harness.records import AttemptKey, AttemptLog, AttemptRecord
+
+SAMPLE_PERIOD: Final = 0.5
+WATCH_WINDOW_S: Final = 60
+_GONE: Final = 410
+
+
+@dataclass
+class _ApiView:
+    """What the pod status told about one attempt."""
+
+    reported_backoff_s: float | None = None
+    api_started_at: str | None = None
+    api_finished_at: str | None = None
+
+
+@dataclass
+class RecorderErrors:
+    """Problems the threads met; kept for the summary instead of being lost."""
+
+    messages: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, message: str) -> None:
+        with self.lock:
+            if message not in self.messages[-5:]:
+                self.messages.append(message)
+
+
+class Recorder:
+    """Records the attempts of every pod in ``namespace`` into ``run_dir``."""
+
+    def __init__(
+        self,
+        *,
+        api: client.ApiClient,
+        namespace: str,
+        run_id: str,
+        run_dir: Path,
+        node_workers: Mapping[str, str],
+        exec_in_node: Callable[[str, list[str]], str] | None = None,
+    ) -> None:
+        self.api = api
+        self.namespace = namespace
+        self.run_id = run_id
+        self.node_workers = dict(node_workers)
+        self.log = AttemptLog(run_dir)
+        self.errors = RecorderErrors()
+        self._exec = exec_in_node or _docker_exec
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._stop = threading.Event()
+        self._api_view: dict[AttemptKey, _ApiView] = {}
+        self._pod_nodes: dict[str, str] = {}
+        self._threads: list[threading.Thread] = []
+        self.relists = 0
+
+    # lifecycle -----------------------------------------------------------
+    def start(self) -> None:
+        self._threads = [
+            threading.Thread(target=self._watch_pods, name="watch-pods", daemon=True),
+            *(
+                threading.Thread(
+                    target=self._sample_node, args=(node,), name=f"cri-{node}", daemon=True
+                )
+                for node in self.node_workers
+            ),
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def stop(self) -> None:
+        """Stop sampling, take one last sample of every node, close the log."""
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=timeouts.API_REQUEST)
+        for node in self.node_workers:
+            self._sample_once(node)
+        with self._lock:
+            self.log.close()
+
+    def __enter__(self) -> Recorder:
+        self.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    # reading -------------------------------------------------------------
+    def attempts(self) -> list[AttemptRecord]:
+        with self._lock:
+            return self.log.latest()
+
+    def wait_for_change(self, timeout: float) -> None:
+        """Block until a record is written or ``timeout`` passes (a condition, not a sleep)."""
+        with self._changed:
+            self._changed.wait(timeout)
+
+    # the container runtime ----------------------------------------------
+    def _sample_node(self, node: str) -> None:
+        while not self._stop.is_set():
+            self._sample_once(node)
+            self._stop.wait(SAMPLE_PERIOD)
+
+    def _sample_once(self, node: str) -> None:
+        try:
+            listed = parse_ps(
+                self._exec(
+                    node,
+                    [
+                        "crictl",
+                        "ps",
+                        "-a",
+                        "-o",
+                        "json",
+                        "--label",
+                        f"{POD_NAMESPACE_LABEL}={self.namespace}",
+                    ],
+                )
+            )
+            wanted = [c.id for c in listed if self._needs_inspect(c)]
+            if not wanted:
+                return
+            inspected = parse_inspect_all(self._exec(node, ["crictl", "inspect", *wanted]))
+        except (HarnessError, ValueError) as error:
+            # A container removed between ps and inspect, or the node busy:
+            # the next sample sees it again.
+            self.errors.add(f"sampling {node}: {str(error).splitlines()[0]}")
+            return
+        for container in inspected:
+            if container.started_at_ns is not None:
+                self._write(self._record(node, container))
+
+    def _needs_inspect(self, container: CriContainer) -> bool:
+        if container.state not in (STATE_RUNNING, STATE_EXITED):
+            return False
+        with self._lock:
+            known = {r.key: r for r in self.log.latest()}.get(container.key)
+        return known is None or known.finished_at_ns is None
+
+    def _record(self, node: str, container: CriContainer) -> AttemptRecord:
+        with self._lock:
+            view = self._api_view.get(container.key, _ApiView())
+        return AttemptRecord.from_cri(
+            container,
+            run_id=self.run_id,
+            worker=self.node_workers[node],
+            node=node,
+            reported_backoff_s=view.reported_backoff_s,
+            api_started_at=view.api_started_at,
+            api_finished_at=view.api_finished_at,
+        )
+
+    def _write(self, record: AttemptRecord) -> None:
+        with self._changed:
+            if self.log.append(record):
+                self._changed.notify_all()
+
+    # the API --------------------------------------------------------------
+    def _watch_pods(self) -> None:
+        core = client.CoreV1Api(self.api)
+        resource_version = ""
+        while not self._stop.is_set():
+            try:
+                if not resource_version:
+                    listed = core.list_namespaced_pod(
+                        self.namespace, _request_timeout=timeouts.API_REQUEST
+                    )
+                    for pod in listed.items:
+                        self._observe_pod(pod)
+                    resource_version = listed.metadata.resource_version
+                    self.relists += 1
+                stream = watch.Watch().stream(
+                    core.list_namespaced_pod,
+                    self.namespace,
+                    resource_version=resource_version,
+                    timeout_seconds=WATCH_WINDOW_S,
+                    _request_timeout=WATCH_WINDOW_S + timeouts.API_REQUEST,
+                )
+                for event in stream:
+                    if self._stop.is_set():
+                        break
+                    if event["type"] == "ERROR":
+                        if event["raw_object"].get("code") == _GONE:
+                            resource_version = ""
+                            break
+                        continue
+                    pod = event["object"]
+                    resource_version = pod.metadata.resource_version
+                    self._observe_pod(pod)
+            except client.ApiException as error:
+                if error.status == _GONE:
+                    resource_version = ""
+                    continue
+                self.errors.add(f"pod watch: {error.status} {error.reason}")
+                self._stop.wait(1)
+            except Exception as error:  # a dropped stream: resume from resource_version
+                self.errors.add(f"pod watch: {type(error).__name__}: {error}")
+                self._stop.wait(1)
+
+    def _observe_pod(self, pod: Any) -> None:
+        uid = pod.metadata.uid
+        if pod.spec.node_name:
+            self._pod_nodes[uid] = pod.spec.node_name
+        statuses = [
+            *(pod.status.init_container_statuses or []),
+            *(pod.status.container_statuses or []),
+        ]
+        for status in statuses:
+            restarts = int(status.restart_count or 0)
+            waiting = status.state.waiting if status.state else None
+            if waiting is not None and waiting.message:
+                backoff = parse_backoff_message(waiting.message)
+                if backoff is not None:
+                    # The wait before the next attempt, numbered like the runtime's.
+                    self._note((uid, status.name, restarts + 1), reported=backoff.total_seconds())
+            running = status.state.running if status.state else None
+            if running is not None and running.started_at is not None:
+                self._note((uid, status.name, restarts), started=running.started_at.isoformat())
+            last = status.last_state.terminated if status.last_state else None
+            if last is not None and restarts > 0:
+                self._note(
+                    (uid, status.name, restarts - 1),
+                    started=last.started_at.isoformat() if last.started_at else None,
+                    finished=last.finished_at.isoformat() if last.finished_at else None,
+                )
+
+    def _note(
+        self,
+        key: AttemptKey,
+        *,
+        reported: float | None = None,
+        started: str | None = None,
+        finished: str | None = None,
+    ) -> None:
+        with self._changed:
+            view = self._api_view.setdefault(key, _ApiView())
+            view.reported_backoff_s = reported if reported is not None else view.reported_backoff_s
+            view.api_started_at = started or view.api_started_at
+            view.api_finished_at = finished or view.api_finished_at
+            known = {r.key: r for r in self.log.latest()}.get(key)
+            if known is None:
+                return
+            updated = AttemptRecord(
+                **{
+                    **known.__dict__,
+                    "reported_backoff_s": view.reported_backoff_s,
+                    "api_started_at": view.api_started_at,
+                    "api_finished_at": view.api_finished_at,
+                }
+            )
+            if self.log.append(known.merged_with(updated)):
+                self._changed.notify_all()
+
+
+def _docker_exec(node: str, argv: list[str]) -> str:
+    return run(["docker", "exec", node, *argv], timeout=timeouts.API_REQUEST)

@@ -1,0 +1,525 @@
+"""The run summary: what one run measured and concluded, as ``summary.json``.
+
+The attempt log (:mod:`harness.records`) is the raw evidence; the summary is
+the conclusion drawn from it: per worker the live kubelet config, the curve
+it implies, every restart check and the overshoot statistics the README
+quotes. It is written once, at the end of a run (also an interrupted or
+failed one), atomically, so a reader never sees half of it.
+
+Pure apart from :func:`write_summary` / :func:`read_summary`; the JSON keeps
+the Python field names except ``maxContainerRestartPeriod`` and
+``featureGates``, which keep the kubelet's spelling so a reader can grep for
+them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final, Literal, cast, get_args
+
+from harness.errors import HarnessError
+from harness.liveconfig import NodeConfigRow
+from harness.verdict import RestartCheck, WorkerVerdict
+
+SUMMARY_FILE: Final = "summary.json"
+# Bumped on any incompatible change, so an old reader refuses a new file
+# instead of misreading it.
+SCHEMA_VERSION: Final = 1
+
+RunProfile = Literal["quick", "full"]
+RunStatus = Literal["passed", "failed", "interrupted", "error"]
+# How the run ended, as the caller knows it; the verdicts decide the rest.
+RunOutcome = Literal["completed", "interrupted", "error"]
+
+KIND_CONFORMANCE: Final = "conformance"
+KIND_SCENARIO_PREFIX: Final = "scenario:"
+
+# The runtime's nanoseconds are far finer than anything a reader compares;
+# milliseconds are what the README and the tables show.
+_MS_DIGITS: Final = 3
+
+
+class SummaryError(HarnessError):
+    """summary.json is missing, not JSON, or not a summary this harness writes."""
+
+
+def check_kind(kind: str) -> str:
+    """``kind`` itself if it is "conformance" or "scenario:<name>", else ValueError."""
+    if kind == KIND_CONFORMANCE:
+        return kind
+    if kind.startswith(KIND_SCENARIO_PREFIX) and kind[len(KIND_SCENARIO_PREFIX) :].strip():
+        return kind
+    raise ValueError(
+        f"run kind must be {KIND_CONFORMANCE!r} or '{KIND_SCENARIO_PREFIX}<name>', got {kind!r}"
+    )
+
+
+def utc_iso(moment: datetime) -> str:
+    """ISO 8601 in UTC with milliseconds and a Z, e.g. 2026-01-01T10:00:00.000Z.
+
+    Naive datetimes are refused: their zone is a guess, and a summary read on
+    another machine must not shift by hours.
+    """
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(f"expected a timezone-aware datetime, got naive {moment.isoformat()}")
+    text = moment.astimezone(UTC).isoformat(timespec="milliseconds")
+    return text.replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterInfo:
+    """Which cluster ran the measurements."""
+
+    name: str
+    node_image: str
+    kubernetes_version: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class LiveConfig:
+    """A worker's live kubelet backoff settings (a :class:`NodeConfigRow`, as data).
+
+    ``mismatches`` says where the live kubelet differs from the worker's
+    profile; the verdicts are against the live curve either way.
+    """
+
+    max_container_restart_period: str
+    feature_gates: dict[str, bool]
+    initial_s: float
+    max_s: float
+    mismatches: tuple[str, ...] = ()
+
+    @classmethod
+    def from_row(cls, row: NodeConfigRow) -> LiveConfig:
+        return cls(
+            max_container_restart_period=row.max_container_restart_period,
+            feature_gates=dict(row.feature_gates),
+            initial_s=row.curve.initial.total_seconds(),
+            max_s=row.curve.maximum.total_seconds(),
+            mismatches=row.mismatches,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "maxContainerRestartPeriod": self.max_container_restart_period,
+            "featureGates": dict(self.feature_gates),
+            "initial_s": self.initial_s,
+            "max_s": self.max_s,
+            "mismatches": list(self.mismatches),
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerSummary:
+    """One worker's result.
+
+    ``expected_s`` and ``measured_s`` are per restart, restart 1 first;
+    a restart that could not be measured is None. ``overshoot_*_s`` are over
+    restarts that waited (see :func:`overshoot`); None when there were none.
+    ``failures`` hold every failure message, ``problems`` the subset that
+    belongs to no single restart (nothing recorded, ...).
+    """
+
+    worker: str
+    node: str
+    profile: str | None
+    live_config: LiveConfig | None
+    expected_s: tuple[float, ...]
+    measured_s: tuple[float | None, ...]
+    checks: tuple[RestartCheck, ...]
+    passed: bool
+    failures: tuple[str, ...]
+    problems: tuple[str, ...]
+    notes: tuple[str, ...]
+    attempts_recorded: int
+    reported_seen: int
+    reported_expected: int
+    overshoot_median_s: float | None
+    overshoot_max_s: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["live_config"] = self.live_config.to_dict() if self.live_config else None
+        return data
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSummary:
+    """Everything one run concluded; ``passed`` only when status is "passed"."""
+
+    run_id: str
+    kind: str
+    profile: RunProfile
+    started_at: str
+    finished_at: str
+    status: RunStatus
+    reason: str
+    cluster: ClusterInfo
+    workers: tuple[WorkerSummary, ...]
+    schema_version: int = field(default=SCHEMA_VERSION)
+
+    def __post_init__(self) -> None:
+        check_kind(self.kind)
+        if self.profile not in get_args(RunProfile):
+            raise ValueError(f"profile must be one of {get_args(RunProfile)}, got {self.profile!r}")
+        if self.status not in get_args(RunStatus):
+            raise ValueError(f"status must be one of {get_args(RunStatus)}, got {self.status!r}")
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    @property
+    def failures(self) -> list[str]:
+        return [message for worker in self.workers for message in worker.failures]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": self.schema_version,
+            "run_id": self.run_id,
+            "kind": self.kind,
+            "profile": self.profile,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "status": self.status,
+            "reason": self.reason,
+            # Stored although derived: a reader of the JSON should not have
+            # to know the rule.
+            "passed": self.passed,
+            "cluster": asdict(self.cluster),
+            "workers": [worker.to_dict() for worker in self.workers],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2) + "\n"
+
+
+def overshoot(checks: Sequence[RestartCheck]) -> tuple[float | None, float | None]:
+    """Median and max of measured - expected, in seconds, over restarts that waited.
+
+    Restart 1 (and the first restart after a curve reset, ``curve_n == 1``)
+    does not wait: its "overshoot" is the bare restart latency and would
+    drag the median of the back-off overshoot down, so only ``curve_n >= 2``
+    counts. Unmeasured restarts have no margin and are left out.
+    """
+    margins = [c.margin_s for c in checks if c.curve_n >= 2 and c.margin_s is not None]
+    if not margins:
+        return None, None
+    return statistics.median(margins), max(margins)
+
+
+def summarize_worker(
+    verdict: WorkerVerdict, config: NodeConfigRow | None, attempts_recorded: int
+) -> WorkerSummary:
+    """One worker's summary from its verdict, live config row and record count."""
+    median, worst = overshoot(verdict.checks)
+    notes = list(verdict.notes)
+    if config is None:
+        notes.append("no live kubelet config was read for this worker")
+    elif config.mismatches:
+        notes.append("the live kubelet config differs from the profile (see live_config)")
+    return WorkerSummary(
+        worker=verdict.worker,
+        node=verdict.node,
+        profile=config.profile if config else None,
+        live_config=LiveConfig.from_row(config) if config else None,
+        expected_s=tuple(c.expected_s for c in verdict.checks),
+        measured_s=tuple(
+            None if c.measured_s is None else round(c.measured_s, _MS_DIGITS)
+            for c in verdict.checks
+        ),
+        checks=verdict.checks,
+        passed=verdict.passed,
+        failures=tuple(verdict.failures),
+        problems=tuple(f"{verdict.worker}: {p}" for p in verdict.problems),
+        notes=tuple(notes),
+        attempts_recorded=attempts_recorded,
+        reported_seen=verdict.reported_seen,
+        reported_expected=verdict.reported_expected,
+        overshoot_median_s=median,
+        overshoot_max_s=worst,
+    )
+
+
+def summarize(
+    *,
+    run_id: str,
+    kind: str,
+    profile: RunProfile,
+    started_at: datetime,
+    finished_at: datetime,
+    cluster: ClusterInfo,
+    verdicts: Sequence[WorkerVerdict],
+    configs: Sequence[NodeConfigRow],
+    attempts_recorded: Mapping[str, int],
+    outcome: RunOutcome = "completed",
+    reason: str = "",
+) -> RunSummary:
+    """The run's summary.
+
+    ``configs`` are matched to verdicts by worker name, else by node;
+    ``attempts_recorded`` is keyed by worker name. An interrupted or errored
+    run keeps that status whatever its verdicts say: what it measured is in
+    the workers, but it did not measure everything it meant to.
+    """
+    workers = tuple(
+        summarize_worker(v, _config_for(v, configs), attempts_recorded.get(v.worker, 0))
+        for v in verdicts
+    )
+    status: RunStatus
+    if outcome == "interrupted":
+        status = "interrupted"
+    elif outcome == "error":
+        status = "error"
+    elif not workers:
+        status = "failed"
+        # A run that judged nothing proves nothing; it must not pass.
+        reason = reason or "no worker was judged"
+    else:
+        status = "passed" if all(w.passed for w in workers) else "failed"
+    return RunSummary(
+        run_id=run_id,
+        kind=check_kind(kind),
+        profile=profile,
+        started_at=utc_iso(started_at),
+        finished_at=utc_iso(finished_at),
+        status=status,
+        reason=reason,
+        cluster=cluster,
+        workers=workers,
+    )
+
+
+def _config_for(verdict: WorkerVerdict, configs: Sequence[NodeConfigRow]) -> NodeConfigRow | None:
+    by_worker = next((c for c in configs if c.worker == verdict.worker), None)
+    return by_worker or next((c for c in configs if c.node == verdict.node), None)
+
+
+# --- files ---------------------------------------------------------------------------------
+
+
+def write_atomically(path: Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` so that ``path`` is either old or complete.
+
+    The bytes go to a temporary file in the same directory (os.replace is
+    atomic only within one file system), are fsync'd, then renamed over
+    ``path``; the directory is fsync'd so the rename survives a power loss.
+    On any error the temporary file is removed.
+    """
+    path = Path(path)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as tmp:
+            tmp.write(data)
+            tmp.flush()
+            os.fsync(tmp.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        # BaseException: a Ctrl-C mid-write must not leave the tmp file behind.
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return path
+
+
+def write_summary(run_dir: Path, summary: RunSummary) -> Path:
+    """Write ``<run_dir>/summary.json`` atomically; returns its path."""
+    return write_atomically(Path(run_dir) / SUMMARY_FILE, summary.to_json().encode("utf-8"))
+
+
+def read_summary(path: Path) -> RunSummary:
+    """Read a summary.json (or the one in a run directory), checking every field."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / SUMMARY_FILE
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as error:
+        raise SummaryError(
+            f"no run summary at {path}",
+            "the run may still be going or was killed before it finished; "
+            "its attempts.jsonl holds what it measured",
+        ) from error
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise SummaryError(f"{path} is not readable JSON: {error}") from error
+    try:
+        return _run_from(_Obj(raw, "summary"))
+    except SummaryError as error:
+        raise SummaryError(f"{path}: {error.problem}", error.fix) from error
+    except ValueError as error:
+        # RunSummary's own checks (kind, profile, status).
+        raise SummaryError(f"{path}: {error}") from error
+
+
+def _run_from(obj: _Obj) -> RunSummary:
+    version = obj.integer("schema_version")
+    if version != SCHEMA_VERSION:
+        raise SummaryError(
+            f"schema_version {version}, this harness reads {SCHEMA_VERSION}",
+            "read it with the harness version that wrote it",
+        )
+    cluster = obj.obj("cluster")
+    return RunSummary(
+        run_id=obj.string("run_id"),
+        kind=obj.string("kind"),
+        # RunSummary.__post_init__ checks both against their Literals.
+        profile=cast(RunProfile, obj.string("profile")),
+        started_at=obj.string("started_at"),
+        finished_at=obj.string("finished_at"),
+        status=cast(RunStatus, obj.string("status")),
+        reason=obj.string("reason"),
+        cluster=ClusterInfo(
+            name=cluster.string("name"),
+            node_image=cluster.string("node_image"),
+            kubernetes_version=cluster.string("kubernetes_version"),
+        ),
+        workers=tuple(_worker_from(w) for w in obj.objs("workers")),
+        schema_version=version,
+    )
+
+
+def _worker_from(obj: _Obj) -> WorkerSummary:
+    live = obj.opt_obj("live_config")
+    return WorkerSummary(
+        worker=obj.string("worker"),
+        node=obj.string("node"),
+        profile=obj.opt_string("profile"),
+        live_config=None if live is None else _live_from(live),
+        expected_s=tuple(e.number() for e in obj.items("expected_s")),
+        measured_s=tuple(m.opt_number() for m in obj.items("measured_s")),
+        checks=tuple(_check_from(c) for c in obj.objs("checks")),
+        passed=obj.boolean("passed"),
+        failures=obj.strings("failures"),
+        problems=obj.strings("problems"),
+        notes=obj.strings("notes"),
+        attempts_recorded=obj.integer("attempts_recorded"),
+        reported_seen=obj.integer("reported_seen"),
+        reported_expected=obj.integer("reported_expected"),
+        overshoot_median_s=obj.opt_number("overshoot_median_s"),
+        overshoot_max_s=obj.opt_number("overshoot_max_s"),
+    )
+
+
+def _live_from(obj: _Obj) -> LiveConfig:
+    return LiveConfig(
+        max_container_restart_period=obj.string("maxContainerRestartPeriod"),
+        feature_gates=obj.gates("featureGates"),
+        initial_s=obj.number("initial_s"),
+        max_s=obj.number("max_s"),
+        mismatches=obj.strings("mismatches"),
+    )
+
+
+def _check_from(obj: _Obj) -> RestartCheck:
+    return RestartCheck(
+        n=obj.integer("n"),
+        expected_s=obj.number("expected_s"),
+        measured_s=obj.opt_number("measured_s"),
+        margin_s=obj.opt_number("margin_s"),
+        upper_bound_s=obj.number("upper_bound_s"),
+        reported_s=obj.opt_number("reported_s"),
+        passed=obj.boolean("passed"),
+        reason=obj.string("reason"),
+        curve_n=obj.integer("curve_n"),
+    )
+
+
+class _Obj:
+    """A JSON value with a path, read with type checks that name the path.
+
+    Used as an object (``obj.string("key")``) or, for list items, as a scalar
+    (``item.number()``).
+    """
+
+    def __init__(self, raw: object, where: str) -> None:
+        self.raw = raw
+        self.where = where
+
+    def _get(self, key: str) -> _Obj:
+        if not isinstance(self.raw, dict):
+            raise SummaryError(f"{self.where}: expected an object, got {_type(self.raw)}")
+        if key not in self.raw:
+            raise SummaryError(f"{self.where}.{key}: missing")
+        return _Obj(self.raw[key], f"{self.where}.{key}")
+
+    def _fail(self, expected: str) -> SummaryError:
+        return SummaryError(f"{self.where}: expected {expected}, got {self.raw!r}")
+
+    def string(self, key: str | None = None) -> str:
+        value = self._get(key) if key is not None else self
+        if not isinstance(value.raw, str):
+            raise value._fail("a string")
+        return value.raw
+
+    def opt_string(self, key: str) -> str | None:
+        value = self._get(key)
+        return None if value.raw is None else value.string()
+
+    def integer(self, key: str) -> int:
+        value = self._get(key)
+        # bool is an int in Python but never one in these files.
+        if isinstance(value.raw, bool) or not isinstance(value.raw, int):
+            raise value._fail("an integer")
+        return value.raw
+
+    def number(self, key: str | None = None) -> float:
+        value = self._get(key) if key is not None else self
+        if isinstance(value.raw, bool) or not isinstance(value.raw, int | float):
+            raise value._fail("a number")
+        return float(value.raw)
+
+    def opt_number(self, key: str | None = None) -> float | None:
+        value = self._get(key) if key is not None else self
+        return None if value.raw is None else value.number()
+
+    def boolean(self, key: str) -> bool:
+        value = self._get(key)
+        if not isinstance(value.raw, bool):
+            raise value._fail("true or false")
+        return value.raw
+
+    def items(self, key: str) -> list[_Obj]:
+        value = self._get(key)
+        if not isinstance(value.raw, list):
+            raise value._fail("a list")
+        return [_Obj(item, f"{value.where}[{i}]") for i, item in enumerate(value.raw)]
+
+    def strings(self, key: str) -> tuple[str, ...]:
+        return tuple(item.string() for item in self.items(key))
+
+    def obj(self, key: str) -> _Obj:
+        value = self._get(key)
+        if not isinstance(value.raw, dict):
+            raise value._fail("an object")
+        return value
+
+    def opt_obj(self, key: str) -> _Obj | None:
+        value = self._get(key)
+        return None if value.raw is None else self.obj(key)
+
+    def objs(self, key: str) -> list[_Obj]:
+        items = self.items(key)
+        for item in items:
+            if not isinstance(item.raw, dict):
+                raise item._fail("an object")
+        return items
+
+    def gates(self, key: str) -> dict[str, bool]:
+        value = self.obj(key)
+        raw = cast(dict[str, object], value.raw)
+        return {name: value.boolean(name) for name in raw}
+
+
+def _type(raw: object) -> str:
+    return "null" if raw is None else type(raw).__name__

@@ -1,0 +1,62 @@
+"""The workload image: our own static program, built offline and loaded into kind.
+
+The image is `FROM scratch` with one binary, tagged with a hash of its source,
+and loaded into every node with `kind load docker-image`; pods use it with
+imagePullPolicy Never, so nothing is ever pulled.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Final
+
+from harness.nodeimage.cache import files_digest
+from harness.nodeimage.gobuild import build_local
+from harness.nodeselect import image_exists
+from harness.paths import PROJECT_ROOT
+from harness.proc import run
+
+SOURCE: Final = PROJECT_ROOT / "images" / "workload"
+REPOSITORY: Final = "crashloop.local/workload"
+BINARY: Final = "/workload"
+# A non-root user for the restricted Pod Security level.
+RUN_AS_USER: Final = 65532
+
+
+def image_tag() -> str:
+    return f"{REPOSITORY}:{files_digest(SOURCE.glob('*'), SOURCE)}"
+
+
+def ensure_image() -> str:
+    """Build the workload image if this source has not been built yet; returns its tag."""
+    tag = image_tag()
+    if image_exists(tag):
+        return tag
+    binary = build_local(SOURCE, "workload") / "workload"
+    with tempfile.TemporaryDirectory(prefix="crashloop-workload-") as context:
+        shutil.copy2(binary, Path(context) / "workload")
+        (Path(context) / "Dockerfile").write_text(
+            "FROM scratch\n"
+            f"COPY workload {BINARY}\n"
+            f"USER {RUN_AS_USER}:{RUN_AS_USER}\n"
+            f'ENTRYPOINT ["{BINARY}"]\n'
+        )
+        run(
+            ["docker", "build", "-q", "-t", tag, context],
+            env={**os.environ, "DOCKER_BUILDKIT": "0"},
+            fix="check the docker engine (`docker info`)",
+            timeout=300,
+        )
+    return tag
+
+
+def load_into(cluster_name: str, kind_bin: Path, tag: str) -> None:
+    """Load the image into every node (kind skips nodes that already have it)."""
+    run(
+        [str(kind_bin), "load", "docker-image", "--name", cluster_name, tag],
+        fix="check that the cluster is running (`crashloop status`)",
+        timeout=300,
+    )

@@ -1,0 +1,140 @@
+"""JUnit XML for a run (harness.junit)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from harness.junit import JUNIT_FILE, junit_bytes, write_junit
+from harness.summary import RunSummary
+from tests.unit.test_summary import (
+    default_verdict,
+    empty_verdict,
+    failing_summary,
+    fast_verdict,
+    make_summary,
+    passing_summary,
+)
+
+
+def suite_of(summary: RunSummary) -> ET.Element:
+    root = ET.fromstring(junit_bytes(summary))
+    assert root.tag == "testsuites"
+    (suite,) = root.findall("testsuite")
+    # The root repeats the suite's counts for tools that read only the root.
+    for key in ("tests", "failures", "errors", "skipped"):
+        assert root.get(key) == suite.get(key)
+    return suite
+
+
+def properties(suite: ET.Element) -> dict[str, str]:
+    return {p.get("name", ""): p.get("value", "") for p in suite.iter("property")}
+
+
+def test_a_passing_run_has_one_case_per_restart_and_no_failure() -> None:
+    suite = suite_of(passing_summary())
+    assert suite.get("name") == "crashloop-conformance"
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == [f"restart-{n}" for n in range(1, 6)]
+    assert {c.get("classname") for c in cases} == {"conformance.fast"}
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("5", "0", "0")
+    assert suite.findall(".//failure") == []
+    assert cases[2].get("time") == "2.413"
+    assert suite.get("time") == "200.250"
+    assert suite.get("timestamp") == "2026-01-01T10:00:00.000Z"
+
+
+def test_failures_name_worker_restart_expected_measured_and_bound() -> None:
+    suite = suite_of(failing_summary())
+    # fast 5 restarts, default 3, reduced 1 problem case
+    assert suite.get("tests") == "9"
+    assert suite.get("failures") == "2"
+    failures = suite.findall("testcase/failure")
+    assert len(failures) == 2
+    restart = next(c for c in suite.iter("testcase") if c.find("failure") is not None)
+    assert (restart.get("classname"), restart.get("name")) == ("conformance.default", "restart-3")
+    message = failures[0].get("message", "")
+    assert message.startswith("default: restart 3: expected 20s, measured 35.000s, bound 31.5s:")
+    assert "too late" in message
+    assert "margin:    +15.000s" in (failures[0].text or "")
+    problem = failures[1]
+    assert problem.get("message") == "reduced: no container attempt was recorded"
+    problem_case = suite.findall("testcase")[-1]
+    assert (problem_case.get("classname"), problem_case.get("name")) == (
+        "conformance.reduced",
+        "worker-problem-1",
+    )
+
+
+def test_properties_carry_the_live_config() -> None:
+    props = properties(suite_of(failing_summary()))
+    assert props["kind"] == "conformance"
+    assert props["status"] == "failed"
+    assert props["cluster.node_image"] == "kindest/node:v1.35.0"
+    assert props["fast.maxContainerRestartPeriod"] == "2s"
+    assert props["fast.featureGates.KubeletCrashLoopBackOffMax"] == "true"
+    assert props["reduced.featureGates.ReduceDefaultCrashLoopBackOffDecay"] == "true"
+    assert (props["default.initial_s"], props["default.max_s"]) == ("10", "300")
+    assert props["fast.overshoot_max_s"] == "0.500"
+
+
+def test_an_interrupted_run_is_an_error_case() -> None:
+    summary = make_summary(
+        fast_verdict(),
+        default_verdict(),
+        empty_verdict(),
+        outcome="interrupted",
+        reason="SIGINT during restart 4",
+    )
+    suite = suite_of(summary)
+    assert suite.get("errors") == "1"
+    (error,) = suite.findall("testcase/error")
+    assert error.get("message") == "run interrupted: SIGINT during restart 4"
+    assert error.get("type") == "interrupted"
+    assert "10 container attempts were recorded" in (error.text or "")
+    # What it did measure is still reported.
+    assert suite.get("failures") == "2"
+
+
+def test_a_run_that_judged_nothing_fails_in_junit_too() -> None:
+    suite = suite_of(make_summary())
+    (failure,) = suite.findall("testcase/failure")
+    assert failure.get("message") == "run failed: no worker was judged"
+
+
+def test_a_worker_without_restarts_is_skipped_not_absent() -> None:
+    verdict = dataclasses.replace(empty_verdict(), problems=())
+    suite = suite_of(make_summary(verdict))
+    (case,) = suite.findall("testcase")
+    assert case.get("classname") == "conformance.reduced"
+    assert case.find("skipped") is not None
+    assert suite.get("skipped") == "1"
+
+
+def test_control_characters_in_messages_still_make_valid_xml() -> None:
+    summary = failing_summary()
+    worker = summary.workers[1]
+    bad = dataclasses.replace(worker.checks[2], reason="kubelet said \x1b[31mno\x00")
+    worker = dataclasses.replace(worker, checks=(*worker.checks[:2], bad))
+    summary = dataclasses.replace(summary, workers=(summary.workers[0], worker))
+    (failure,) = suite_of(summary).findall("testcase/failure")
+    assert failure.get("message", "").endswith("kubelet said \ufffd[31mno\ufffd")
+
+
+def test_write_junit_is_atomic_and_parses(tmp_path: Path) -> None:
+    path = write_junit(tmp_path, failing_summary())
+    assert path == tmp_path / JUNIT_FILE
+    assert os.listdir(tmp_path) == [JUNIT_FILE]
+    assert path.read_bytes().startswith(b"<?xml version='1.0' encoding='utf-8'?>")
+    suite = ET.parse(path).getroot().find("testsuite")
+    assert suite is not None
+    assert suite.get("failures") == "2"
+
+
+def test_a_scenario_suite_is_named_after_it() -> None:
+    suite = suite_of(make_summary(fast_verdict(), kind="scenario:sidecar"))
+    assert suite.get("name") == "crashloop-scenario:sidecar"
+    assert suite.find("testcase") is not None
+    assert {c.get("classname") for c in suite.iter("testcase")} == {"scenario:sidecar.fast"}

@@ -1,0 +1,339 @@
+"""The run summary (harness.summary): building it, its statistics, summary.json."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from harness.backoff import (
+    KUBELET_CRASHLOOP_BACKOFF_MAX,
+    REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
+    BackoffCurve,
+)
+from harness.liveconfig import NodeConfigRow
+from harness.summary import (
+    SUMMARY_FILE,
+    ClusterInfo,
+    RunSummary,
+    SummaryError,
+    overshoot,
+    read_summary,
+    summarize,
+    utc_iso,
+    write_summary,
+)
+from harness.verdict import RestartCheck, WorkerVerdict, judge_worker
+from tests.unit.test_verdict import DEFAULT, FAST, REDUCED, attempts
+
+STARTED = datetime(2026, 1, 1, 10, 0, 0, tzinfo=UTC)
+FINISHED = STARTED + timedelta(minutes=3, seconds=20, milliseconds=250)
+CLUSTER = ClusterInfo(
+    name="crashloop", node_image="kindest/node:v1.35.0", kubernetes_version="v1.35.0"
+)
+
+# Restart 1 is slow on purpose (0.9s): it must not count in the overshoot.
+# Restart 3's 2.4134567s checks the millisecond rounding of measured delays.
+FAST_DELAYS = [0.9, 2.25, 2.4134567, 2.31, 2.5]
+FAST_MEDIAN_OVERSHOOT = (0.31 + 0.4134567) / 2
+# Restart 3 waits 35s where the default curve allows 20s + 10s + 1.5s.
+DEFAULT_DELAYS = [0.4, 10.6, 35.0]
+
+
+def row(
+    worker: str, node: str, curve: BackoffCurve, period: str, *, reduced: bool = False
+) -> NodeConfigRow:
+    return NodeConfigRow(
+        node=node,
+        worker=worker,
+        profile=worker,
+        max_container_restart_period=period,
+        feature_gates={
+            KUBELET_CRASHLOOP_BACKOFF_MAX: True,
+            REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY: reduced,
+        },
+        curve=curve,
+        mismatches=(),
+    )
+
+
+ROWS = (
+    row("fast", "crashloop-worker", FAST, "2s"),
+    row("default", "crashloop-worker2", DEFAULT, "5m"),
+    row("reduced", "crashloop-worker3", REDUCED, "1m", reduced=True),
+)
+
+
+def fast_verdict() -> WorkerVerdict:
+    return judge_worker(attempts(FAST_DELAYS), FAST, worker="fast", node="crashloop-worker")
+
+
+def default_verdict() -> WorkerVerdict:
+    return judge_worker(
+        attempts(DEFAULT_DELAYS), DEFAULT, worker="default", node="crashloop-worker2"
+    )
+
+
+def empty_verdict() -> WorkerVerdict:
+    return judge_worker([], REDUCED, worker="reduced", node="crashloop-worker3")
+
+
+def make_summary(*verdicts: WorkerVerdict, **kwargs: object) -> RunSummary:
+    args: dict[str, object] = {
+        "run_id": "20260101T100000Z-conformance",
+        "kind": "conformance",
+        "profile": "quick",
+        "started_at": STARTED,
+        "finished_at": FINISHED,
+        "cluster": CLUSTER,
+        "verdicts": verdicts,
+        "configs": ROWS,
+        "attempts_recorded": {"fast": 6, "default": 4, "reduced": 0},
+        **kwargs,
+    }
+    return summarize(**args)  # type: ignore[arg-type]
+
+
+def passing_summary() -> RunSummary:
+    return make_summary(fast_verdict())
+
+
+def failing_summary() -> RunSummary:
+    return make_summary(fast_verdict(), default_verdict(), empty_verdict())
+
+
+# --- building ------------------------------------------------------------------------------
+
+
+def test_a_passing_worker_summary_carries_config_curve_and_measurements() -> None:
+    summary = passing_summary()
+    assert summary.status == "passed"
+    assert summary.passed
+    assert summary.reason == ""
+    assert (summary.started_at, summary.finished_at) == (
+        "2026-01-01T10:00:00.000Z",
+        "2026-01-01T10:03:20.250Z",
+    )
+    (worker,) = summary.workers
+    assert (worker.worker, worker.node, worker.profile) == ("fast", "crashloop-worker", "fast")
+    assert worker.passed
+    assert worker.failures == ()
+    assert worker.attempts_recorded == 6
+    assert worker.expected_s == (0.0, 2.0, 2.0, 2.0, 2.0)
+    assert worker.measured_s == (0.9, 2.25, 2.413, 2.31, 2.5)
+    # The checks keep the runtime's full precision; only the list is rounded.
+    assert worker.checks[2].measured_s == pytest.approx(2.4134567, abs=1e-9)
+    assert [c.n for c in worker.checks] == [1, 2, 3, 4, 5]
+    live = worker.live_config
+    assert live is not None
+    assert live.max_container_restart_period == "2s"
+    assert live.feature_gates == {
+        KUBELET_CRASHLOOP_BACKOFF_MAX: True,
+        REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY: False,
+    }
+    assert (live.initial_s, live.max_s) == (2.0, 2.0)
+
+
+def test_overshoot_is_over_restarts_that_wait() -> None:
+    (worker,) = passing_summary().workers
+    # Restart 1's 0.9s would be the max if it counted.
+    assert worker.overshoot_median_s == pytest.approx(FAST_MEDIAN_OVERSHOOT, abs=1e-9)
+    assert worker.overshoot_max_s == pytest.approx(0.5, abs=1e-9)
+
+
+def check(n: int, curve_n: int, margin: float | None) -> RestartCheck:
+    return RestartCheck(
+        n=n,
+        expected_s=2.0 if curve_n > 1 else 0.0,
+        measured_s=None if margin is None else 2.0 + margin,
+        margin_s=margin,
+        upper_bound_s=4.5,
+        reported_s=None,
+        passed=margin is not None,
+        reason="",
+        curve_n=curve_n,
+    )
+
+
+def test_overshoot_skips_resets_and_unmeasured_restarts() -> None:
+    checks = [check(1, 1, 0.7), check(2, 2, 0.1), check(3, 1, 0.9), check(4, 2, None)]
+    assert overshoot(checks) == (0.1, 0.1)
+    assert overshoot([check(2, 2, 0.1), check(3, 3, 0.3), check(4, 4, 0.2)]) == (0.2, 0.3)
+
+
+def test_overshoot_of_nothing_is_none() -> None:
+    assert overshoot([check(1, 1, 0.3)]) == (None, None)
+    (worker,) = make_summary(empty_verdict()).workers
+    assert (worker.overshoot_median_s, worker.overshoot_max_s) == (None, None)
+
+
+def test_a_failing_run_names_its_failures() -> None:
+    summary = failing_summary()
+    assert summary.status == "failed"
+    assert not summary.passed
+    fast, default, reduced = summary.workers
+    assert fast.passed
+    assert not default.passed
+    assert [c.passed for c in default.checks] == [True, True, False]
+    (message,) = default.failures
+    assert message.startswith("default: restart 3: expected 20s")
+    assert "too late" in message
+    assert default.problems == ()
+    assert not reduced.passed
+    assert reduced.problems == ("reduced: no container attempt was recorded",)
+    assert reduced.failures == reduced.problems
+    assert summary.failures == [message, *reduced.problems]
+
+
+@pytest.mark.parametrize("outcome", ["interrupted", "error"])
+def test_an_unfinished_run_keeps_its_status_and_measurements(outcome: str) -> None:
+    summary = make_summary(fast_verdict(), outcome=outcome, reason="SIGINT after restart 5")
+    assert summary.status == outcome
+    assert not summary.passed
+    assert summary.reason == "SIGINT after restart 5"
+    assert summary.workers[0].passed
+    assert len(summary.workers[0].checks) == 5
+
+
+def test_a_run_that_judged_nothing_fails() -> None:
+    summary = make_summary()
+    assert summary.status == "failed"
+    assert summary.reason == "no worker was judged"
+
+
+def test_config_is_matched_by_node_when_the_worker_name_differs() -> None:
+    verdict = judge_worker(attempts([0.3]), FAST)  # worker "fast-1" from the records
+    (worker,) = make_summary(verdict).workers
+    assert worker.profile == "fast"
+    assert worker.live_config is not None
+    assert worker.attempts_recorded == 0  # no count under "fast-1"
+
+
+def test_a_worker_without_live_config_says_so() -> None:
+    (worker,) = make_summary(fast_verdict(), configs=()).workers
+    assert worker.live_config is None
+    assert worker.profile is None
+    assert "no live kubelet config was read for this worker" in worker.notes
+
+
+def test_a_config_mismatch_is_noted() -> None:
+    mismatched = dataclasses.replace(ROWS[0], mismatches=("period is 10s live",))
+    (worker,) = make_summary(fast_verdict(), configs=(mismatched,)).workers
+    assert worker.live_config is not None
+    assert worker.live_config.mismatches == ("period is 10s live",)
+    assert any("differs from the profile" in note for note in worker.notes)
+
+
+def test_scenario_kinds_are_accepted_and_others_refused() -> None:
+    assert make_summary(kind="scenario:task-isolation").kind == "scenario:task-isolation"
+    for bad in ("scenario:", "scenario: ", "Conformance", "task-isolation"):
+        with pytest.raises(ValueError, match="run kind must be"):
+            make_summary(kind=bad)
+
+
+def test_an_unknown_profile_is_refused() -> None:
+    with pytest.raises(ValueError, match="profile must be one of"):
+        make_summary(profile="nightly")
+
+
+def test_times_are_utc_and_naive_ones_refused() -> None:
+    plus_two = datetime(2026, 1, 1, 12, 0, 0, 123456, tzinfo=timezone(timedelta(hours=2)))
+    assert utc_iso(plus_two) == "2026-01-01T10:00:00.123Z"
+    with pytest.raises(ValueError, match="timezone-aware"):
+        utc_iso(datetime(2026, 1, 1, 10, 0, 0))  # naive on purpose
+
+
+# --- summary.json --------------------------------------------------------------------------
+
+
+def test_summary_json_round_trips(tmp_path: Path) -> None:
+    summary = failing_summary()
+    path = write_summary(tmp_path, summary)
+    assert path == tmp_path / SUMMARY_FILE
+    assert read_summary(path) == summary
+    assert read_summary(tmp_path) == summary  # a run directory works too
+
+
+def test_summary_json_is_plain_and_readable(tmp_path: Path) -> None:
+    raw = json.loads(write_summary(tmp_path, failing_summary()).read_text())
+    assert raw["schema_version"] == 1
+    assert raw["passed"] is False
+    assert raw["status"] == "failed"
+    assert raw["cluster"]["node_image"] == "kindest/node:v1.35.0"
+    fast = raw["workers"][0]
+    assert fast["live_config"]["maxContainerRestartPeriod"] == "2s"
+    assert fast["live_config"]["featureGates"][KUBELET_CRASHLOOP_BACKOFF_MAX] is True
+    assert fast["measured_s"] == [0.9, 2.25, 2.413, 2.31, 2.5]
+    assert fast["checks"][1]["upper_bound_s"] == 4.5
+    assert raw["workers"][2]["live_config"]["initial_s"] == 1.0
+
+
+def test_write_leaves_no_temporary_file(tmp_path: Path) -> None:
+    write_summary(tmp_path, failing_summary())
+    write_summary(tmp_path, passing_summary())  # overwrite in place
+    assert os.listdir(tmp_path) == [SUMMARY_FILE]
+    assert read_summary(tmp_path).passed
+
+
+def test_a_failed_write_keeps_the_old_summary_and_no_tmp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_summary(tmp_path, passing_summary())
+
+    def crash(src: object, dst: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError, match="disk full"):
+        write_summary(tmp_path, failing_summary())
+    assert os.listdir(tmp_path) == [SUMMARY_FILE]
+    assert read_summary(tmp_path).passed
+
+
+def test_reading_a_missing_summary_says_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(SummaryError, match="no run summary") as caught:
+        read_summary(tmp_path)
+    assert "attempts.jsonl" in caught.value.fix
+
+
+def rewrite(tmp_path: Path, edit: object) -> Path:
+    path = write_summary(tmp_path, failing_summary())
+    raw = json.loads(path.read_text())
+    assert callable(edit)
+    edit(raw)
+    path.write_text(json.dumps(raw))
+    return path
+
+
+def test_a_wrong_field_type_is_named_by_its_path(tmp_path: Path) -> None:
+    path = rewrite(tmp_path, lambda raw: raw["workers"][1]["checks"][2].update(passed="no"))
+    with pytest.raises(SummaryError, match=r"summary\.workers\[1\]\.checks\[2\]\.passed"):
+        read_summary(path)
+
+
+def test_a_missing_field_is_named(tmp_path: Path) -> None:
+    path = rewrite(tmp_path, lambda raw: raw["cluster"].pop("node_image"))
+    with pytest.raises(SummaryError, match=r"summary\.cluster\.node_image: missing"):
+        read_summary(path)
+
+
+def test_another_schema_version_is_refused(tmp_path: Path) -> None:
+    path = rewrite(tmp_path, lambda raw: raw.update(schema_version=2))
+    with pytest.raises(SummaryError, match="schema_version 2"):
+        read_summary(path)
+
+
+def test_an_unknown_status_is_refused(tmp_path: Path) -> None:
+    path = rewrite(tmp_path, lambda raw: raw.update(status="flaky"))
+    with pytest.raises(SummaryError, match="status must be one of"):
+        read_summary(path)
+
+
+def test_broken_json_is_refused(tmp_path: Path) -> None:
+    (tmp_path / SUMMARY_FILE).write_text('{"run_id": ')
+    with pytest.raises(SummaryError, match="not readable JSON"):
+        read_summary(tmp_path)
