@@ -162,6 +162,34 @@ def _reuse_problem(
     return ""
 
 
+def _reuse(
+    spec: ClusterSpec, image: str, kind_bin: Path, kubeconfig: Path, progress: Progress
+) -> bool:
+    """Reuse a running cluster made from this config; recreate one that is not healthy.
+
+    A cluster whose containers were restarted (a restarted docker engine, a
+    rebooted machine) may have new addresses its certificates do not carry;
+    it is deleted when it does not become Ready within REUSE_HEALTH.
+    A healthy cluster made from another config is an error, never replaced
+    silently.
+    """
+    name = spec.name
+    _export_kubeconfig(kind_bin, name, kubeconfig)
+    api = api_client(kubeconfig)
+    try:
+        statuses = wait_nodes_ready(api, 1 + len(spec.workers), timeout=timeouts.REUSE_HEALTH)
+    except HarnessError as error:
+        progress(f"cluster {name} is not healthy ({error.problem.splitlines()[0]}); recreating")
+        delete(name, progress, kind_bin=kind_bin, kubeconfig=kubeconfig)
+        return False
+    problem = _reuse_problem(name, spec, image, statuses)
+    if problem:
+        raise HarnessError(problem, "run `crashloop up --recreate` to delete and recreate it")
+    wait_system_pods_ready(api)
+    progress(f"reusing cluster {name}")
+    return True
+
+
 def up(
     spec: ClusterSpec,
     progress: Progress,
@@ -196,17 +224,11 @@ def up(
             )
             delete(name, progress, kind_bin=kind_bin, kubeconfig=kubeconfig)
         else:
-            _export_kubeconfig(kind_bin, name, kubeconfig)
-            api = api_client(kubeconfig)
-            statuses = wait_nodes_ready(api, expected_nodes)
-            problem = _reuse_problem(name, spec, node_image, statuses)
-            if problem:
-                raise HarnessError(
-                    problem, "run `crashloop up --recreate` to delete and recreate it"
+            reused = _reuse(spec, node_image, kind_bin, kubeconfig, progress)
+            if reused:
+                return Cluster(
+                    name, kubeconfig, kind_bin, kubectl_bin, node_image, spec, created=False
                 )
-            wait_system_pods_ready(api)
-            progress(f"reusing cluster {name}")
-            return Cluster(name, kubeconfig, kind_bin, kubectl_bin, node_image, spec, created=False)
 
     patches_root = state_dir() / "patches" / name
     write_worker_patches(spec, patches_root)

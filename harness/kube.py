@@ -94,7 +94,9 @@ def _wait(what: str, timeout: float, probe: Any) -> None:
         ) from error
 
 
-def wait_nodes_ready(api: client.ApiClient, expected: int) -> list[NodeStatus]:
+def wait_nodes_ready(
+    api: client.ApiClient, expected: int, timeout: float = timeouts.NODES_READY
+) -> list[NodeStatus]:
     def missing() -> list[str]:
         statuses = node_statuses(api)
         not_ready = [s.name for s in statuses if not s.ready]
@@ -102,7 +104,7 @@ def wait_nodes_ready(api: client.ApiClient, expected: int) -> list[NodeStatus]:
             not_ready.append(f"{expected - len(statuses)} node(s) not registered")
         return not_ready
 
-    _wait("nodes did not become Ready", timeouts.NODES_READY, missing)
+    _wait("nodes did not become Ready", timeout, missing)
     return node_statuses(api)
 
 

@@ -22,6 +22,8 @@ CLUSTER_CREATE: Final = 900.0
 NODES_READY: Final = 300.0
 SYSTEM_PODS_READY: Final = 300.0
 CLUSTER_DELETE: Final = 180.0
+# An existing cluster must be healthy this soon to be reused; else it is recreated.
+REUSE_HEALTH: Final = 90.0
 API_REQUEST: Final = 30.0
 
 # Conformance check profiles: the whole observation, all workers at once.
