@@ -7,13 +7,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CRASHLOOP := $(BIN)/crashloop
 
-.PHONY: help demo test unit e2e lint engine kind node-image cluster status down clean
+.PHONY: help demo test unit e2e lint engine kind node-image cluster status check conformance down clean
 
 help:
 	@echo "make demo        bring the crashloop cluster up and show its status"
 	@echo "make test        lint, unit tests, then the e2e tests on a real kind cluster"
 	@echo "make node-image  build the offline kind node image (no-op when up to date)"
 	@echo "make cluster     create or reuse the crashloop cluster"
+	@echo "make check       quick conformance check of every worker's backoff (a few minutes)"
 	@echo "make down        delete the crashloop cluster"
 	@echo "make clean       delete the cluster and the Python environment (runs/ is kept)"
 
@@ -55,6 +56,9 @@ cluster: $(STAMP)
 
 status: $(STAMP)
 	$(CRASHLOOP) status
+
+check: $(STAMP)
+	$(CRASHLOOP) check --profile quick
 
 down: $(STAMP)
 	$(CRASHLOOP) down

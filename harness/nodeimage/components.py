@@ -92,6 +92,7 @@ RUNC: Final = GoComponent(
     # kubeadm's static pods ask for the RuntimeDefault seccomp profile.
     cgo=True,
     tags=("seccomp",),
+    host_packages=("libseccomp-dev",),
     ldflags=lambda origin: (
         f"-X main.version={pins.RUNC_VERSION.lstrip('v')}",
         f"-X main.gitCommit={origin.commit}",

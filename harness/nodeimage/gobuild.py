@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness import hostpkgs
 from harness.errors import HarnessError
 from harness.nodeimage.cache import cached_dir, digest, files_digest
 from harness.paths import go_env
@@ -50,6 +51,8 @@ class GoComponent:
     sibling_version: Callable[[str], str] | None = None
     # A main package of our own, for upstreams whose main is not importable.
     own_main: Path | None = None
+    # Debian packages the build host needs (headers for cgo).
+    host_packages: tuple[str, ...] = ()
 
     def key_parts(self) -> tuple[object, ...]:
         main_text = self.own_main.read_text() if self.own_main else ""
@@ -128,6 +131,7 @@ def build(component: GoComponent) -> Path:
 
 
 def _build_into(component: GoComponent, out: Path) -> None:
+    hostpkgs.ensure(component.host_packages, f"building {component.name}")
     info = download(component.module, component.version)
     upstream_go_mod = Path(str(info["GoMod"])).read_text()
     origin = origin_of(info)

@@ -6,10 +6,10 @@ import os
 from pathlib import Path
 from typing import Final
 
-from harness import pins
+from harness import hostpkgs, pins
 from harness.errors import HarnessError
 from harness.nodeimage.cache import cached_dir, digest
-from harness.proc import run, succeeds
+from harness.proc import run
 
 MIRROR: Final = os.environ.get("CRASHLOOP_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 
@@ -48,13 +48,7 @@ def build_rootfs_tar() -> Path:
 
 
 def _debootstrap(out: Path) -> None:
-    if not succeeds(["which", "debootstrap"]):
-        run(
-            ["apt-get", "install", "-y", "--no-install-recommends", "debootstrap"],
-            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-            fix="install debootstrap (`apt-get install debootstrap`)",
-            timeout=600,
-        )
+    hostpkgs.ensure(["debootstrap"], "building the node's Debian rootfs")
     target = out / "rootfs"
     run(
         [

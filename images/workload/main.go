@@ -9,14 +9,19 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -30,6 +35,24 @@ type config struct {
 	exitCode  int
 	runFor    time.Duration
 	recordDir string
+	// transient / ready-check
+	failTimes int
+	readyFile string
+	// proxy / client
+	listen    string
+	target    string
+	interval  time.Duration
+	growMB    int
+	growEvery time.Duration
+}
+
+// readyPath is where transient marks itself healthy and ready-check looks:
+// --ready-file, else the record dir, which both containers of a probe share.
+func (cfg config) readyPath() string {
+	if cfg.readyFile != "" {
+		return cfg.readyFile
+	}
+	return filepath.Join(cfg.recordDir, "ready")
 }
 
 // A mode does its work and returns the exit code. ctx is cancelled by
@@ -40,19 +63,233 @@ var modes = map[string]mode{
 	// exit: crash at once, the bare conformance curve.
 	"exit": func(_ context.Context, cfg config, _ *os.Signal) int { return cfg.exitCode },
 	// run: a session that ends by itself (task isolation, transient failure).
-	"run": func(ctx context.Context, cfg config, sig *os.Signal) int {
-		select {
-		case <-time.After(cfg.runFor):
-			return cfg.exitCode
-		case <-ctx.Done():
-			return signalExit(*sig)
-		}
-	},
+	"run": runSession,
+	// session: the task-isolation scenario's name for run (one unit of work,
+	// then exit, usually 0, to be reset in place).
+	"session": runSession,
 	// sleep: a healthy container that stops cleanly when the kubelet asks.
 	"sleep": func(ctx context.Context, _ config, _ *os.Signal) int {
 		<-ctx.Done()
 		return 0
 	},
+	// transient: fail --fail-times times, then serve healthy until stopped.
+	"transient": transient,
+	// ready-check: an exec readiness probe (exit 0 iff the ready marker exists).
+	"ready-check": readyCheck,
+	// proxy: a sidecar that answers on --listen and leaks memory until killed.
+	"proxy": proxy,
+	// client: the main app, talking to --target and logging cut-offs.
+	"client": client,
+}
+
+// quietModes run often and briefly beside a workload (probes): they must not
+// add start/exit lines to the workload's own timeline.
+var quietModes = map[string]bool{"ready-check": true}
+
+func runSession(ctx context.Context, cfg config, sig *os.Signal) int {
+	select {
+	case <-time.After(cfg.runFor):
+		return cfg.exitCode
+	case <-ctx.Done():
+		return signalExit(*sig)
+	}
+}
+
+// transient counts its attempts in record-dir/transient.count (the emptyDir
+// outlives restarts, so the count survives them). Attempts up to --fail-times
+// work for --run-for and fail with --exit-code; the next one creates the ready
+// marker and runs until SIGTERM, healthy.
+func transient(ctx context.Context, cfg config, sig *os.Signal) int {
+	if cfg.recordDir == "" {
+		fmt.Fprintln(os.Stderr, "workload: transient needs --record-dir for its attempt count")
+		return usageExit
+	}
+	count, err := bumpCounter(filepath.Join(cfg.recordDir, "transient.count"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "workload: attempt count:", err)
+		return usageExit
+	}
+	if count <= cfg.failTimes {
+		// A stale marker would make a failing attempt look ready.
+		_ = os.Remove(cfg.readyPath())
+		if code := runSession(ctx, cfg, sig); code != cfg.exitCode {
+			return code
+		}
+		fmt.Fprintf(os.Stderr, "workload: transient failure %d of %d\n", count, cfg.failTimes)
+		return cfg.exitCode
+	}
+	if err := writeSynced(cfg.readyPath(), []byte(strconv.FormatInt(time.Now().UnixNano(), 10)+"\n"), os.O_TRUNC); err != nil {
+		fmt.Fprintln(os.Stderr, "workload: ready marker:", err)
+		return usageExit
+	}
+	<-ctx.Done()
+	return 0
+}
+
+// bumpCounter increments the decimal count in path and returns the new value.
+// Only one container of the pod runs transient at a time, so no lock is needed.
+func bumpCounter(path string) (int, error) {
+	count := 0
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if count, err = strconv.Atoi(string(data)); err != nil {
+			return 0, fmt.Errorf("%s holds %q, not a count", path, data)
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return 0, err
+	}
+	count++
+	return count, writeSynced(path, []byte(strconv.Itoa(count)), os.O_TRUNC)
+}
+
+// readyCheck is run by the kubelet as an exec readiness probe. The first
+// success also appends its own time to record-dir/ready-probe.log: the moment
+// the kubelet learned the container is ready, in nanoseconds, where the pod
+// status has whole seconds only.
+func readyCheck(_ context.Context, cfg config, _ *os.Signal) int {
+	if _, err := os.Stat(cfg.readyPath()); err != nil {
+		return 1
+	}
+	if cfg.recordDir != "" {
+		line := fmt.Sprintf("{\"event\":\"ready\",\"unix_ns\":%d}\n", time.Now().UnixNano())
+		// O_EXCL: only the first successful probe writes, later ones leave it.
+		_ = writeSynced(filepath.Join(cfg.recordDir, "ready-probe.log"), []byte(line), os.O_EXCL)
+	}
+	return 0
+}
+
+// proxy answers every line on --listen with "pong", and every --grow-every
+// allocates and touches --grow-mb more MiB that it never frees, so its memory
+// limit OOM-kills it after a while of good service: the infrastructure kill
+// of the talk's critical-sidecar scenario.
+func proxy(ctx context.Context, cfg config, sig *os.Signal) int {
+	listener, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "workload: listen:", err)
+		return usageExit
+	}
+	go func() {
+		for {
+			conn, err := listener.Accept()
+			if err != nil {
+				return
+			}
+			go answer(conn)
+		}
+	}()
+	var leak [][]byte
+	ticker := time.NewTicker(cfg.growEvery)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ticker.C:
+			if cfg.growMB > 0 {
+				chunk := make([]byte, cfg.growMB<<20)
+				// Touch every page: untouched pages are not charged to the cgroup.
+				for i := 0; i < len(chunk); i += 4096 {
+					chunk[i] = 1
+				}
+				leak = append(leak, chunk)
+			}
+		case <-ctx.Done():
+			_ = listener.Close()
+			return signalExit(*sig)
+		}
+	}
+}
+
+func answer(conn net.Conn) {
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(requestTimeout))
+	reader := bufio.NewReader(conn)
+	for {
+		if _, err := reader.ReadString('\n'); err != nil {
+			return
+		}
+		if _, err := conn.Write([]byte("pong\n")); err != nil {
+			return
+		}
+	}
+}
+
+// requestTimeout bounds one client request (dial, send, answer). The proxy
+// answers in well under a millisecond; a second without an answer is a cut.
+const requestTimeout = time.Second
+
+// client asks --target every --interval and appends to record-dir/client.log
+// the first answer ("connected") and every change: "cut" when a request
+// fails after one succeeded, "restored" when one succeeds after a cut. It
+// never exits by itself: the app is healthy, only its sidecar is not.
+func client(ctx context.Context, cfg config, sig *os.Signal) int {
+	connected, cut := false, false
+	ticker := time.NewTicker(cfg.interval)
+	defer ticker.Stop()
+	for {
+		ok := ping(cfg.target)
+		event := ""
+		switch {
+		case ok && !connected:
+			connected, event = true, "connected"
+		case ok && cut:
+			cut, event = false, "restored"
+		case !ok && connected && !cut:
+			cut, event = true, "cut"
+		}
+		if event != "" {
+			if err := appendEvent(cfg, "client.log", event); err != nil {
+				fmt.Fprintln(os.Stderr, "workload: client log:", err)
+			}
+		}
+		select {
+		case <-ticker.C:
+		case <-ctx.Done():
+			return signalExit(*sig)
+		}
+	}
+}
+
+func ping(target string) bool {
+	conn, err := net.DialTimeout("tcp", target, requestTimeout)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(requestTimeout))
+	if _, err := conn.Write([]byte("ping\n")); err != nil {
+		return false
+	}
+	reply, err := bufio.NewReader(conn).ReadString('\n')
+	return err == nil && reply == "pong\n"
+}
+
+type clientEvent struct {
+	Event  string `json:"event"`
+	UnixNs int64  `json:"unix_ns"`
+}
+
+func appendEvent(cfg config, file, name string) error {
+	if cfg.recordDir == "" {
+		return nil
+	}
+	line, _ := json.Marshal(clientEvent{name, time.Now().UnixNano()})
+	return writeSynced(filepath.Join(cfg.recordDir, file), append(line, '\n'), os.O_APPEND)
+}
+
+// writeSynced writes data with extra open flags (O_APPEND, O_TRUNC, O_EXCL)
+// and fsyncs it: the emptyDir must hold it even if the process dies next.
+func writeSynced(path string, data []byte, flags int) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|flags, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // signalExit follows the shell convention 128+n (143 for SIGTERM, 130 for
@@ -121,12 +358,25 @@ func envOr(name, fallback string) string {
 func parseConfig(args []string) (config, error) {
 	fs := flag.NewFlagSet("workload", flag.ContinueOnError)
 	var cfg config
-	fs.StringVar(&cfg.mode, "mode", envOr("WORKLOAD_MODE", "exit"), "exit | run | sleep")
+	fs.StringVar(&cfg.mode, "mode", envOr("WORKLOAD_MODE", "exit"), "exit | run | session | sleep | transient | ready-check | proxy | client")
 	code := fs.String("exit-code", envOr("WORKLOAD_EXIT_CODE", "1"), "exit code of exit and run")
 	runFor := fs.String("run-for", envOr("WORKLOAD_RUN_FOR", "0s"), "how long run works (Go duration)")
 	fs.StringVar(&cfg.recordDir, "record-dir", envOr("WORKLOAD_RECORD_DIR", ""), "append events to DIR/attempts.log")
+	fs.IntVar(&cfg.failTimes, "fail-times", 3, "transient: attempts that fail before it turns healthy")
+	fs.StringVar(&cfg.readyFile, "ready-file", "", "transient, ready-check: the ready marker (default DIR/ready)")
+	fs.StringVar(&cfg.listen, "listen", "127.0.0.1:8080", "proxy: address to serve on")
+	fs.StringVar(&cfg.target, "target", "127.0.0.1:8080", "client: address to talk to")
+	fs.DurationVar(&cfg.interval, "interval", 100*time.Millisecond, "client: time between requests")
+	fs.IntVar(&cfg.growMB, "grow-mb", 0, "proxy: MiB to allocate and keep every --grow-every")
+	fs.DurationVar(&cfg.growEvery, "grow-every", time.Second, "proxy: how often to grow")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
+	}
+	if cfg.interval <= 0 || cfg.growEvery <= 0 {
+		return cfg, fmt.Errorf("--interval and --grow-every must be positive")
+	}
+	if cfg.failTimes < 0 || cfg.growMB < 0 {
+		return cfg, fmt.Errorf("--fail-times and --grow-mb must not be negative")
 	}
 	var err error
 	if cfg.exitCode, err = strconv.Atoi(*code); err != nil || cfg.exitCode < 0 || cfg.exitCode > 255 {
@@ -136,9 +386,18 @@ func parseConfig(args []string) (config, error) {
 		return cfg, fmt.Errorf("--run-for %q: want a Go duration such as 30s", *runFor)
 	}
 	if _, ok := modes[cfg.mode]; !ok {
-		return cfg, fmt.Errorf("--mode %q: want exit, run or sleep", cfg.mode)
+		return cfg, fmt.Errorf("--mode %q: want one of %s", cfg.mode, modeNames())
 	}
 	return cfg, nil
+}
+
+func modeNames() string {
+	names := make([]string, 0, len(modes))
+	for name := range modes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }
 
 func main() {
@@ -146,6 +405,9 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "workload:", err)
 		os.Exit(usageExit)
+	}
+	if quietModes[cfg.mode] {
+		os.Exit(modes[cfg.mode](context.Background(), cfg, nil))
 	}
 	if os.Getpid() == 1 {
 		go reapChildren()
