@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from harness import cluster, pins
 from harness.checkrun import CHECK_PROFILES, CheckResult, run_check
@@ -194,7 +195,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.handler(args)
     except (HarnessError, ProfileError) as error:
-        console.print(f"[bold red]error:[/bold red] {error}")
+        # Unwrapped and without markup: paths and values stay whole and copyable.
+        console.print(Text("error: ", style="bold red") + Text(str(error)), soft_wrap=True)
         return 2
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/yellow]")

@@ -1,0 +1,84 @@
+"""The CLI refuses bad input before it creates anything."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness import cli, cluster, nodeselect, pins
+from harness.errors import HarnessError
+from harness.paths import PROJECT_ROOT
+
+
+@pytest.fixture
+def spec_copy(tmp_path: Path) -> Path:
+    target = tmp_path / "clusters"
+    shutil.copytree(PROJECT_ROOT / "clusters", target)
+    return target
+
+
+@pytest.fixture(autouse=True)
+def nothing_is_created(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the CLI tried to create a cluster from bad input")
+
+    monkeypatch.setattr(cluster, "up", refuse)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("500ms", "500ms"), ("301s", "5m1s"), ("abc", "abc")],
+)
+def test_a_bad_max_period_is_refused_naming_file_worker_and_field(
+    spec_copy: Path, capsys: pytest.CaptureFixture[str], value: str, expected: str
+) -> None:
+    fast = spec_copy / "profiles" / "fast.yaml"
+    fast.write_text(fast.read_text().replace("2s", value))
+    code = cli.main(["up", "--config", str(spec_copy / "crashloop.yaml")])
+    message = " ".join(capsys.readouterr().err.split())
+    assert code == 2
+    assert "fast.yaml" in message
+    assert "'fast'" in message
+    assert "maxContainerRestartPeriod" in message
+    assert expected in message
+
+
+def test_an_unknown_feature_gate_is_refused(
+    spec_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reduced = spec_copy / "profiles" / "reduced.yaml"
+    reduced.write_text(reduced.read_text().replace("ReduceDefault", "ReduceDefualt"))
+    assert cli.main(["up", "--config", str(spec_copy / "crashloop.yaml")]) == 2
+    message = " ".join(capsys.readouterr().err.split())
+    assert "reduced.yaml" in message
+    assert "featureGates" in message
+
+
+def test_invalid_yaml_is_refused(spec_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (spec_copy / "profiles" / "default.yaml").write_text("kind: [unclosed\n")
+    assert cli.main(["up", "--config", str(spec_copy / "crashloop.yaml")]) == 2
+    assert "default.yaml" in " ".join(capsys.readouterr().err.split())
+
+
+def test_a_worker_without_a_profile_is_refused(
+    spec_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = spec_copy / "crashloop.yaml"
+    spec.write_text(spec.read_text().replace("    profile: default\n", ""))
+    assert cli.main(["up", "--config", str(spec)]) == 2
+    message = " ".join(capsys.readouterr().err.split())
+    assert "crashloop.yaml" in message
+    assert "'default'" in message
+    assert "profile" in message
+
+
+def test_a_kubernetes_version_that_is_not_pinned_is_refused() -> None:
+    with pytest.raises(HarnessError, match=r"v1\.34\.0 is not pinned") as raised:
+        nodeselect.check_kubernetes_version("v1.34.0")
+    assert pins.KUBERNETES_VERSION in raised.value.fix
+
+
+def test_the_pinned_kubernetes_version_is_accepted() -> None:
+    nodeselect.check_kubernetes_version(pins.KUBERNETES_VERSION)
