@@ -8,12 +8,14 @@ running on the worker) and deleted.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from kubernetes import client
 from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
 from harness import cluster, pins, timeouts
+from harness.errors import HarnessError
 from harness.kube import create_namespace, delete_namespace, node_statuses, unready_system_pods
 from harness.paths import PROJECT_ROOT
 from harness.pytest_plugin import ClusterOptions, _options, session_cluster
@@ -95,3 +97,14 @@ def test_a_pod_runs_on_the_worker(substrate: cluster.Cluster) -> None:
         assert placed.status.pod_ip, "the pod got no IP: pod networking is broken"
     finally:
         delete_namespace(api, namespace)
+
+
+def test_a_missing_node_image_is_refused_before_anything_is_created(
+    substrate_options: ClusterOptions,
+) -> None:
+    spec = replace(substrate_options.spec, name="crashloop-missing-image")
+    with pytest.raises(
+        HarnessError, match=r"'crashloop\.local/node:does-not-exist' does not exist"
+    ):
+        cluster.up(spec, lambda _message: None, image="crashloop.local/node:does-not-exist")
+    assert cluster.node_containers(spec.name) == {}
