@@ -21,6 +21,7 @@ from kubernetes import client
 from harness import pins, timeouts
 from harness.backoff import BackoffCurve
 from harness.cluster import Cluster, check_live_configs, live_config_rows
+from harness.evidence import collect_failure_evidence, export_kind_logs
 from harness.junit import write_junit
 from harness.kindconfig import WORKER_LABEL
 from harness.kube import create_namespace, delete_namespace, node_statuses
@@ -184,6 +185,11 @@ def run_check(
         _judge(result)
         result.finished_at = datetime.now(UTC)
         write_outputs(result, cluster)
+        if not result.passed:
+            # Before the namespace goes: what the pods, the kubelets and the nodes said.
+            evidence = result.run_dir / "evidence"
+            collect_failure_evidence(api, [namespace], evidence)
+            export_kind_logs(cluster.kind_bin, cluster.name, evidence / "kind-logs")
         delete_namespace(api, namespace)
     return result
 

@@ -16,6 +16,7 @@ from harness import cluster, pins
 from harness.checkrun import CHECK_PROFILES, CheckResult, run_check
 from harness.engine import ensure_engine
 from harness.errors import HarnessError
+from harness.evidence import explain
 from harness.kindbin import ensure_kind
 from harness.kube import api_client, node_statuses, unready_system_pods
 from harness.nodeimage.assemble import build_node_image
@@ -102,6 +103,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     summary = read_summary(result.run_dir)
     out.print(summary_table(summary))
     out.print(f"{summary.status.upper()}: {summary.reason or 'every worker on its curve'}")
+    if not summary.passed:
+        out.print(Text(explain(summary), style="bold red"))
     out.print(f"results in {result.run_dir}")
     if result.status == "interrupted":
         return 130

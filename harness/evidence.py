@@ -13,7 +13,8 @@ Layout under the target directory a caller picks (for a test:
     <namespace>/pods/<pod>.yaml
     <namespace>/logs/<pod>/<container>.log
     <namespace>/logs/<pod>/<container>.previous.log
-    <namespace>/logs/<pod>/<container>.previous.unavailable.txt   (instead, with the reason)
+    <namespace>/logs/<pod>/<container>.{current,previous}.unavailable.txt
+                                    instead of a log the API did not serve, with why
     <namespace>/events.yaml         the Event objects, oldest first
     <namespace>/events.txt          the same, one line each
     nodes/<node>.configz.json
@@ -60,6 +61,18 @@ LOG_LIMIT_BYTES: Final = 8 * 1024 * 1024
 # previous instance: expected for a container that never restarted, so it
 # is recorded next to the logs, not as a collector error.
 _NO_PREVIOUS: Final = re.compile(r"previous terminated container .* not found")
+
+# ... and with HTTP 200 and this text when the container the status names
+# was already removed. Measured on v1.35.8: the kubelet keeps one dead
+# container per container, so while a crash-looping container waits out its
+# back-off the "current" log is its last crash, and "previous" (the status's
+# lastState) names the attempt before, already removed with its log file.
+# A previous log is served only while the next attempt runs.
+_UNABLE_TO_RETRIEVE: Final = b"unable to retrieve container logs for "
+_REMOVED_HINT: Final = (
+    "the kubelet keeps one dead container per container; during a back-off wait the "
+    "current log holds the last crash and the attempt before it is already removed"
+)
 
 _UNSAFE_NAME: Final = re.compile(r"[^A-Za-z0-9._-]+")
 _NAME_LIMIT: Final = 120
@@ -180,6 +193,10 @@ def _container_names(pod: Any) -> list[str]:
     return [container.name for group in groups for container in group or []]
 
 
+class LogUnavailableError(Exception):
+    """The kubelet answered 200 but with its "unable to retrieve container logs" text."""
+
+
 def _collect_logs(
     core: client.CoreV1Api, pod: Any, container: str, pod_dir: Path, errors: _Errors
 ) -> None:
@@ -187,23 +204,33 @@ def _collect_logs(
     base = pod_dir / safe_name(container)
     with errors.guard(f"pod {namespace}/{name} container {container}: current log"):
         pod_dir.mkdir(parents=True, exist_ok=True)
-        base.with_name(f"{base.name}.log").write_bytes(
-            _read_log(core, namespace, name, container, previous=False)
-        )
+        try:
+            data = _read_log(core, namespace, name, container, previous=False)
+        except (client.ApiException, LogUnavailableError) as error:
+            _write_unavailable(base, "current", error)
+            raise
+        base.with_name(f"{base.name}.log").write_bytes(data)
     with errors.guard(f"pod {namespace}/{name} container {container}: previous log"):
         try:
             data = _read_log(core, namespace, name, container, previous=True)
-        except client.ApiException as error:
+        except (client.ApiException, LogUnavailableError) as error:
             # Write down why there is no previous log, next to where it would
             # be; only an unexpected refusal is a collector error as well.
-            reason = describe(error)
-            base.with_name(f"{base.name}.previous.unavailable.txt").write_text(
-                f"no previous log: {reason}\n", encoding="utf-8"
-            )
-            if not _NO_PREVIOUS.search(reason):
+            reason = _write_unavailable(base, "previous", error)
+            if not (_NO_PREVIOUS.search(reason) or isinstance(error, LogUnavailableError)):
                 raise
             return
         base.with_name(f"{base.name}.previous.log").write_bytes(data)
+
+
+def _write_unavailable(base: Path, which: str, error: Exception) -> str:
+    reason = describe(error)
+    if isinstance(error, LogUnavailableError):
+        reason += f" ({_REMOVED_HINT})"
+    base.with_name(f"{base.name}.{which}.unavailable.txt").write_text(
+        f"no {which} log: {reason}\n", encoding="utf-8"
+    )
+    return reason
 
 
 def _read_log(
@@ -222,6 +249,10 @@ def _read_log(
         _request_timeout=timeouts.API_REQUEST,
     )
     data: bytes = response.data
+    if data.startswith(_UNABLE_TO_RETRIEVE):
+        # Not a log line: the kubelet's own note that the container (and its
+        # log file) is gone. Saved as a log it would read like the workload's.
+        raise LogUnavailableError(data.decode("utf-8", errors="replace").strip())
     return data
 
 

@@ -8,7 +8,8 @@ Option names follow pytest-kind's where they overlap (--cluster-name,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,9 @@ from kubernetes import client
 
 from harness import cluster
 from harness.errors import HarnessError
+from harness.evidence import collect_failure_evidence, evidence_dir, export_kind_logs
 from harness.kube import create_namespace, delete_namespace, node_configz
-from harness.paths import PROJECT_ROOT
+from harness.paths import PROJECT_ROOT, runs_dir
 from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec
 
 KEEP_POLICIES = ("never", "on-failure", "always")
@@ -166,9 +168,46 @@ def node_configs(
     return {node.metadata.name: node_configz(kube_api, node.metadata.name) for node in nodes}
 
 
+_CALL_FAILED = pytest.StashKey[bool]()
+_SESSION_STARTED = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.when == "call" and report.failed:
+        item.stash[_CALL_FAILED] = True
+    return report
+
+
+def session_evidence_dir(config: pytest.Config) -> Path:
+    """One directory per session for the evidence of failed tests."""
+    started = config.stash.setdefault(
+        _SESSION_STARTED, time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    )
+    return runs_dir() / f"{started}-pytest-evidence"
+
+
 @pytest.fixture
-def namespace(kube_api: client.ApiClient) -> Iterator[str]:
-    """A fresh namespace at the `restricted` Pod Security level, deleted afterwards."""
+def namespace(
+    request: pytest.FixtureRequest, kube_api: client.ApiClient, crashloop_cluster: cluster.Cluster
+) -> Iterator[str]:
+    """A fresh namespace at the `restricted` Pod Security level, deleted afterwards.
+
+    When the test failed, its pods, logs, events and the nodes' configs are
+    collected first, into runs/<session>-pytest-evidence/<test>/.
+    """
     name = create_namespace(kube_api, "crashloop")
     yield name
+    if request.node.stash.get(_CALL_FAILED, False):
+        target = evidence_dir(session_evidence_dir(request.config), request.node.nodeid)
+        collect_failure_evidence(kube_api, [name], target)
+        export_kind_logs(
+            crashloop_cluster.kind_bin,
+            crashloop_cluster.name,
+            session_evidence_dir(request.config) / "kind-logs",
+        )
+        print(f"[crashloop] evidence of {request.node.nodeid} in {target}")
     delete_namespace(kube_api, name)
