@@ -35,6 +35,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check harness tests
 	$(BIN)/ruff format --check harness tests
 	$(BIN)/mypy
+	scripts/actionlint.sh
 
 unit: $(STAMP)
 	$(BIN)/pytest tests/unit
