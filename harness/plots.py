@@ -11,6 +11,8 @@ read by screen readers.
 
 Workers are told apart by marker shape and line style as well as colour
 (Okabe-Ito, safe for colour-blind readers), so a grey print still works.
+
+Each plot function returns the paths it wrote: ``<stem>.png``, then ``<stem>.svg``.
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ def _save(figure: Figure, path_stem: Path | str) -> list[Path]:
         metadata = {"Date": None} if fmt == "svg" else None
         with mpl.rc_context({"svg.hashsalt": _SVG_HASHSALT, "svg.fonttype": "none"}):
             figure.savefig(buffer, format=fmt, dpi=_DPI, metadata=metadata)
-        # with_name, not with_suffix: a stem such as "run.1/delays" keeps its dot.
+        # with_name, not with_suffix: a stem such as "delays.v2" keeps its ".v2".
         written.append(write_atomically(stem.with_name(f"{stem.name}.{fmt}"), buffer.getvalue()))
     return written
 

@@ -1,0 +1,223 @@
+"""The live demo view (harness.liveview): states from records, rich and plain rendering."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from rich.console import Console
+
+from harness.backoff import BackoffCurve
+from harness.liveview import (
+    LiveView,
+    WorkerState,
+    plain_line,
+    render,
+    states_from,
+    timeline_bar,
+)
+from harness.records import AttemptRecord
+from tests.unit.test_plots import WORKERS, quick_attempts, quick_summary
+from tests.unit.test_verdict import DEFAULT, FAST, NS, REDUCED, T0, attempts
+
+
+@dataclass
+class FakeResult:
+    """Just what states_from reads of a CheckResult."""
+
+    attempts: Mapping[str, Sequence[AttemptRecord]] = field(default_factory=dict)
+
+
+CURVES = {"fast": FAST, "reduced": REDUCED, "default": DEFAULT}
+
+
+def records(
+    worker: str, delays_s: list[float], *, last_running: bool = False
+) -> list[AttemptRecord]:
+    return [
+        dataclasses.replace(r, worker=worker) for r in attempts(delays_s, last_running=last_running)
+    ]
+
+
+def finished_ns(attempt: AttemptRecord) -> int:
+    assert attempt.finished_at_ns is not None
+    return attempt.finished_at_ns
+
+
+def text_of(states: Sequence[WorkerState], elapsed_s: float = 30.0) -> str:
+    console = Console(record=True, width=160)
+    console.print(render(states, elapsed_s, 120.0))
+    return console.export_text()
+
+
+def panel_lines(text: str) -> list[str]:
+    """The inside of every panel line, stripped: "│ a │ │ b │" gives a and b."""
+    return [cell.strip() for line in text.splitlines() for cell in line.split("│")[1::2]]
+
+
+def sample_states() -> list[WorkerState]:
+    """fast waiting 0.5s after its third exit, reduced running, default not started."""
+    fast = records("fast", [0.4, 2.3, 2.2])
+    reduced = records("reduced", [0.5, 1.2], last_running=True)
+    now = finished_ns(fast[-1]) + NS // 2
+    return states_from(FakeResult({"fast": fast, "reduced": reduced}), CURVES, now)
+
+
+def test_a_worker_in_back_off_counts_down_to_its_next_restart() -> None:
+    fast = sample_states()[0]
+    assert fast.worker == "fast"
+    assert fast.profile == "fast"
+    assert fast.kep == "KEP-5593"
+    assert fast.restarts == 3
+    assert fast.state == "waiting"
+    assert fast.next_restart_in_s == 1.5
+    assert fast.last_delay_s == 2.2
+    assert fast.last_expected_s == 2.0
+    # Restarts at 0.4s, then 2.3s and 2.2s after 50ms runs, from the first start.
+    assert [round(t, 3) for t in fast.timeline] == [0.45, 2.8, 5.05]
+
+
+def test_a_running_worker_has_no_countdown() -> None:
+    reduced = sample_states()[1]
+    assert (reduced.state, reduced.restarts, reduced.next_restart_in_s) == ("running", 2, None)
+    assert reduced.last_expected_s == 1.0
+    assert reduced.kep == "KEP-4603 (alpha)"
+
+
+def test_a_worker_without_records_is_waiting_for_its_first_start() -> None:
+    default = sample_states()[2]
+    assert default.worker == "default"
+    assert (default.state, default.restarts, default.next_restart_in_s) == ("waiting", 0, None)
+    assert (default.last_delay_s, default.last_expected_s, tuple(default.timeline)) == (
+        None,
+        None,
+        (),
+    )
+
+
+def test_an_overdue_restart_is_crashed_and_due() -> None:
+    default = records("default", [0.5])
+    now = finished_ns(default[-1]) + 11 * NS  # the curve waits 10s before restart 2
+    state = states_from(FakeResult({"default": default}), CURVES, now)[2]
+    assert (state.state, state.next_restart_in_s) == ("crashed", 0.0)
+
+
+def test_records_without_a_curve_still_show_and_profiles_can_be_named() -> None:
+    extra = records("extra", [0.5])
+    states = states_from(
+        FakeResult({"extra": extra}),
+        {"fast": FAST},
+        finished_ns(extra[-1]),
+        start_ns=T0 - 10 * NS,
+        profiles={"extra": "custom"},
+    )
+    assert [s.worker for s in states] == ["fast", "extra"]
+    extra_state = states[1]
+    assert (extra_state.profile, extra_state.kep, extra_state.state) == ("custom", "-", "waiting")
+    assert extra_state.next_restart_in_s is None
+    assert extra_state.last_expected_s is None
+    assert [round(t, 2) for t in extra_state.timeline] == [10.55]
+
+
+def test_states_from_the_real_quick_run() -> None:
+    curves = {
+        w.worker: BackoffCurve(
+            initial=timedelta(seconds=w.live_config.initial_s),
+            maximum=timedelta(seconds=w.live_config.max_s),
+        )
+        for w in quick_summary().workers
+        if w.live_config is not None
+    }
+    runs = quick_attempts()
+    end = max(finished_ns(r) for rs in runs.values() for r in rs)
+    states = states_from(FakeResult(runs), curves, end)
+    assert [(s.worker, s.restarts) for s in states] == [
+        ("fast", 11),
+        ("reduced", 8),
+        ("default", 5),
+    ]
+    default = states[2]
+    assert default.last_expected_s == 80.0
+    assert default.last_delay_s is not None
+    assert 80.0 < default.last_delay_s < 90.0
+    # The last record is default's exit after restart 5; the next wait is 160s.
+    assert default.next_restart_in_s == 160.0
+
+
+def test_render_shows_a_column_per_worker_with_counts_and_countdown() -> None:
+    text = text_of(sample_states())
+    header, panels = text.splitlines()[0], text.splitlines()[1]
+    assert "crashloop demo: 30s of 120s" in header
+    # Side by side: every panel's title on the same line.
+    assert all(f"─ {worker} " in panels for worker in WORKERS)
+    assert panels.index("fast") < panels.index("reduced") < panels.index("default")
+    lines = set(panel_lines(text))
+    assert "restarts     3" in lines
+    assert "restarts     2" in lines
+    assert "restarts     0" in lines
+    for expected in ("next restart in 1.5s", "state        running", "KEP          KEP-5593"):
+        assert expected in lines
+    assert "last delay   2.2s (model 2.0s)" in lines
+
+
+def test_render_prints_names_literally() -> None:
+    state = dataclasses.replace(sample_states()[0], worker="[bold]w[/bold]", profile="[red]p")
+    text = text_of([state])
+    assert "[bold]w[/bold]" in text
+    assert "[red]p" in text
+
+
+def test_render_shows_a_timeline_of_restart_marks() -> None:
+    text = text_of(sample_states(), elapsed_s=60.0)
+    bars = [line for line in panel_lines(text) if line.startswith("|")]
+    assert len(bars) == 3
+    fast_bar = bars[0]
+    assert fast_bar.endswith("|")
+    assert fast_bar.count("▁") + fast_bar.count("▃") >= 2
+    assert set(bars[2].strip("|")) <= {"·", " "}
+
+
+def test_timeline_bar_places_marks_over_the_duration() -> None:
+    assert timeline_bar([0.0, 55.0], elapsed_s=60.0, duration_s=100.0, width=10) == "▁····▁    "
+    assert timeline_bar([1.0, 2.0, 3.0], elapsed_s=5.0, duration_s=10.0, width=5) == "▁▃·  "
+    # A run that overruns its planned duration stretches the bar, never overflows it.
+    assert len(timeline_bar([150.0], elapsed_s=150.0, duration_s=100.0, width=8)) == 8
+
+
+def test_plain_line_format() -> None:
+    assert plain_line(sample_states(), 12.34) == (
+        "[   12.3s] fast: 3 restarts, waiting, next restart in 1.5s, last 2.2s (model 2.0s)"
+        " | reduced: 2 restarts, running, last 1.2s (model 1.0s)"
+        " | default: 0 restarts, waiting"
+    )
+
+
+def test_off_a_terminal_a_line_is_printed_only_on_change() -> None:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, width=300)
+    states = sample_states()
+    fast = states[0]
+    ticking = dataclasses.replace(fast, next_restart_in_s=0.7)
+    restarted = dataclasses.replace(fast, restarts=4, state="running", next_restart_in_s=None)
+    with LiveView(120.0, console=console) as view:
+        view.update(states, 1.0)
+        view.update([ticking, *states[1:]], 1.8)  # only the countdown moved
+        view.update([restarted, *states[1:]], 2.5)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("[    1.0s] fast: 3 restarts, waiting")
+    assert lines[1].startswith("[    2.5s] fast: 4 restarts, running")
+
+
+def test_on_a_terminal_the_view_is_drawn_live() -> None:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=160)
+    with LiveView(120.0, console=console) as view:
+        view.update(sample_states(), 3.0)
+    drawn = out.getvalue()
+    assert all(worker in drawn for worker in WORKERS)
+    assert "next restart" in drawn
+    assert "[    3.0s]" not in drawn
