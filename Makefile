@@ -10,7 +10,7 @@ CRASHLOOP := $(BIN)/crashloop
 .PHONY: help demo test unit e2e lint engine kind node-image cluster status check conformance down clean
 
 help:
-	@echo "make demo        bring the crashloop cluster up and show its status"
+	@echo "make demo        set up, then the talk's demo live (5 minutes), plots and a report"
 	@echo "make test        lint, unit tests, then the e2e tests on a real kind cluster"
 	@echo "make node-image  build the offline kind node image (no-op when up to date)"
 	@echo "make cluster     create or reuse the crashloop cluster"
@@ -26,8 +26,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(CRASHLOOP) up
-	$(CRASHLOOP) status
+	$(CRASHLOOP) demo
 
 test: lint unit e2e
 

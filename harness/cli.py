@@ -14,6 +14,7 @@ from rich.text import Text
 
 from harness import cluster, pins
 from harness.checkrun import CHECK_PROFILES, CheckResult, run_check
+from harness.demo import DEFAULT_DURATION_S, MAX_DURATION_S, DemoOptions, run_demo
 from harness.engine import ensure_engine
 from harness.errors import HarnessError
 from harness.evidence import explain
@@ -111,6 +112,23 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0 if summary.passed else 1
 
 
+def _cmd_demo(args: argparse.Namespace) -> int:
+    spec = load_cluster_spec(Path(args.config))
+    if not 30 <= args.duration <= MAX_DURATION_S:
+        raise HarnessError(
+            f"--duration {args.duration:g}s is outside 30..{MAX_DURATION_S:g}s",
+            f"give a duration in seconds between 30 and {MAX_DURATION_S:g}",
+        )
+    options = DemoOptions(
+        spec=spec,
+        duration_s=args.duration,
+        keep_cluster=not args.down,
+        plain=args.plain,
+        image=args.image,
+    )
+    return run_demo(options, Console(force_terminal=False) if args.plain else Console())
+
+
 def _print_status(kubeconfig: Path, spec: ClusterSpec) -> None:
     """Nodes, system pods and each kubelet's live backoff config; fails on a mismatch."""
     api = api_client(kubeconfig)
@@ -190,6 +208,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="quick: a few minutes; full: about 11 minutes, every curve at its cap",
     )
     check.set_defaults(handler=_cmd_check)
+
+    demo = commands.add_parser("demo", help="the talk's demo: set up, observe live, plot, report")
+    demo.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
+    demo.add_argument("--image", help="node image to use (must exist locally)")
+    demo.add_argument(
+        "--duration",
+        type=float,
+        default=DEFAULT_DURATION_S,
+        help=f"observation window in seconds (default {DEFAULT_DURATION_S:g}, "
+        f"at most {MAX_DURATION_S:g})",
+    )
+    demo.add_argument("--plain", action="store_true", help="plain timestamped lines, no live view")
+    demo.add_argument("--down", action="store_true", help="delete the cluster afterwards")
+    demo.set_defaults(handler=_cmd_demo)
     return parser
 
 

@@ -329,4 +329,6 @@ class LiveView:
         if key != self._last_key:
             self._last_key = key
             # markup/highlight off: the line is data, printed as is.
-            self.console.print(plain_line(states, elapsed_s), markup=False, highlight=False)
+            self.console.print(
+                plain_line(states, elapsed_s), markup=False, highlight=False, soft_wrap=True
+            )

@@ -1,0 +1,162 @@
+"""`make demo`: the talk's demo, live in the terminal, ending with plots and a report.
+
+Set-up first (engine, kind, node image, cluster), each step with a spinner and
+its elapsed time; then the bare crashing container and the scenarios on all
+three workers at once for a fixed window, shown live; then the takeaways
+table, the plots and a self-contained report in the run directory.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from harness import cluster, timeouts
+from harness.checkrun import CheckProfile, CheckResult, run_check
+from harness.liveview import LiveView, states_from
+from harness.plots import ScenarioMetric
+from harness.profiles import ClusterSpec
+from harness.report import write_report
+from harness.summary import read_summary
+
+# The default window, announced before anything starts; the issue caps it at 6 minutes.
+DEFAULT_DURATION_S: Final = 300.0
+MAX_DURATION_S: Final = 360.0
+_REFRESH_S: Final = 0.25
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    spec: ClusterSpec
+    duration_s: float = DEFAULT_DURATION_S
+    scenarios: tuple[str, ...] = ()
+    keep_cluster: bool = True
+    plain: bool = False
+    image: str | None = None
+
+
+class SetupProgress:
+    """One spinner line per set-up step, each with its elapsed time."""
+
+    def __init__(self, console: Console) -> None:
+        self._progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        )
+        self._current: TaskID | None = None
+
+    def __enter__(self) -> SetupProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._finish_current()
+        self._progress.stop()
+
+    def step(self, message: str) -> None:
+        self._finish_current()
+        self._current = self._progress.add_task(message, total=1)
+
+    def _finish_current(self) -> None:
+        if self._current is not None:
+            self._progress.update(self._current, completed=1)
+            self._progress.stop_task(self._current)
+
+
+def run_demo(options: DemoOptions, console: Console) -> int:
+    duration = min(options.duration_s, MAX_DURATION_S)
+    console.rule("crashloop-harness demo: A Tale of Two KEPs")
+    console.print(
+        f"Three workers, three kubelet backoff configs. The run takes {duration / 60:.1f} minutes "
+        "after set-up (set-up: seconds when cached, about 20 minutes on a fresh machine). "
+        "Ctrl-C stops it cleanly and keeps every result."
+    )
+    with SetupProgress(console) as setup:
+        up = cluster.up(options.spec, setup.step, image=options.image)
+        setup.step(f"cluster {up.name} ready")
+
+    profile = CheckProfile("demo", duration, {}, fixed_window=True)
+    stop = threading.Event()
+    holder: dict[str, CheckResult] = {}
+    latest: dict[str, CheckResult] = {}
+
+    def observe() -> None:
+        holder["result"] = run_check(
+            up, profile, _quiet, on_sample=lambda r: latest.__setitem__("result", r), stop=stop
+        )
+
+    worker = threading.Thread(target=observe, name="demo-check", daemon=True)
+    started = time.monotonic()
+    interrupted = False
+    worker.start()
+    view_console = Console(force_terminal=False) if options.plain else console
+    try:
+        with LiveView(duration, console=view_console) as view:
+            while worker.is_alive():
+                current = latest.get("result")
+                if current is not None:
+                    view.update(
+                        states_from(current, current.curves, time.time_ns()),
+                        time.monotonic() - started,
+                    )
+                worker.join(timeout=_REFRESH_S)
+    except KeyboardInterrupt:
+        interrupted = True
+        console.print("[yellow]stopping: judging what was measured, cleaning up...[/yellow]")
+        stop.set()
+        worker.join(timeout=timeouts.NAMESPACE_GONE + timeouts.API_REQUEST)
+
+    result = holder.get("result")
+    if result is None:
+        console.print("[red]the observation did not finish; partial records are in runs/[/red]")
+        return 130 if interrupted else 1
+    summary = read_summary(result.run_dir)
+    console.print(_takeaways(result))
+    report = write_report(result.run_dir, summary, result.attempts, _scenario_metrics())
+    console.print(f"report: {report}")
+    console.print(f"results: {result.run_dir}")
+    if not options.keep_cluster:
+        cluster.delete(up.name, console.print)
+    return 130 if interrupted else 0
+
+
+def _quiet(_message: str) -> None:
+    """The live view shows progress; the check's own messages would tear it."""
+
+
+def _takeaways(result: CheckResult) -> Table:
+    """The talk's takeaways, measured: per worker, what the model predicted and what happened."""
+    table = Table(title="what each worker did (bare crashing container)")
+    for column in (
+        "worker",
+        "restarts",
+        "model: first delays",
+        "measured: first delays",
+        "verdict",
+    ):
+        table.add_column(column)
+    for worker, curve in result.curves.items():
+        verdict = result.verdicts.get(worker)
+        measured = [c.measured_s for c in verdict.checks] if verdict else []
+        table.add_row(
+            worker,
+            str(len(result.attempts.get(worker, [])) - 1 if result.attempts.get(worker) else 0),
+            ", ".join(f"{d.total_seconds():g}s" for d in curve.delays(6)),
+            ", ".join(f"{m:.1f}s" for m in measured[:6] if m is not None),
+            "PASS" if verdict and verdict.passed else "FAIL" if verdict else "no data",
+        )
+    return table
+
+
+def _scenario_metrics() -> Sequence[ScenarioMetric]:
+    return ()
