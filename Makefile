@@ -15,6 +15,7 @@ help:
 	@echo "make node-image  build the offline kind node image (no-op when up to date)"
 	@echo "make cluster     create or reuse the crashloop cluster"
 	@echo "make check       quick conformance check of every worker's backoff (a few minutes)"
+	@echo "make conformance the nightly job: full check (about 11 min) and every scenario"
 	@echo "make down        delete the crashloop cluster"
 	@echo "make clean       delete the cluster and the Python environment (runs/ is kept)"
 
@@ -59,6 +60,10 @@ status: $(STAMP)
 
 check: $(STAMP)
 	$(CRASHLOOP) check --profile quick
+
+# The nightly job: the full check and every scenario; the exit code is the verdict.
+conformance: $(STAMP)
+	$(CRASHLOOP) conformance --profile full
 
 down: $(STAMP)
 	$(CRASHLOOP) down

@@ -25,7 +25,11 @@ from harness.nodeselect import check_kubernetes_version, choose_node_image
 from harness.paths import PROJECT_ROOT
 from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec
 from harness.render import config_table, summary_table, verdict_table
-from harness.summary import read_summary
+from harness.report import write_report
+from harness.scenarios import SCENARIOS
+from harness.scenarios.headline import headline_metrics
+from harness.scenarios.runner import ScenarioRun, run_scenarios
+from harness.summary import RunSummary, read_summary
 
 DEFAULT_SPEC = PROJECT_ROOT / "clusters" / "crashloop.yaml"
 
@@ -85,8 +89,17 @@ def _cmd_down(args: argparse.Namespace) -> int:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     spec = load_cluster_spec(Path(args.config))
-    profile = CHECK_PROFILES[args.profile]
     up = cluster.up(spec, progress, image=args.image)
+    result, summary = _run_and_report_check(up, args.profile)
+    report = write_report(result.run_dir, summary, result.attempts)
+    Console().print(f"results in {result.run_dir}; report: {report}")
+    if result.status == "interrupted":
+        return 130
+    return 0 if summary.passed else 1
+
+
+def _run_and_report_check(up: cluster.Cluster, profile_name: str) -> tuple[CheckResult, RunSummary]:
+    profile = CHECK_PROFILES[profile_name]
     seen: dict[str, int] = {}
 
     def on_sample(result: CheckResult) -> None:
@@ -106,10 +119,45 @@ def _cmd_check(args: argparse.Namespace) -> int:
     out.print(f"{summary.status.upper()}: {summary.reason or 'every worker on its curve'}")
     if not summary.passed:
         out.print(Text(explain(summary), style="bold red"))
-    out.print(f"results in {result.run_dir}")
-    if result.status == "interrupted":
+    return result, summary
+
+
+def _run_scenarios_one_by_one(up: cluster.Cluster, names: Sequence[str]) -> list[ScenarioRun]:
+    """Each scenario on its own: together they load two cores past the verdict's tolerance."""
+    runs = []
+    for name in names:
+        run = run_scenarios(up, progress, [name])
+        for by_worker in run.results.values():
+            for result in by_worker.values():
+                state = "ok" if result.passed else "FAIL: " + "; ".join(result.failures[:2])
+                Console().print(f"{name} on {result.worker}: {state}")
+        runs.append(run)
+    return runs
+
+
+def _cmd_scenarios(args: argparse.Namespace) -> int:
+    spec = load_cluster_spec(Path(args.config))
+    up = cluster.up(spec, progress, image=args.image)
+    runs = _run_scenarios_one_by_one(up, args.scenarios)
+    for run in runs:
+        Console().print(f"{', '.join(run.scenarios)}: {run.status} ({run.run_dir})")
+    return 0 if all(run.passed for run in runs) else 1
+
+
+def _cmd_conformance(args: argparse.Namespace) -> int:
+    """The nightly job: the full check and every scenario; the exit code is the verdict."""
+    spec = load_cluster_spec(Path(args.config))
+    up = cluster.up(spec, progress, image=args.image)
+    result, summary = _run_and_report_check(up, args.profile)
+    runs = _run_scenarios_one_by_one(up, SCENARIOS)
+    metrics = [metric for run in runs for metric in headline_metrics(run)]
+    report = write_report(result.run_dir, summary, result.attempts, metrics)
+    Console().print(f"report: {report}")
+    for run in runs:
+        Console().print(f"{', '.join(run.scenarios)}: {run.status} ({run.run_dir})")
+    if result.status == "interrupted" or any(run.status == "interrupted" for run in runs):
         return 130
-    return 0 if summary.passed else 1
+    return 0 if summary.passed and all(run.passed for run in runs) else 1
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -123,6 +171,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         spec=spec,
         duration_s=args.duration,
         keep_cluster=not args.down,
+        scenarios=tuple(args.scenarios),
         plain=args.plain,
         image=args.image,
     )
@@ -209,6 +258,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.set_defaults(handler=_cmd_check)
 
+    scenarios = commands.add_parser(
+        "scenarios", help="measure the talk's scenarios on every worker, one scenario at a time"
+    )
+    scenarios.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
+    scenarios.add_argument("--image", help="node image to use (must exist locally)")
+    scenarios.add_argument(
+        "--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS), help="which"
+    )
+    scenarios.set_defaults(handler=_cmd_scenarios)
+
+    conformance = commands.add_parser(
+        "conformance", help="the nightly job: full check, every scenario, plots and a report"
+    )
+    conformance.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
+    conformance.add_argument("--image", help="node image to use (must exist locally)")
+    conformance.add_argument("--profile", choices=sorted(CHECK_PROFILES), default="full")
+    conformance.set_defaults(handler=_cmd_conformance)
+
     demo = commands.add_parser("demo", help="the talk's demo: set up, observe live, plot, report")
     demo.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
     demo.add_argument("--image", help="node image to use (must exist locally)")
@@ -218,6 +285,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_DURATION_S,
         help=f"observation window in seconds (default {DEFAULT_DURATION_S:g}, "
         f"at most {MAX_DURATION_S:g})",
+    )
+    demo.add_argument(
+        "--scenarios",
+        nargs="*",
+        choices=SCENARIOS,
+        default=list(SCENARIOS),
+        help="scenarios to run beside the bare curve (default: all; none: only the curve)",
     )
     demo.add_argument("--plain", action="store_true", help="plain timestamped lines, no live view")
     demo.add_argument("--down", action="store_true", help="delete the cluster afterwards")

@@ -24,6 +24,9 @@ from harness.liveview import LiveView, states_from
 from harness.plots import ScenarioMetric
 from harness.profiles import ClusterSpec
 from harness.report import write_report
+from harness.scenarios import SCENARIOS
+from harness.scenarios.headline import headline_metrics
+from harness.scenarios.runner import ScenarioRun, run_scenarios
 from harness.summary import read_summary
 
 # The default window, announced before anything starts; the issue caps it at 6 minutes.
@@ -36,7 +39,7 @@ _REFRESH_S: Final = 0.25
 class DemoOptions:
     spec: ClusterSpec
     duration_s: float = DEFAULT_DURATION_S
-    scenarios: tuple[str, ...] = ()
+    scenarios: tuple[str, ...] = SCENARIOS
     keep_cluster: bool = True
     plain: bool = False
     image: str | None = None
@@ -89,32 +92,41 @@ def run_demo(options: DemoOptions, console: Console) -> int:
     stop = threading.Event()
     holder: dict[str, CheckResult] = {}
     latest: dict[str, CheckResult] = {}
+    scenario_runs: dict[str, ScenarioRun] = {}
 
     def observe() -> None:
         holder["result"] = run_check(
             up, profile, _quiet, on_sample=lambda r: latest.__setitem__("result", r), stop=stop
         )
 
-    worker = threading.Thread(target=observe, name="demo-check", daemon=True)
+    def scenarios() -> None:
+        scenario_runs["run"] = run_scenarios(up, _quiet, options.scenarios, stop=stop)
+
+    threads = [threading.Thread(target=observe, name="demo-check", daemon=True)]
+    if options.scenarios:
+        threads.append(threading.Thread(target=scenarios, name="demo-scenarios", daemon=True))
     started = time.monotonic()
     interrupted = False
-    worker.start()
+    for thread in threads:
+        thread.start()
     view_console = Console(force_terminal=False) if options.plain else console
     try:
         with LiveView(duration, console=view_console) as view:
-            while worker.is_alive():
+            while alive := [thread for thread in threads if thread.is_alive()]:
                 current = latest.get("result")
                 if current is not None:
                     view.update(
                         states_from(current, current.curves, time.time_ns()),
                         time.monotonic() - started,
                     )
-                worker.join(timeout=_REFRESH_S)
+                # Redraw at the view's pace until the observations end.
+                alive[0].join(timeout=_REFRESH_S)
     except KeyboardInterrupt:
         interrupted = True
         console.print("[yellow]stopping: judging what was measured, cleaning up...[/yellow]")
         stop.set()
-        worker.join(timeout=timeouts.NAMESPACE_GONE + timeouts.API_REQUEST)
+        for thread in threads:
+            thread.join(timeout=timeouts.NAMESPACE_GONE + timeouts.API_REQUEST)
 
     result = holder.get("result")
     if result is None:
@@ -122,9 +134,14 @@ def run_demo(options: DemoOptions, console: Console) -> int:
         return 130 if interrupted else 1
     summary = read_summary(result.run_dir)
     console.print(_takeaways(result))
-    report = write_report(result.run_dir, summary, result.attempts, _scenario_metrics())
+    metrics = headline_metrics(scenario_runs["run"]) if "run" in scenario_runs else []
+    if metrics:
+        console.print(_scenario_takeaways(metrics))
+    report = write_report(result.run_dir, summary, result.attempts, metrics)
     console.print(f"report: {report}")
     console.print(f"results: {result.run_dir}")
+    if "run" in scenario_runs:
+        console.print(f"scenario records: {scenario_runs['run'].run_dir}")
     if not options.keep_cluster:
         cluster.delete(up.name, console.print)
     return 130 if interrupted else 0
@@ -158,5 +175,24 @@ def _takeaways(result: CheckResult) -> Table:
     return table
 
 
-def _scenario_metrics() -> Sequence[ScenarioMetric]:
-    return ()
+def _scenario_takeaways(metrics: Sequence[ScenarioMetric]) -> Table:
+    """The talk's takeaways table: per scenario, per worker, measured against the model."""
+    workers = list(dict.fromkeys(metric.worker for metric in metrics))
+    table = Table(title="the talk's scenarios, measured (model in brackets)")
+    table.add_column("scenario")
+    for worker in workers:
+        table.add_column(worker)
+    for scenario in dict.fromkeys(metric.scenario for metric in metrics):
+        cells = []
+        for worker in workers:
+            found = [m for m in metrics if m.scenario == scenario and m.worker == worker]
+            cells.append(
+                "-"
+                if not found
+                else f"{found[0].measured:.1f} {found[0].unit} ({found[0].expected:.1f})"
+                if found[0].measured is not None
+                else f"not reached ({found[0].expected:.1f})"
+            )
+        label = next(m.metric for m in metrics if m.scenario == scenario)
+        table.add_row(f"{scenario}: {label}", *cells)
+    return table

@@ -30,6 +30,14 @@ API_REQUEST: Final = 30.0
 CHECK_QUICK: Final = 420.0
 CHECK_FULL: Final = 1080.0
 
+# Scenarios. The whole observation: the longest window (150s) plus start-up
+# and the default curve's slowest fast restart (0+10+20s back-offs, tolerance
+# up to ~50s).
+SCENARIOS: Final = 300.0
+# One fresh pod of the task-isolation baseline, from create to its container
+# started and its 3s session done.
+FRESH_POD: Final = 90.0
+
 # Workloads
 POD_RUNNING: Final = 180.0
 NAMESPACE_GONE: Final = 120.0

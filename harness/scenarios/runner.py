@@ -58,13 +58,7 @@ SIDECAR_WINDOW: Final = timedelta(seconds=150)
 # delete-to-started latencies.
 FRESH_PODS: Final = 4
 
-# Timeouts of this module (kept here, not in harness/timeouts.py, because only
-# the scenarios use them; values are generous upper bounds on a 2-core host).
-# The whole observation: the longest window plus start-up and the default
-# curve's slowest fast-restart (0+10+20s back-offs, tolerance up to ~50s).
-SCENARIOS_TIMEOUT: Final = 300.0
-# One fresh pod from create to its container started, and its 3s session done.
-FRESH_POD_TIMEOUT: Final = 90.0
+# Timeouts: harness/timeouts.py (SCENARIOS, FRESH_POD).
 # After a window ends, the recorder samples every 0.5s: give it this long to
 # see an attempt that ended right at the edge.
 SETTLE: Final = 2.0
@@ -135,9 +129,16 @@ class _Live:
 
 
 def run_scenarios(
-    cluster: Cluster, progress: Progress, scenarios: Iterable[str] = SCENARIOS
+    cluster: Cluster,
+    progress: Progress,
+    scenarios: Iterable[str] = SCENARIOS,
+    stop: threading.Event | None = None,
 ) -> ScenarioRun:
-    """Run ``scenarios`` on every worker at once; never raises on a failed metric."""
+    """Run ``scenarios`` on every worker at once; never raises on a failed metric.
+
+    ``stop`` ends the observation early from another thread (the demo's Ctrl-C):
+    what was measured is kept and the run is marked interrupted.
+    """
     wanted = tuple(s for s in SCENARIOS if s in set(scenarios))
     unknown = set(scenarios) - set(SCENARIOS)
     if unknown or not wanted:
@@ -166,7 +167,7 @@ def run_scenarios(
         node_workers={node: worker for worker, node in nodes.items()},
     )
     core = client.CoreV1Api(api)
-    live = _Live(core, namespace, run_id, image, nodes, recorder)
+    live = _Live(core, namespace, run_id, image, nodes, recorder, stop=stop or threading.Event())
     seen = live.seen
     baselines: list[threading.Thread] = []
     try:
@@ -219,7 +220,7 @@ def _observe(
 ) -> tuple[str, str]:
     """Wait until every scenario has shown what it needs, or the timeout."""
     nodes, seen, recorder = live.nodes, live.seen, live.recorder
-    deadline = time.monotonic() + SCENARIOS_TIMEOUT
+    deadline = time.monotonic() + timeouts.SCENARIOS
     last = ""
     while True:
         attempts = recorder.attempts()
@@ -234,8 +235,10 @@ def _observe(
             pending += _window_pending(attempts, CRITICAL_SIDECAR, nodes, SIDECAR_WINDOW)
         if not pending:
             return "observed", ""
+        if live.stop.is_set():
+            return "interrupted", f"stopped while waiting for: {'; '.join(pending[:3])}"
         if time.monotonic() > deadline:
-            return "timeout", f"still waiting after {SCENARIOS_TIMEOUT:.0f}s: {'; '.join(pending)}"
+            return "timeout", f"still waiting after {timeouts.SCENARIOS:.0f}s: {'; '.join(pending)}"
         # Say what is awaited whenever that changes, not every poll.
         waiting = "; ".join(pending[:3]) + (f" (+{len(pending) - 3})" if len(pending) > 3 else "")
         if waiting != last:
@@ -344,7 +347,7 @@ def _wait_attempt(
     recorder: Recorder, pod: str, stop: threading.Event, *, finished: bool
 ) -> AttemptRecord | None:
     """The pod's first attempt once started (or finished); None on timeout or stop."""
-    deadline = time.monotonic() + FRESH_POD_TIMEOUT
+    deadline = time.monotonic() + timeouts.FRESH_POD
     while not stop.is_set() and time.monotonic() < deadline:
         for record in recorder.attempts():
             if record.pod == pod and (not finished or record.finished_at_ns is not None):
