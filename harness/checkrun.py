@@ -19,7 +19,7 @@ from typing import Final
 
 from kubernetes import client
 
-from harness import pins, timeouts
+from harness import kubeletstate, pins, timeouts
 from harness.backoff import BackoffCurve
 from harness.cluster import Cluster, check_live_configs, live_config_rows
 from harness.evidence import collect_failure_evidence, export_kind_logs
@@ -165,6 +165,7 @@ def run_check(
         node_workers={node: worker for worker, node in nodes.items()},
     )
     core = client.CoreV1Api(api)
+    kubelets_before = kubeletstate.snapshot(list(nodes.values()))
     try:
         recorder.start()
         for worker in nodes:
@@ -178,9 +179,16 @@ def run_check(
         result.attempts = _by_worker(recorder.attempts(), MAIN_CONTAINER)
         result.recorder_errors = list(recorder.errors.messages)
         _judge(result)
+        kubelet_restarts = kubeletstate.restarts_between(
+            kubelets_before, kubeletstate.snapshot(list(nodes.values()))
+        )
+        if kubelet_restarts:
+            # A verdict against a curve the kubelet no longer follows would be wrong.
+            result.status = "error"
+            result.reason = "; ".join(kubelet_restarts)
         result.finished_at = datetime.now(UTC)
         write_outputs(result, cluster)
-        if result.status == "failed":
+        if result.status in ("failed", "error"):
             # Before the namespace goes: what the pods, the kubelets and the nodes said.
             evidence = result.run_dir / "evidence"
             collect_failure_evidence(api, [namespace], evidence)
