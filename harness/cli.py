@@ -8,6 +8,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import urllib3
+from kubernetes.client import ApiException
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -15,7 +17,7 @@ from rich.text import Text
 from harness import cluster, pins
 from harness.checkrun import CHECK_PROFILES, CheckResult, run_check
 from harness.demo import DEFAULT_DURATION_S, MAX_DURATION_S, DemoOptions, run_demo
-from harness.engine import ensure_engine
+from harness.engine import engine_answers, ensure_engine
 from harness.errors import HarnessError
 from harness.evidence import explain
 from harness.kindbin import ensure_kind
@@ -74,6 +76,11 @@ def _cmd_up(args: argparse.Namespace) -> int:
 
 def _cmd_status(args: argparse.Namespace) -> int:
     spec = load_cluster_spec(Path(args.config))
+    if not engine_answers():
+        raise HarnessError(
+            "the docker engine is not running, so no cluster is either",
+            "start it with `make engine`, or bring the cluster back with `crashloop up`",
+        )
     kubeconfig = cluster.kubeconfig_path(spec.name)
     if not kubeconfig.exists():
         raise HarnessError(f"no cluster {spec.name} is known here", "run `crashloop up`")
@@ -306,6 +313,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (HarnessError, ProfileError) as error:
         # Unwrapped and without markup: paths and values stay whole and copyable.
         console.print(Text("error: ", style="bold red") + Text(str(error)), soft_wrap=True)
+        return 2
+    except (ApiException, urllib3.exceptions.HTTPError) as error:
+        # The API server went away under us: say so in one line, not a traceback.
+        console.print(
+            Text("error: ", style="bold red")
+            + Text(f"the Kubernetes API did not answer: {str(error).splitlines()[0]}"),
+            soft_wrap=True,
+        )
+        console.print("  fix: check the cluster with `crashloop status`; `crashloop up` repairs it")
         return 2
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/yellow]")
