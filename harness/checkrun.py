@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -21,19 +20,17 @@ from kubernetes import client
 
 from harness import kubeletstate, pins, timeouts
 from harness.backoff import BackoffCurve
-from harness.cluster import Cluster, check_live_configs, live_config_rows
+from harness.cluster import Cluster
 from harness.evidence import collect_failure_evidence, export_kind_logs
 from harness.junit import write_junit
-from harness.kindconfig import WORKER_LABEL
-from harness.kube import create_namespace, delete_namespace, node_statuses
+from harness.kube import delete_namespace
 from harness.liveconfig import NodeConfigRow
 from harness.manifests import MAIN_CONTAINER, crashing_pod
-from harness.paths import runs_dir
 from harness.recorder import Recorder
 from harness.records import AttemptRecord
+from harness.runsetup import prepare_run
 from harness.summary import ClusterInfo, RunOutcome, RunSummary, summarize, write_summary
 from harness.verdict import WorkerVerdict, judge_worker, observed_enough
-from harness.workload import ensure_image, load_into
 
 Progress = Callable[[str], None]
 
@@ -107,22 +104,6 @@ class CheckResult:
         return self.status == "passed"
 
 
-def new_run_dir(what: str) -> tuple[str, Path]:
-    run_id = f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{what}-{uuid.uuid4().hex[:4]}"
-    path = runs_dir() / run_id
-    path.mkdir(parents=True)
-    return run_id, path
-
-
-def worker_nodes(api: client.ApiClient) -> dict[str, str]:
-    """worker name -> node name, from the nodes' worker labels."""
-    return {
-        status.labels[WORKER_LABEL]: status.name
-        for status in node_statuses(api)
-        if WORKER_LABEL in status.labels
-    }
-
-
 def _by_worker(attempts: list[AttemptRecord], container: str) -> dict[str, list[AttemptRecord]]:
     grouped: dict[str, list[AttemptRecord]] = {}
     for record in attempts:
@@ -144,26 +125,10 @@ def run_check(
     ``stop`` ends the observation early from another thread (as SIGINT does in
     this one): the run is judged on what was measured and marked interrupted.
     """
-    api = cluster.api()
-    rows = live_config_rows(api, cluster.spec)
-    check_live_configs(rows)
-    nodes = worker_nodes(api)
-    curves = {row.worker: row.curve for row in rows if row.worker is not None}
-    run_id, run_dir = new_run_dir(f"check-{profile.name}")
-    result = CheckResult(run_id, run_dir, profile, rows, curves, nodes)
-
-    progress("workload image")
-    image = ensure_image()
-    load_into(cluster.name, cluster.kind_bin, image)
-    namespace = create_namespace(api, "crashloop-check")
-    progress(f"run {run_id}: namespace {namespace}, records in {run_dir}")
-    recorder = Recorder(
-        api=api,
-        namespace=namespace,
-        run_id=run_id,
-        run_dir=run_dir,
-        node_workers={node: worker for worker, node in nodes.items()},
-    )
+    setup = prepare_run(cluster, f"check-{profile.name}", progress)
+    api, nodes, namespace, recorder = setup.api, setup.nodes, setup.namespace, setup.recorder
+    run_id, image = setup.run_id, setup.image
+    result = CheckResult(run_id, setup.run_dir, profile, setup.rows, setup.curves, nodes)
     core = client.CoreV1Api(api)
     kubelets_before = kubeletstate.snapshot(list(nodes.values()))
     try:

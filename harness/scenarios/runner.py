@@ -29,18 +29,17 @@ from kubernetes import client
 
 from harness import pins, timeouts
 from harness.backoff import BackoffCurve
-from harness.checkrun import new_run_dir, worker_nodes
-from harness.cluster import Cluster, check_live_configs, live_config_rows
+from harness.cluster import Cluster
 from harness.errors import HarnessError
-from harness.kube import create_namespace, delete_namespace
+from harness.kube import delete_namespace
 from harness.manifests import MAIN_CONTAINER, ROLE_LABEL
 from harness.proc import run
 from harness.recorder import Recorder
 from harness.records import AttemptRecord
+from harness.runsetup import prepare_run
 from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, SCENARIOS, TASK_ISOLATION, metrics
 from harness.scenarios import manifests as sm
 from harness.summary import write_atomically
-from harness.workload import ensure_image, load_into
 
 Progress = Callable[[str], None]
 
@@ -146,26 +145,11 @@ def run_scenarios(
             f"unknown scenarios {sorted(unknown)}" if unknown else "no scenario to run",
             f"choose from {', '.join(SCENARIOS)}",
         )
-    api = cluster.api()
-    rows = live_config_rows(api, cluster.spec)
-    check_live_configs(rows)
-    nodes = worker_nodes(api)
-    curves = {row.worker: row.curve for row in rows if row.worker is not None}
-    run_id, run_dir = new_run_dir("scenarios")
-    result = ScenarioRun(run_id, run_dir, wanted, curves, nodes)
-
-    progress("workload image")
-    image = ensure_image()
-    load_into(cluster.name, cluster.kind_bin, image)
-    namespace = create_namespace(api, "crashloop-scenarios")
-    progress(f"run {run_id}: scenarios {', '.join(wanted)} in {namespace}, records in {run_dir}")
-    recorder = Recorder(
-        api=api,
-        namespace=namespace,
-        run_id=run_id,
-        run_dir=run_dir,
-        node_workers={node: worker for worker, node in nodes.items()},
-    )
+    setup = prepare_run(cluster, "scenarios", progress)
+    api, nodes, namespace, recorder = setup.api, setup.nodes, setup.namespace, setup.recorder
+    run_id, run_dir, image = setup.run_id, setup.run_dir, setup.image
+    result = ScenarioRun(run_id, run_dir, wanted, setup.curves, nodes)
+    progress(f"scenarios: {', '.join(wanted)}")
     core = client.CoreV1Api(api)
     live = _Live(core, namespace, run_id, image, nodes, recorder, stop=stop or threading.Event())
     seen = live.seen

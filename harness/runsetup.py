@@ -1,0 +1,79 @@
+"""What every measured run starts with, in one place.
+
+The live configs checked against the profiles, the worker-to-node map, a run
+directory, the workload image loaded into the cluster, a fresh restricted
+namespace and a recorder writing into the run directory.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from kubernetes import client
+
+from harness.backoff import BackoffCurve
+from harness.cluster import Cluster, check_live_configs, live_config_rows
+from harness.kindconfig import WORKER_LABEL
+from harness.kube import create_namespace, node_statuses
+from harness.liveconfig import NodeConfigRow
+from harness.paths import runs_dir
+from harness.recorder import Recorder
+from harness.workload import ensure_image, load_into
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    api: client.ApiClient
+    rows: list[NodeConfigRow]
+    nodes: dict[str, str]  # worker -> node
+    curves: dict[str, BackoffCurve]  # worker -> curve of its live kubelet config
+    run_id: str
+    run_dir: Path
+    image: str
+    namespace: str
+    recorder: Recorder
+
+
+def new_run_dir(what: str) -> tuple[str, Path]:
+    run_id = f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{what}-{uuid.uuid4().hex[:4]}"
+    path = runs_dir() / run_id
+    path.mkdir(parents=True)
+    return run_id, path
+
+
+def worker_nodes(api: client.ApiClient) -> dict[str, str]:
+    """worker name -> node name, from the nodes' worker labels."""
+    return {
+        status.labels[WORKER_LABEL]: status.name
+        for status in node_statuses(api)
+        if WORKER_LABEL in status.labels
+    }
+
+
+def prepare_run(cluster: Cluster, what: str, progress: Progress) -> RunSetup:
+    """Everything a run needs before its pods are created; fails before creating any."""
+    api = cluster.api()
+    rows = live_config_rows(api, cluster.spec)
+    check_live_configs(rows)
+    nodes = worker_nodes(api)
+    curves = {row.worker: row.curve for row in rows if row.worker is not None}
+    run_id, run_dir = new_run_dir(what)
+    progress("workload image")
+    image = ensure_image()
+    load_into(cluster.name, cluster.kind_bin, image)
+    namespace = create_namespace(api, f"crashloop-{what.split('-', maxsplit=1)[0]}")
+    progress(f"run {run_id}: namespace {namespace}, records in {run_dir}")
+    recorder = Recorder(
+        api=api,
+        namespace=namespace,
+        run_id=run_id,
+        run_dir=run_dir,
+        node_workers={node: worker for worker, node in nodes.items()},
+    )
+    return RunSetup(api, rows, nodes, curves, run_id, run_dir, image, namespace, recorder)
