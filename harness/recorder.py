@@ -158,17 +158,34 @@ class Recorder:
                 )
             )
             wanted = [c.id for c in listed if self._needs_inspect(c)]
-            if not wanted:
-                return
-            inspected = parse_inspect_all(self._exec(node, ["crictl", "inspect", *wanted]))
         except (HarnessError, ValueError) as error:
-            # A container removed between ps and inspect, or the node busy:
-            # the next sample sees it again.
+            # The node busy or restarting: the next sample sees everything again.
             self.errors.add(f"sampling {node}: {str(error).splitlines()[0]}")
             return
-        for container in inspected:
+        for container in self._inspect(node, wanted):
             if container.started_at_ns is not None:
                 self._write(self._record(node, container))
+
+    def _inspect(self, node: str, ids: list[str]) -> list[CriContainer]:
+        """`crictl inspect` of all at once; one by one when that fails.
+
+        crictl fails the whole call when one container of the batch was removed
+        meanwhile (a deleted pod, the kubelet's garbage collection); one such
+        container must not hide the others, whose dead instances may be gone
+        by the next sample.
+        """
+        if not ids:
+            return []
+        try:
+            return parse_inspect_all(self._exec(node, ["crictl", "inspect", *ids]))
+        except (HarnessError, ValueError) as error:
+            if len(ids) == 1:
+                self.errors.add(f"inspecting on {node}: {str(error).splitlines()[0]}")
+                return []
+        found: list[CriContainer] = []
+        for container_id in ids:
+            found += self._inspect(node, [container_id])
+        return found
 
     def _needs_inspect(self, container: CriContainer) -> bool:
         if container.state not in (STATE_RUNNING, STATE_EXITED):
