@@ -11,7 +11,7 @@ from harness.backoff import BackoffCurve
 from harness.durations import format_duration
 from harness.liveconfig import NodeConfigRow
 from harness.summary import RunSummary
-from harness.verdict import WorkerVerdict
+from harness.verdict import RestartCheck, WorkerVerdict
 
 
 def _gates(gates: dict[str, bool]) -> str:
@@ -60,6 +60,22 @@ def _seconds(value: float | None, spec: str = ".3f") -> str:
     return "-" if value is None else f"{value:{spec}}s"
 
 
+def restart_cells(check: RestartCheck) -> tuple[str, ...]:
+    """One restart's cells, shared by the terminal table and the report.
+
+    restart n, expected, measured, margin, upper bound, kubelet reported:
+    times in seconds, measured ones to the millisecond.
+    """
+    return (
+        str(check.n),
+        _seconds(check.expected_s, "g"),
+        _seconds(check.measured_s),
+        _seconds(check.margin_s, "+.3f"),
+        _seconds(check.upper_bound_s, "g"),
+        _seconds(check.reported_s, "g"),
+    )
+
+
 def verdict_table(verdict: WorkerVerdict, curve: BackoffCurve) -> Table:
     """One row per restart: expected vs measured delay, the bound, the kubelet's report.
 
@@ -71,15 +87,7 @@ def verdict_table(verdict: WorkerVerdict, curve: BackoffCurve) -> Table:
         table.add_column(column, justify="right")
     table.add_column("result")
     for check in verdict.checks:
-        table.add_row(
-            str(check.n),
-            _seconds(check.expected_s, "g"),
-            _seconds(check.measured_s),
-            _seconds(check.margin_s, "+.3f"),
-            _seconds(check.upper_bound_s, "g"),
-            _seconds(check.reported_s, "g"),
-            _result(check.passed),
-        )
+        table.add_row(*restart_cells(check), _result(check.passed))
     lines = [*verdict.failures, *(f"note: {note}" for note in verdict.notes)]
     if not verdict.checks and not verdict.problems:
         lines.append("no restart observed yet")

@@ -22,6 +22,7 @@ from typing import Final
 
 from harness.plots import ScenarioMetric, plot_delays, plot_scenario_metrics, plot_timeline
 from harness.records import AttemptRecord
+from harness.render import restart_cells
 from harness.summary import RunSummary, WorkerSummary, write_atomically
 
 REPORT_MD: Final = "report.md"
@@ -212,19 +213,7 @@ def _takeaways(metrics: Sequence[ScenarioMetric]) -> Table:
 
 
 def _worker_blocks(worker: WorkerSummary) -> list[Block]:
-    rows = tuple(
-        (
-            str(c.n),
-            _seconds(c.expected_s, "g"),
-            _seconds(c.measured_s),
-            _seconds(c.margin_s, "+.3f"),
-            _seconds(c.upper_bound_s, "g"),
-            _seconds(c.reported_s, "g"),
-            _result(c.passed),
-            c.reason,
-        )
-        for c in worker.checks
-    )
+    rows = tuple((*restart_cells(c), _result(c.passed), c.reason) for c in worker.checks)
     headers = ("restart n", "expected", "measured", "margin", "upper bound", "kubelet reported")
     blocks: list[Block] = [
         Heading(3, f"{worker.worker} on {worker.node}: {_result(worker.passed)}"),
