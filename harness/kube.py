@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import urllib3
 from kubernetes import client, config
 from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
@@ -135,14 +136,29 @@ def create_namespace(api: client.ApiClient, prefix: str) -> str:
 
 
 def delete_namespace(api: client.ApiClient, name: str) -> None:
+    """Delete a namespace and wait until it is gone.
+
+    The API server may be briefly away (restarting, overloaded): both the
+    request and the wait retry until NAMESPACE_GONE rather than leave the
+    namespace behind on the first refused connection.
+    """
     core = client.CoreV1Api(api)
-    core.delete_namespace(name, grace_period_seconds=0)
+    requested = False
 
     def gone() -> bool:
+        nonlocal requested
         try:
+            if not requested:
+                core.delete_namespace(name, grace_period_seconds=0)
+                requested = True
             core.read_namespace(name)
         except client.ApiException as error:
-            return bool(error.status == 404)
+            if error.status == 404:
+                return True
+            if error.status < 500 and error.status != 429:
+                raise
+        except urllib3.exceptions.HTTPError:
+            return False
         return False
 
     Retrying(
