@@ -176,7 +176,8 @@ def _observe(
         result.attempts = _by_worker(recorder.attempts(), MAIN_CONTAINER)
         if on_sample is not None:
             on_sample(result)
-        if _enough(result, cluster):
+        # A fixed window is watched to its end, whatever was seen already.
+        if not profile.fixed_window and _enough(result, cluster):
             result.status = "observed"
             return
         if stop is not None and stop.is_set():

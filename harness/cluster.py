@@ -9,8 +9,11 @@ creation deletes what it made unless the caller asks to keep it.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,7 +41,7 @@ from harness.kube import (
 from harness.liveconfig import NodeConfigRow, row_for
 from harness.nodeselect import choose_node_image, kubectl_for
 from harness.paths import state_dir
-from harness.proc import run
+from harness.proc import run, tail
 from harness.profiles import ClusterSpec
 
 Progress = Callable[[str], None]
@@ -73,6 +76,28 @@ class Cluster:
             kind_path=self.kind_bin,
             kubectl_path=self.kubectl_bin,
         )
+
+
+@contextlib.contextmanager
+def output_to(log: Path) -> Iterator[None]:
+    """Send this process's stdout and stderr (and its children's) to ``log``.
+
+    pytest-kind runs kind with inherited output; kind's emoji progress would
+    tear the harness's own display, and belongs in a log anyway.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with log.open("ab") as target:
+        os.dup2(target.fileno(), 1)
+        os.dup2(target.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
 
 
 def host_is_cgroup_v1() -> bool:
@@ -238,8 +263,17 @@ def up(
     )
     cluster = Cluster(name, kubeconfig, kind_bin, kubectl_bin, node_image, spec, created=True)
     progress(f"creating cluster {name} ({expected_nodes} nodes) from {node_image}")
+    create_log = state_dir() / f"{name}.create.log"
     try:
-        cluster.kind().create(config_file=config_file)
+        try:
+            with output_to(create_log):
+                cluster.kind().create(config_file=config_file)
+        except subprocess.CalledProcessError as error:
+            raise HarnessError(
+                f"`kind create cluster` failed ({error.returncode}); its output ends with:\n"
+                + tail(create_log.read_text(errors="replace")),
+                f"read {create_log}; `crashloop up --recreate` retries",
+            ) from error
         os.chmod(kubeconfig, 0o600)
         api = cluster.api()
         progress("waiting for every node to be Ready")

@@ -159,7 +159,7 @@ def _takeaways(result: CheckResult) -> Table:
         "restarts",
         "model: first delays",
         "measured: first delays",
-        "verdict",
+        "within tolerance",
     ):
         table.add_column(column)
     for worker, curve in result.curves.items():
@@ -170,7 +170,11 @@ def _takeaways(result: CheckResult) -> Table:
             str(len(result.attempts.get(worker, [])) - 1 if result.attempts.get(worker) else 0),
             ", ".join(f"{d.total_seconds():g}s" for d in curve.delays(6)),
             ", ".join(f"{m:.1f}s" for m in measured[:6] if m is not None),
-            "PASS" if verdict and verdict.passed else "FAIL" if verdict else "no data",
+            # A share, not a verdict: the demo runs everything at once on what may be a
+            # small machine; the conformance check is where a red result counts.
+            f"{sum(c.passed for c in verdict.checks)}/{len(verdict.checks)} restarts"
+            if verdict
+            else "no data",
         )
     return table
 
