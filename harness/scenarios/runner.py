@@ -124,7 +124,10 @@ class _Live:
     nodes: dict[str, str]
     recorder: Recorder
     seen: _Observation = field(default_factory=_Observation)
+    # Ends the baseline threads when the run ends (this run's own).
     stop: threading.Event = field(default_factory=threading.Event)
+    # Set by the caller to end the whole observation early (never set here).
+    interrupt: threading.Event = field(default_factory=threading.Event)
 
 
 def run_scenarios(
@@ -151,7 +154,9 @@ def run_scenarios(
     result = ScenarioRun(run_id, run_dir, wanted, setup.curves, nodes)
     progress(f"scenarios: {', '.join(wanted)}")
     core = client.CoreV1Api(api)
-    live = _Live(core, namespace, run_id, image, nodes, recorder, stop=stop or threading.Event())
+    live = _Live(core, namespace, run_id, image, nodes, recorder)
+    if stop is not None:
+        live.interrupt = stop
     seen = live.seen
     baselines: list[threading.Thread] = []
     try:
@@ -219,7 +224,7 @@ def _observe(
             pending += _window_pending(attempts, CRITICAL_SIDECAR, nodes, SIDECAR_WINDOW)
         if not pending:
             return "observed", ""
-        if live.stop.is_set():
+        if live.interrupt.is_set():
             return "interrupted", f"stopped while waiting for: {'; '.join(pending[:3])}"
         if time.monotonic() > deadline:
             return "timeout", f"still waiting after {timeouts.SCENARIOS:.0f}s: {'; '.join(pending)}"
