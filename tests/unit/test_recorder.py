@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
+import urllib3
+from kubernetes import client
+
+from harness import recorder as recorder_module
 from harness.errors import HarnessError
 from harness.recorder import Recorder
 
@@ -84,3 +92,112 @@ def test_one_removed_container_does_not_hide_the_others(tmp_path: Path) -> None:
     assert inspects[0] == ["first", "gone", "second"]
     assert ["first"] in inspects
     assert ["second"] in inspects
+
+
+# The pod watch ----------------------------------------------------------
+
+
+def _pod(resource_version: str, backoff: str | None = None) -> SimpleNamespace:
+    waiting = SimpleNamespace(
+        message=f"back-off {backoff} restarting failed container=app pod=crash-fast_ns(uid-1)"
+    )
+    status = SimpleNamespace(
+        name="app",
+        restart_count=2,
+        state=SimpleNamespace(waiting=waiting if backoff else None, running=None),
+        last_state=None,
+    )
+    return SimpleNamespace(
+        metadata=SimpleNamespace(uid="uid-1", resource_version=resource_version),
+        spec=SimpleNamespace(node_name="node-1"),
+        status=SimpleNamespace(init_container_statuses=None, container_statuses=[status]),
+    )
+
+
+class FakeApi:
+    """The API side of a watch: a list, then one scripted step per watch request."""
+
+    def __init__(self, recorder_stop: threading.Event, steps: list[object]) -> None:
+        self.stop = recorder_stop
+        self.steps = steps
+        self.lists = 0
+        self.watched_from: list[str] = []
+
+    def list_namespaced_pod(self, _namespace: str, **_: object) -> SimpleNamespace:
+        self.lists += 1
+        return SimpleNamespace(
+            items=[], metadata=SimpleNamespace(resource_version=f"list-{self.lists}")
+        )
+
+    def stream(
+        self, _func: object, _namespace: str, **kwargs: object
+    ) -> Iterator[dict[str, object]]:
+        self.watched_from.append(str(kwargs["resource_version"]))
+        if not self.steps:
+            self.stop.set()
+            return
+        step = self.steps.pop(0)
+        if isinstance(step, BaseException):
+            raise step
+        yield {"type": "MODIFIED", "object": step}
+
+
+def _watch_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: list[object]
+) -> tuple[Recorder, FakeApi]:
+    recorder = Recorder(
+        api=None,
+        namespace="ns",
+        run_id="run",
+        run_dir=tmp_path,
+        node_workers={"node-1": "fast"},
+        exec_in_node=FakeNode(),
+    )
+    api = FakeApi(recorder._stop, steps)
+    monkeypatch.setattr(recorder_module.client, "CoreV1Api", lambda _api: api)
+    monkeypatch.setattr(recorder_module.watch, "Watch", lambda: api)
+    # No wait between attempts: the recorder's stop event is what it waits on.
+    monkeypatch.setattr(recorder._stop, "wait", lambda _timeout: False)
+    recorder._watch_pods()
+    return recorder, api
+
+
+def test_a_dropped_stream_resumes_from_its_resource_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reset = urllib3.exceptions.ProtocolError("Connection broken", ConnectionResetError(104))
+    recorder, api = _watch_with(tmp_path, monkeypatch, [_pod("7"), reset, _pod("9")])
+    assert api.lists == 1, "a dropped stream needs no relist"
+    assert api.watched_from == ["list-1", "7", "7", "9"]
+    assert any("ProtocolError" in message for message in recorder.errors.messages)
+
+
+def test_gone_relists_and_watches_from_the_new_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = client.ApiException(status=410, reason="Expired: too old resource version")
+    recorder, api = _watch_with(tmp_path, monkeypatch, [_pod("7"), gone, _pod("12")])
+    assert api.lists == 2
+    assert recorder.relists == 2
+    assert api.watched_from == ["list-1", "7", "list-2", "12"]
+    assert recorder.errors.messages == [], "410 is routine, not an error"
+
+
+def test_the_reported_backoff_reaches_the_attempt_it_precedes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorder = Recorder(
+        api=None,
+        namespace="ns",
+        run_id="run",
+        run_dir=tmp_path,
+        node_workers={"node-1": "fast"},
+        exec_in_node=FakeNode(),
+    )
+    recorder._sample_once("node-1")
+    monkeypatch.setattr(recorder_module.client, "CoreV1Api", lambda _api: None)
+    recorder._observe_pod(_pod("3", backoff="40s"))
+    # restartCount 2 and waiting: the back-off precedes attempt 3; attempt 2 has none.
+    by_attempt = {r.attempt: r for r in recorder.attempts()}
+    assert by_attempt[2].reported_backoff_s is None
+    assert recorder._api_view[("uid-1", "app", 3)].reported_backoff_s == 40.0
