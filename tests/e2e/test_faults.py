@@ -5,19 +5,28 @@
 - The API server unreachable for a while (the control-plane container paused
   while the fast worker restarts four times): the recorder keeps sampling the
   runtimes, the pod watch resumes, and no attempt is lost.
+- The watch stream dropped (every connection of the client reset under it by
+  a relay in front of the API server): the watch resumes from its
+  resourceVersion, the kubelet's reported back-off keeps arriving, and no
+  attempt is lost.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 from harness.checkrun import CheckProfile, CheckResult, Need, run_check
 from harness.cluster import Cluster
 from harness.proc import run
+from harness.records import AttemptRecord
+from tests.e2e.tcprelay import TcpRelay, server_address, through_port
 
 pytestmark = pytest.mark.e2e
 
@@ -61,6 +70,56 @@ def test_a_kubelet_restart_mid_run_is_reported_not_judged(crashloop_cluster: Clu
     assert "restarted during the run" in result.reason
 
 
+def _assert_contiguous(records: list[AttemptRecord]) -> None:
+    """Every attempt between the first and the last seen was recorded, in order."""
+    numbers = [record.attempt for record in records]
+    assert numbers == list(range(numbers[0], numbers[0] + len(numbers))), numbers
+    for previous, current in itertools.pairwise(records):
+        assert previous.finished_at_ns is not None
+        assert current.started_at_ns > previous.finished_at_ns
+
+
+@pytest.fixture
+def relayed_cluster(
+    crashloop_cluster: Cluster, tmp_path: Path
+) -> Iterator[tuple[Cluster, TcpRelay]]:
+    """The cluster, reached through a relay that can reset the client's connections."""
+    relay = TcpRelay(server_address(crashloop_cluster.kubeconfig))
+    kubeconfig = through_port(
+        crashloop_cluster.kubeconfig, tmp_path / "relayed.kubeconfig", relay.port
+    )
+    try:
+        yield dataclasses.replace(crashloop_cluster, kubeconfig=kubeconfig), relay
+    finally:
+        relay.close()
+
+
+def test_a_dropped_watch_resumes_and_loses_no_attempt(
+    relayed_cluster: tuple[Cluster, TcpRelay],
+) -> None:
+    cluster, relay = relayed_cluster
+    dropped_at_ns: list[int] = []
+
+    def drop_every_connection() -> None:
+        dropped_at_ns.append(time.time_ns())
+        assert relay.reset_all() >= 1, "no connection was live: the watch was not open"
+
+    result = _observe_with(cluster, 3, drop_every_connection)
+    assert result.status in ("passed", "failed"), result.reason
+    assert relay.reset_connections >= 1
+    fast = result.attempts["fast"]
+    _assert_contiguous(fast)
+    # Only the watch fills in the kubelet's reported back-off: attempts that
+    # began after the drop carrying one show the watch came back.
+    after_drop = [r for r in fast if r.started_at_ns > dropped_at_ns[0]]
+    reported = [r for r in after_drop if r.reported_backoff_s is not None]
+    assert len(after_drop) >= 3, [r.attempt for r in fast]
+    assert len(reported) >= len(after_drop) - 1, (
+        f"the watch did not resume: {len(reported)} of {len(after_drop)} attempts after the drop "
+        f"carry the kubelet's reported back-off; recorder errors: {result.recorder_errors}"
+    )
+
+
 def test_an_unreachable_api_server_loses_no_attempt(crashloop_cluster: Cluster) -> None:
     control_plane = f"{crashloop_cluster.name}-control-plane"
     # The outage lasts until the fast worker restarted this often without an
@@ -88,9 +147,4 @@ def test_an_unreachable_api_server_loses_no_attempt(crashloop_cluster: Cluster) 
     assert paused_at, "the API server was never paused"
     assert resumed.is_set(), "the fast worker did not restart while the API server was away"
     assert result.status in ("passed", "failed"), result.reason
-    fast = result.attempts["fast"]
-    numbers = [record.attempt for record in fast]
-    assert numbers == list(range(numbers[0], numbers[0] + len(numbers))), numbers
-    for previous, current in itertools.pairwise(fast):
-        assert previous.finished_at_ns is not None
-        assert current.started_at_ns > previous.finished_at_ns
+    _assert_contiguous(result.attempts["fast"])

@@ -12,7 +12,6 @@ import pytest
 import urllib3
 from kubernetes import client
 
-from harness import recorder as recorder_module
 from harness.errors import HarnessError
 from harness.recorder import Recorder
 
@@ -154,8 +153,8 @@ def _watch_with(
         exec_in_node=FakeNode(),
     )
     api = FakeApi(recorder._stop, steps)
-    monkeypatch.setattr(recorder_module.client, "CoreV1Api", lambda _api: api)
-    monkeypatch.setattr(recorder_module.watch, "Watch", lambda: api)
+    monkeypatch.setattr("kubernetes.client.CoreV1Api", lambda _api: api)
+    monkeypatch.setattr("kubernetes.watch.Watch", lambda: api)
     # No wait between attempts: the recorder's stop event is what it waits on.
     monkeypatch.setattr(recorder._stop, "wait", lambda _timeout: False)
     recorder._watch_pods()
@@ -183,9 +182,7 @@ def test_gone_relists_and_watches_from_the_new_list(
     assert recorder.errors.messages == [], "410 is routine, not an error"
 
 
-def test_the_reported_backoff_reaches_the_attempt_it_precedes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_reported_backoff_reaches_the_attempt_it_precedes(tmp_path: Path) -> None:
     recorder = Recorder(
         api=None,
         namespace="ns",
@@ -195,7 +192,6 @@ def test_the_reported_backoff_reaches_the_attempt_it_precedes(
         exec_in_node=FakeNode(),
     )
     recorder._sample_once("node-1")
-    monkeypatch.setattr(recorder_module.client, "CoreV1Api", lambda _api: None)
     recorder._observe_pod(_pod("3", backoff="40s"))
     # restartCount 2 and waiting: the back-off precedes attempt 3; attempt 2 has none.
     by_attempt = {r.attempt: r for r in recorder.attempts()}
