@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CRASHLOOP := $(BIN)/crashloop
 
-.PHONY: help demo test unit e2e lint engine kind node-image cluster status check conformance down clean
+.PHONY: help demo test unit e2e lint engine kind node-image cluster status check flakiness conformance down clean
 
 help:
 	@echo "make demo        set up, then the talk's demo live (5 minutes), plots and a report"
@@ -15,6 +15,7 @@ help:
 	@echo "make node-image  build the offline kind node image (no-op when up to date)"
 	@echo "make cluster     create or reuse the crashloop cluster"
 	@echo "make check       quick conformance check of every worker's backoff (a few minutes)"
+	@echo "make flakiness   the quick check 10 times in a row: pass count, overshoot spread (~32 min)"
 	@echo "make conformance the nightly job: full check (about 11 min) and every scenario"
 	@echo "make down        delete the crashloop cluster"
 	@echo "make clean       delete the cluster and the Python environment (runs/ is kept)"
@@ -60,6 +61,10 @@ status: $(STAMP)
 
 check: $(STAMP)
 	$(CRASHLOOP) check --profile quick
+
+# Is green luck? Ten quick checks in a row on one cluster, pooled per worker.
+flakiness: $(STAMP)
+	$(CRASHLOOP) flakiness --profile quick --runs 10
 
 # The nightly job: the full check and every scenario; the exit code is the verdict.
 conformance: $(STAMP)

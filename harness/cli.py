@@ -20,18 +20,20 @@ from harness.demo import DEFAULT_DURATION_S, MAX_DURATION_S, DemoOptions, run_de
 from harness.engine import engine_answers, ensure_engine
 from harness.errors import HarnessError
 from harness.evidence import explain
+from harness.flakiness import flakiness_of
 from harness.kindbin import ensure_kind
 from harness.kube import api_client, node_statuses, unready_system_pods
 from harness.nodeimage.assemble import build_node_image
 from harness.nodeselect import check_kubernetes_version, choose_node_image
 from harness.paths import PROJECT_ROOT
 from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec
-from harness.render import config_table, summary_table, verdict_table
+from harness.render import config_table, flakiness_table, summary_table, verdict_table
 from harness.report import write_report
+from harness.runsetup import new_run_dir
 from harness.scenarios import SCENARIOS
 from harness.scenarios.headline import headline_metrics
 from harness.scenarios.runner import ScenarioRun, run_scenarios
-from harness.summary import RunSummary, read_summary
+from harness.summary import RunSummary, read_summary, write_atomically
 
 DEFAULT_SPEC = PROJECT_ROOT / "clusters" / "crashloop.yaml"
 
@@ -167,6 +169,47 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     return 0 if summary.passed and all(run.passed for run in runs) else 1
 
 
+def _cmd_flakiness(args: argparse.Namespace) -> int:
+    """Checks in a row on one cluster (or ones already run): pass count and overshoot spread."""
+    if args.runs_from:
+        summaries = [_summary_in(Path(run_dir)) for run_dir in args.runs_from]
+        interrupted = False
+    else:
+        summaries, interrupted = _checks_in_a_row(args)
+    report = flakiness_of(summaries)
+    _, run_dir = new_run_dir("flakiness")
+    written = write_atomically(run_dir / "flakiness.json", report.to_json().encode())
+    Console().print(flakiness_table(report))
+    Console().print(f"flakiness of {len(summaries)} runs in {written}")
+    if interrupted:
+        return 130
+    return 0 if report.all_passed else 1
+
+
+def _summary_in(run_dir: Path) -> RunSummary:
+    path = run_dir / "summary.json"
+    if not path.is_file():
+        raise HarnessError(
+            f"{run_dir} holds no summary.json: name the run directories of finished checks "
+            "(runs/<id>-check-<profile>-<hex>)"
+        )
+    return read_summary(path)
+
+
+def _checks_in_a_row(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
+    spec = load_cluster_spec(Path(args.config))
+    up = cluster.up(spec, progress, image=args.image)
+    summaries = []
+    for number in range(1, args.runs + 1):
+        progress(f"check {number} of {args.runs}")
+        result, summary = _run_and_report_check(up, args.profile)
+        write_report(result.run_dir, summary, result.attempts)
+        summaries.append(summary)
+        if result.status == "interrupted":
+            return summaries, True
+    return summaries, False
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     spec = load_cluster_spec(Path(args.config))
     if not 30 <= args.duration <= MAX_DURATION_S:
@@ -283,6 +326,26 @@ def build_parser() -> argparse.ArgumentParser:
     conformance.add_argument("--profile", choices=sorted(CHECK_PROFILES), default="full")
     conformance.set_defaults(handler=_cmd_conformance)
 
+    flakiness = commands.add_parser(
+        "flakiness",
+        help="run the check many times in a row on one cluster; pass count and overshoot spread",
+    )
+    flakiness.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
+    flakiness.add_argument("--image", help="node image to use (must exist locally)")
+    flakiness.add_argument("--profile", choices=sorted(CHECK_PROFILES), default="quick")
+    source = flakiness.add_mutually_exclusive_group()
+    source.add_argument(
+        "--runs", type=_positive_int, default=10, help="how many checks to run (default 10)"
+    )
+    source.add_argument(
+        "--from",
+        dest="runs_from",
+        nargs="+",
+        metavar="RUN_DIR",
+        help="run nothing: aggregate the summaries of these finished check runs",
+    )
+    flakiness.set_defaults(handler=_cmd_flakiness)
+
     demo = commands.add_parser("demo", help="the talk's demo: set up, observe live, plot, report")
     demo.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
     demo.add_argument("--image", help="node image to use (must exist locally)")
@@ -304,6 +367,16 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--down", action="store_true", help="delete the cluster afterwards")
     demo.set_defaults(handler=_cmd_demo)
     return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of runs of at least 1")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from harness.backoff import BackoffCurve
 from harness.durations import format_duration
+from harness.flakiness import FlakinessReport
 from harness.liveconfig import NodeConfigRow
 from harness.summary import RunSummary
 from harness.verdict import RestartCheck, WorkerVerdict
@@ -115,5 +116,32 @@ def summary_table(summary: RunSummary) -> Table:
             _seconds(worker.overshoot_median_s, "+.3f"),
             _seconds(worker.overshoot_max_s, "+.3f"),
             _result(worker.passed),
+        )
+    return table
+
+
+def flakiness_table(report: FlakinessReport) -> Table:
+    """One row per worker: the overshoot over every run, and how close the worst came to failing."""
+    title = f"{report.passed_runs} of {len(report.runs)} checks passed"
+    table = Table(title=Text(title))
+    table.add_column("worker")
+    for column in ("restarts", "min", "median", "p95", "max", "headroom", "failed"):
+        table.add_column(column, justify="right")
+    for worker in report.workers:
+        table.add_row(
+            Text(worker.worker),
+            str(worker.restarts),
+            *(
+                _seconds(value, "+.2f")
+                for value in (worker.minimum_s, worker.median_s, worker.p95_s, worker.maximum_s)
+            ),
+            _seconds(worker.headroom_s, ".2f"),
+            str(worker.failed_restarts),
+        )
+    failed = [run for run in report.runs if not run.passed]
+    if failed:
+        table.caption = Text(
+            "\n".join(f"{run.run_id}: {run.status} - {run.reason}" for run in failed),
+            justify="left",
         )
     return table

@@ -26,7 +26,7 @@ from typing import Any, Final, Literal, cast, get_args
 
 from harness.errors import HarnessError
 from harness.liveconfig import NodeConfigRow
-from harness.verdict import RestartCheck, WorkerVerdict
+from harness.verdict import RestartCheck, WorkerVerdict, waited_restarts
 
 SUMMARY_FILE: Final = "summary.json"
 # Bumped on any incompatible change, so an old reader refuses a new file
@@ -202,14 +202,8 @@ class RunSummary:
 
 
 def overshoot(checks: Sequence[RestartCheck]) -> tuple[float | None, float | None]:
-    """Median and max of measured - expected, in seconds, over restarts that waited.
-
-    Restart 1 (and the first restart after a curve reset, ``curve_n == 1``)
-    does not wait: its "overshoot" is the bare restart latency and would
-    drag the median of the back-off overshoot down, so only ``curve_n >= 2``
-    counts. Unmeasured restarts have no margin and are left out.
-    """
-    margins = [c.margin_s for c in checks if c.curve_n >= 2 and c.margin_s is not None]
+    """Median and max of measured - expected, in seconds, over the restarts that waited."""
+    margins = [c.margin_s for c in waited_restarts(checks) if c.margin_s is not None]
     if not margins:
         return None, None
     return statistics.median(margins), max(margins)

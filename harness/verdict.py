@@ -97,6 +97,16 @@ class WorkerVerdict:
         return messages
 
 
+def waited_restarts(checks: Sequence[RestartCheck]) -> list[RestartCheck]:
+    """The measured restarts that waited out a back-off, the ones an overshoot is taken over.
+
+    Restart 1 (and the first restart after a curve reset, ``curve_n == 1``)
+    does not wait: its margin is the bare restart latency and would drag a
+    median of the back-off overshoot down. Unmeasured restarts have no margin.
+    """
+    return [c for c in checks if c.curve_n >= 2 and c.margin_s is not None]
+
+
 def judge_worker(
     attempts: Sequence[AttemptRecord],
     curve: BackoffCurve,

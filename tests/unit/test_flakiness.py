@@ -1,0 +1,109 @@
+"""Aggregating many check runs: pass count, overshoot spread, headroom."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from harness import cli
+from harness.flakiness import distribution, flakiness_of, p95
+from harness.render import flakiness_table
+from harness.summary import write_summary
+from tests.unit.test_summary import (
+    FAST_MEDIAN_OVERSHOOT,
+    check,
+    default_verdict,
+    failing_summary,
+    make_summary,
+    passing_summary,
+)
+
+
+def test_p95_interpolates_and_a_single_value_is_its_own() -> None:
+    assert p95([3.0]) == 3.0
+    assert p95([float(v) for v in range(1, 21)]) == pytest.approx(19.05)
+    assert p95([1.0, 2.0]) == pytest.approx(1.95)
+
+
+def test_the_distribution_counts_only_restarts_that_waited() -> None:
+    checks = [check(1, 1, 0.9), check(2, 2, 0.1), check(3, 3, 0.4), check(4, 2, None)]
+    found = distribution("fast", checks)
+    assert found is not None
+    assert found.restarts == 2
+    assert (found.minimum_s, found.maximum_s) == (0.1, 0.4)
+    assert found.median_s == pytest.approx(0.25)
+    # upper bound 4.5, worst measured 2.4
+    assert found.headroom_s == pytest.approx(2.1)
+    assert found.failed_restarts == 0
+
+
+def test_a_worker_with_no_waited_restart_has_no_distribution() -> None:
+    assert distribution("default", [check(1, 1, 0.3)]) is None
+
+
+def test_runs_are_pooled_per_worker_and_counted() -> None:
+    report = flakiness_of([passing_summary(), passing_summary(), failing_summary()])
+    assert report.passed_runs == 2
+    assert not report.all_passed
+    workers = {w.worker: w for w in report.workers}
+    # fast passed three times with the same four waited restarts.
+    assert workers["fast"].restarts == 12
+    assert workers["fast"].median_s == pytest.approx(FAST_MEDIAN_OVERSHOOT, abs=1e-9)
+    # default's restart 3 waited 35s against 20s + 10s + 1.5s: negative headroom, one failure.
+    assert workers["default"].failed_restarts == 1
+    assert workers["default"].headroom_s == pytest.approx(31.5 - 35.0)
+    assert "reduced" not in workers, "nothing recorded, nothing to pool"
+
+
+def test_no_runs_is_not_a_pass() -> None:
+    assert not flakiness_of([]).all_passed
+
+
+def test_the_table_names_the_pass_count_and_each_failed_run() -> None:
+    failed = make_summary(default_verdict(), run_id="20260101T110000Z-check-quick-bad1")
+    report = flakiness_of([passing_summary(), failed])
+    console = Console(width=200, record=True)
+    console.print(flakiness_table(report))
+    text = console.export_text()
+    assert "1 of 2 checks passed" in text
+    assert "20260101T110000Z-check-quick-bad1: failed" in text
+    assert passing_summary().run_id not in text
+    assert "fast" in text
+    assert "default" in text
+
+
+def test_the_report_round_trips_as_json() -> None:
+    data = json.loads(flakiness_of([passing_summary(), failing_summary()]).to_json())
+    assert (data["passed_runs"], data["total_runs"]) == (1, 2)
+    assert [run["passed"] for run in data["runs"]] == [True, False]
+
+
+def test_aggregating_finished_runs_writes_the_report_and_gives_the_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("harness.runsetup.runs_dir", lambda: tmp_path / "runs")
+    passed, failed = tmp_path / "passed", tmp_path / "failed"
+    for run_dir, summary in ((passed, passing_summary()), (failed, failing_summary())):
+        run_dir.mkdir()
+        write_summary(run_dir, summary)
+    assert cli.main(["flakiness", "--from", str(passed)]) == 0
+    assert cli.main(["flakiness", "--from", str(passed), str(failed)]) == 1
+    (written,) = sorted((tmp_path / "runs").glob("*-flakiness-*/flakiness.json"))[-1:]
+    assert json.loads(written.read_text())["total_runs"] == 2
+
+
+def test_a_directory_without_a_summary_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["flakiness", "--from", str(tmp_path)]) == 2
+    assert f"{tmp_path} holds no summary.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("runs", ["0", "-3", "ten"])
+def test_a_bad_run_count_is_refused(runs: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["flakiness", "--runs", runs])
+    assert "at least 1" in capsys.readouterr().err
