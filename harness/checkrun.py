@@ -23,12 +23,11 @@ from harness.backoff import BackoffCurve
 from harness.cluster import Cluster
 from harness.evidence import collect_failure_evidence, export_kind_logs
 from harness.junit import write_junit
-from harness.kube import delete_namespace
 from harness.liveconfig import NodeConfigRow
 from harness.manifests import MAIN_CONTAINER, crashing_pod
 from harness.recorder import Recorder
 from harness.records import AttemptRecord
-from harness.runsetup import prepare_run
+from harness.runsetup import clean_up, engine_gone_reason, prepare_run, silent_nodes_reason
 from harness.summary import ClusterInfo, RunOutcome, RunSummary, summarize, write_summary
 from harness.verdict import WorkerVerdict, judge_worker, observed_enough
 
@@ -147,18 +146,20 @@ def run_check(
         kubelet_restarts = kubeletstate.restarts_between(
             kubelets_before, kubeletstate.snapshot(list(nodes.values()))
         )
-        if kubelet_restarts:
+        engine_gone = engine_gone_reason()
+        problems = [*kubelet_restarts, *filter(None, [engine_gone])]
+        if problems:
             # A verdict against a curve the kubelet no longer follows would be wrong.
             result.status = "error"
-            result.reason = "; ".join(kubelet_restarts)
+            result.reason = "; ".join([*filter(None, [result.reason]), *problems])
         result.finished_at = datetime.now(UTC)
         write_outputs(result, cluster)
-        if result.status in ("failed", "error"):
+        if result.status in ("failed", "error") and engine_gone is None:
             # Before the namespace goes: what the pods, the kubelets and the nodes said.
             evidence = result.run_dir / "evidence"
             collect_failure_evidence(api, [namespace], evidence)
             export_kind_logs(cluster.kind_bin, cluster.name, evidence / "kind-logs")
-        delete_namespace(api, namespace)
+        clean_up(api, namespace, engine_gone)
     return result
 
 
@@ -176,6 +177,10 @@ def _observe(
         result.attempts = _by_worker(recorder.attempts(), MAIN_CONTAINER)
         if on_sample is not None:
             on_sample(result)
+        silent = silent_nodes_reason(recorder)
+        if silent is not None:
+            result.status, result.reason = "error", silent
+            return
         # A fixed window is watched to its end, whatever was seen already.
         if not profile.fixed_window and _enough(result, cluster):
             result.status = "observed"

@@ -18,6 +18,7 @@ Two sources, each in its own thread, feed one append-only log:
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,9 +94,13 @@ class Recorder:
         self._pod_nodes: dict[str, str] = {}
         self._threads: list[threading.Thread] = []
         self.relists = 0
+        # Per node: when its runtime last answered, and how it last failed.
+        self._answered_at = dict.fromkeys(self.node_workers, time.monotonic())
+        self._last_failure: dict[str, str] = {}
 
     # lifecycle -----------------------------------------------------------
     def start(self) -> None:
+        self._answered_at = dict.fromkeys(self.node_workers, time.monotonic())
         self._threads = [
             threading.Thread(target=self._watch_pods, name="watch-pods", daemon=True),
             *(
@@ -130,6 +135,22 @@ class Recorder:
         with self._lock:
             return self.log.latest()
 
+    def silent_nodes(self, longer_than: float) -> list[str]:
+        """Nodes whose runtime has not answered for ``longer_than`` seconds, with their last error.
+
+        A node that stops answering (its container stopped, the Docker engine
+        gone) records nothing more: waiting out the whole window for it would
+        only end in a timeout that names the wrong cause.
+        """
+        now = time.monotonic()
+        with self._lock:
+            return [
+                f"node {node} has not answered for {now - answered:.0f}s "
+                f"({self._last_failure.get(node, 'no error recorded')})"
+                for node, answered in self._answered_at.items()
+                if now - answered > longer_than
+            ]
+
     def wait_for_change(self, timeout: float) -> None:
         """Block until a record is written or ``timeout`` passes (a condition, not a sleep)."""
         with self._changed:
@@ -160,8 +181,13 @@ class Recorder:
             wanted = [c.id for c in listed if self._needs_inspect(c)]
         except (HarnessError, ValueError) as error:
             # The node busy or restarting: the next sample sees everything again.
-            self.errors.add(f"sampling {node}: {str(error).splitlines()[0]}")
+            first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+            self.errors.add(f"sampling {node}: {first_line}")
+            with self._lock:
+                self._last_failure[node] = first_line
             return
+        with self._lock:
+            self._answered_at[node] = time.monotonic()
         for container in self._inspect(node, wanted):
             if container.started_at_ns is not None:
                 self._write(self._record(node, container))

@@ -141,7 +141,10 @@ def flakiness_table(report: FlakinessReport) -> Table:
     failed = [run for run in report.runs if not run.passed]
     if failed:
         table.caption = Text(
-            "\n".join(f"{run.run_id}: {run.status} - {run.reason}" for run in failed),
+            "\n".join(
+                f"{run.run_id}: {run.status}" + (f" - {run.reason}" if run.reason else "")
+                for run in failed
+            ),
             justify="left",
         )
     return table

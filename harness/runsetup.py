@@ -15,10 +15,12 @@ from pathlib import Path
 
 from kubernetes import client
 
+from harness import timeouts
 from harness.backoff import BackoffCurve
 from harness.cluster import Cluster, check_live_configs, live_config_rows
+from harness.engine import engine_answers
 from harness.kindconfig import WORKER_LABEL
-from harness.kube import create_namespace, node_statuses
+from harness.kube import create_namespace, delete_namespace, node_statuses
 from harness.liveconfig import NodeConfigRow
 from harness.paths import runs_dir
 from harness.recorder import Recorder
@@ -77,3 +79,28 @@ def prepare_run(cluster: Cluster, what: str, progress: Progress) -> RunSetup:
         node_workers={node: worker for worker, node in nodes.items()},
     )
     return RunSetup(api, rows, nodes, curves, run_id, run_dir, image, namespace, recorder)
+
+
+def silent_nodes_reason(recorder: Recorder) -> str | None:
+    """Why a run must end now, when a node's runtime stopped answering; else None."""
+    silent = recorder.silent_nodes(longer_than=timeouts.NODE_SILENT)
+    if not silent:
+        return None
+    return "; ".join(silent) + ": is the Docker engine running? (`crashloop status`)"
+
+
+def engine_gone_reason() -> str | None:
+    """Why nothing more can be asked of the cluster after a run; None while the engine answers."""
+    if engine_answers():
+        return None
+    return (
+        "the Docker engine stopped answering during the run: no evidence collected, the "
+        "namespace left behind; `crashloop up` starts the engine and repairs or recreates "
+        "the cluster"
+    )
+
+
+def clean_up(api: client.ApiClient, namespace: str, engine_gone: str | None) -> None:
+    """Delete the run's namespace, unless the engine is gone (the cluster with it)."""
+    if engine_gone is None:
+        delete_namespace(api, namespace)

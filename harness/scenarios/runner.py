@@ -31,12 +31,11 @@ from harness import pins, timeouts
 from harness.backoff import BackoffCurve
 from harness.cluster import Cluster
 from harness.errors import HarnessError
-from harness.kube import delete_namespace
 from harness.manifests import MAIN_CONTAINER, ROLE_LABEL
 from harness.proc import run
 from harness.recorder import Recorder
 from harness.records import AttemptRecord
-from harness.runsetup import prepare_run
+from harness.runsetup import clean_up, engine_gone_reason, prepare_run, silent_nodes_reason
 from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, SCENARIOS, TASK_ISOLATION, metrics
 from harness.scenarios import manifests as sm
 from harness.summary import write_atomically
@@ -157,7 +156,6 @@ def run_scenarios(
     live = _Live(core, namespace, run_id, image, nodes, recorder)
     if stop is not None:
         live.interrupt = stop
-    seen = live.seen
     baselines: list[threading.Thread] = []
     try:
         recorder.start()
@@ -189,16 +187,31 @@ def run_scenarios(
         live.stop.set()
         for thread in baselines:
             thread.join(timeout=timeouts.API_REQUEST)
-        recorder.stop()
-        _collect_logs(core, namespace, wanted, nodes, seen)
-        result.recorder_errors = list(recorder.errors.messages) + seen.errors
-        result.results = compute(wanted, result.curves, nodes, recorder.attempts(), seen)
-        _conclude(result)
-        result.finished_at = datetime.now(UTC)
-        write_outputs(result, cluster)
-        progress(f"run {run_id}: {result.status}; outputs in {run_dir}")
-        delete_namespace(api, namespace)
+        engine_gone = _finish(result, live, cluster, progress)
+        clean_up(api, namespace, engine_gone)
     return result
+
+
+def _finish(result: ScenarioRun, live: _Live, cluster: Cluster, progress: Progress) -> str | None:
+    """Stop recording, compute and conclude every metric, write the outputs.
+
+    Returns why the cluster can no longer be asked anything (the engine gone), or None.
+    """
+    live.recorder.stop()
+    engine_gone = engine_gone_reason()
+    if engine_gone is None:
+        _collect_logs(live.core, live.namespace, result.scenarios, live.nodes, live.seen)
+    result.recorder_errors = list(live.recorder.errors.messages) + live.seen.errors
+    attempts = live.recorder.attempts()
+    result.results = compute(result.scenarios, result.curves, live.nodes, attempts, live.seen)
+    _conclude(result)
+    if engine_gone is not None:
+        result.status = "error"
+        result.reason = "; ".join(filter(None, [result.reason, engine_gone]))
+    result.finished_at = datetime.now(UTC)
+    write_outputs(result, cluster)
+    progress(f"run {result.run_id}: {result.status}; outputs in {result.run_dir}")
+    return engine_gone
 
 
 # --- observation --------------------------------------------------------------------------
@@ -224,6 +237,9 @@ def _observe(
             pending += _window_pending(attempts, CRITICAL_SIDECAR, nodes, SIDECAR_WINDOW)
         if not pending:
             return "observed", ""
+        silent = silent_nodes_reason(recorder)
+        if silent is not None:
+            return "error", silent
         if live.interrupt.is_set():
             return "interrupted", f"stopped while waiting for: {'; '.join(pending[:3])}"
         if time.monotonic() > deadline:

@@ -197,3 +197,52 @@ def test_the_reported_backoff_reaches_the_attempt_it_precedes(tmp_path: Path) ->
     by_attempt = {r.attempt: r for r in recorder.attempts()}
     assert by_attempt[2].reported_backoff_s is None
     assert recorder._api_view[("uid-1", "app", 3)].reported_backoff_s == 40.0
+
+
+# A node that stops answering ------------------------------------------------
+
+
+class SwitchableNode(FakeNode):
+    """A node whose runtime answers until the engine goes away."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.engine_up = True
+
+    def __call__(self, node: str, argv: list[str]) -> str:
+        if not self.engine_up:
+            raise HarnessError("Cannot connect to the Docker daemon at unix:///var/run/docker.sock")
+        return super().__call__(node, argv)
+
+
+def test_a_node_that_stops_answering_is_named_with_its_last_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = [1000.0]
+    monkeypatch.setattr("harness.recorder.time.monotonic", lambda: clock[0])
+    node = SwitchableNode()
+    recorder = Recorder(
+        api=None,
+        namespace="ns",
+        run_id="run",
+        run_dir=tmp_path,
+        node_workers={"node-1": "fast", "node-2": "default"},
+        exec_in_node=node,
+    )
+    recorder._sample_once("node-1")
+    recorder._sample_once("node-2")
+    node.engine_up = False
+    clock[0] += 20
+    recorder._sample_once("node-1")
+    assert recorder.silent_nodes(longer_than=30) == []
+    clock[0] += 15
+    recorder._sample_once("node-1")
+    (silent,) = [m for m in recorder.silent_nodes(longer_than=30) if "node-1" in m]
+    assert "has not answered for 35s" in silent
+    assert "Cannot connect to the Docker daemon" in silent
+    # node-2 was never asked again: silent too, without an error to show.
+    assert any("node-2" in m and "no error recorded" in m for m in recorder.silent_nodes(30))
+    node.engine_up = True
+    recorder._sample_once("node-1")
+    recorder._sample_once("node-2")
+    assert recorder.silent_nodes(longer_than=30) == []
