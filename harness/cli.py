@@ -17,7 +17,7 @@ from rich.text import Text
 from harness import cluster, pins
 from harness.checkrun import CHECK_PROFILES, CheckResult, run_check
 from harness.demo import DEFAULT_DURATION_S, MAX_DURATION_S, DemoOptions, run_demo
-from harness.engine import engine_answers, ensure_engine
+from harness.engine import engine_answers, ensure_engine, stop_engine
 from harness.errors import HarnessError
 from harness.evidence import explain
 from harness.flakiness import flakiness_of
@@ -45,7 +45,10 @@ def progress(message: str) -> None:
     console.print(f"[dim]{time.monotonic() - _started:7.1f}s[/dim] {message}")
 
 
-def _cmd_engine(_args: argparse.Namespace) -> int:
+def _cmd_engine(args: argparse.Namespace) -> int:
+    if args.stop:
+        console.print(f"stopped the docker engine (pid {stop_engine()}) and its containers")
+        return 0
     engine = ensure_engine()
     where = "started by the harness" if engine.started_here else "already running"
     wrapper = ", capability wrapper on" if engine.capability_wrapper else ""
@@ -261,6 +264,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     engine = commands.add_parser("engine", help="find or install and start a Docker engine")
+    engine.add_argument(
+        "--stop",
+        action="store_true",
+        help="stop the engine the harness started, with every container (a cluster then "
+        "needs `crashloop up`)",
+    )
     engine.set_defaults(handler=_cmd_engine)
 
     kind = commands.add_parser(

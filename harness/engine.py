@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,6 +139,41 @@ def _our_engine_pid() -> int | None:
         os.kill(pid, 0)
     except (OSError, ValueError):
         return None
+    return pid
+
+
+def stop_engine() -> int:
+    """Stop the engine this project started (its containers stop with it); returns its pid.
+
+    An engine started any other way is not ours to stop: that is refused.
+    """
+    pid = _our_engine_pid()
+    if pid is None:
+        raise HarnessError(
+            "no running Docker engine was started by the harness "
+            f"(no live pid in {engine_dir() / 'dockerd.pid'})",
+            "stop an engine the way it was started (e.g. `systemctl stop docker`)",
+        )
+    os.kill(pid, signal.SIGTERM)
+
+    def still_running() -> bool:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True
+
+    try:
+        Retrying(
+            stop=stop_after_delay(timeouts.ENGINE_STOP),
+            wait=wait_fixed(0.5),
+            retry=retry_if_result(bool),
+        )(still_running)
+    except RetryError as error:
+        raise HarnessError(
+            f"dockerd (pid {pid}) still runs {timeouts.ENGINE_STOP:.0f}s after SIGTERM",
+            f"read {engine_dir() / 'dockerd.log'}; `kill -9 {pid}` ends it",
+        ) from error
     return pid
 
 

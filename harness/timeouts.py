@@ -12,6 +12,8 @@ from typing import Final
 # Docker engine
 ENGINE_START: Final = 90.0
 ENGINE_PROBE: Final = 10.0
+# dockerd stops every container first (kind nodes take up to ~10s each).
+ENGINE_STOP: Final = 120.0
 IMAGE_PULL: Final = 120.0
 
 # Node image assembly: containerd inside the build container answering.

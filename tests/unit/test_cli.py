@@ -82,3 +82,16 @@ def test_a_kubernetes_version_that_is_not_pinned_is_refused() -> None:
 
 def test_the_pinned_kubernetes_version_is_accepted() -> None:
     nodeselect.check_kubernetes_version(pins.KUBERNETES_VERSION)
+
+
+def test_an_engine_the_harness_did_not_start_is_not_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("harness.engine.cache_dir", lambda: tmp_path)
+    (tmp_path / "engine").mkdir()
+    # A pid no process has: the pidfile of an engine that is long gone.
+    (tmp_path / "engine" / "dockerd.pid").write_text("999999999\n")
+    assert cli.main(["engine", "--stop"]) == 2
+    err = capsys.readouterr().err
+    assert "no running Docker engine was started by the harness" in err
+    assert "systemctl stop docker" in err
