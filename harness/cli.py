@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness import cluster, pins
+from harness.atomicfile import write_atomically
 from harness.checkrun import CHECK_PROFILES, CheckResult, run_check
 from harness.demo import DEFAULT_DURATION_S, MAX_DURATION_S, DemoOptions, run_demo
 from harness.engine import engine_answers, ensure_engine, stop_engine
@@ -33,7 +34,7 @@ from harness.runsetup import new_run_dir
 from harness.scenarios import SCENARIOS
 from harness.scenarios.headline import headline_metrics
 from harness.scenarios.runner import ScenarioRun, run_scenarios
-from harness.summary import RunSummary, read_summary, write_atomically
+from harness.summary import RunSummary, read_summary
 
 DEFAULT_SPEC = PROJECT_ROOT / "clusters" / "crashloop.yaml"
 

@@ -19,7 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Final
 
-from harness.summary import RunSummary, WorkerSummary, write_atomically
+from harness.atomicfile import write_atomically
+from harness.summary import RunSummary, WorkerSummary
 from harness.verdict import RestartCheck
 
 JUNIT_FILE: Final = "junit.xml"

@@ -30,8 +30,9 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
 
+from harness.atomicfile import write_atomically
 from harness.records import AttemptRecord
-from harness.summary import RunSummary, WorkerSummary, write_atomically
+from harness.summary import RunSummary, WorkerSummary
 
 _NS_PER_S: Final = 1_000_000_000
 # Delays of the three curves span 0..300s. Below 1s the axis is linear (it

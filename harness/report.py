@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from harness.atomicfile import write_atomically
 from harness.plots import ScenarioMetric, plot_delays, plot_scenario_metrics, plot_timeline
 from harness.records import AttemptRecord
 from harness.render import restart_cells
-from harness.summary import RunSummary, WorkerSummary, write_atomically
+from harness.summary import RunSummary, WorkerSummary
 
 REPORT_MD: Final = "report.md"
 REPORT_HTML: Final = "report.html"

@@ -15,15 +15,14 @@ them.
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal, cast, get_args
 
+from harness.atomicfile import write_atomically
 from harness.errors import HarnessError
 from harness.liveconfig import NodeConfigRow
 from harness.verdict import RestartCheck, WorkerVerdict, waited_restarts
@@ -297,34 +296,6 @@ def _config_for(verdict: WorkerVerdict, configs: Sequence[NodeConfigRow]) -> Nod
 
 
 # --- files ---------------------------------------------------------------------------------
-
-
-def write_atomically(path: Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` so that ``path`` is either old or complete.
-
-    The bytes go to a temporary file in the same directory (os.replace is
-    atomic only within one file system), are fsync'd, then renamed over
-    ``path``; the directory is fsync'd so the rename survives a power loss.
-    On any error the temporary file is removed.
-    """
-    path = Path(path)
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as tmp:
-            tmp.write(data)
-            tmp.flush()
-            os.fsync(tmp.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        # BaseException: a Ctrl-C mid-write must not leave the tmp file behind.
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-    return path
 
 
 def write_summary(run_dir: Path, summary: RunSummary) -> Path:

@@ -28,6 +28,7 @@ from typing import Any, Final
 from kubernetes import client
 
 from harness import pins, timeouts
+from harness.atomicfile import write_atomically
 from harness.backoff import BackoffCurve
 from harness.cluster import Cluster
 from harness.errors import HarnessError
@@ -38,7 +39,6 @@ from harness.records import AttemptRecord
 from harness.runsetup import clean_up, engine_gone_reason, prepare_run, silent_nodes_reason
 from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, SCENARIOS, TASK_ISOLATION, metrics
 from harness.scenarios import manifests as sm
-from harness.summary import write_atomically
 
 Progress = Callable[[str], None]
 
