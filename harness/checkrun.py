@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Final
 
 from kubernetes import client
@@ -27,7 +26,13 @@ from harness.liveconfig import NodeConfigRow
 from harness.manifests import MAIN_CONTAINER, crashing_pod
 from harness.recorder import Recorder
 from harness.records import AttemptRecord
-from harness.runsetup import clean_up, engine_gone_reason, prepare_run, silent_nodes_reason
+from harness.runsetup import (
+    RunState,
+    clean_up,
+    engine_gone_reason,
+    prepare_run,
+    silent_nodes_reason,
+)
 from harness.summary import ClusterInfo, RunOutcome, RunSummary, summarize, write_summary
 from harness.verdict import WorkerVerdict, judge_worker, observed_enough
 
@@ -80,27 +85,16 @@ CHECK_PROFILES: Final = {
 }
 
 
-@dataclass
-class CheckResult:
-    """What a check observed and concluded; kept even when interrupted."""
+@dataclass(kw_only=True)
+class CheckResult(RunState):
+    """What a check observed and concluded."""
 
-    run_id: str
-    run_dir: Path
     profile: CheckProfile
     rows: list[NodeConfigRow]
     curves: dict[str, BackoffCurve]  # worker -> curve from the live config
     nodes: dict[str, str]  # worker -> node
     attempts: dict[str, list[AttemptRecord]] = field(default_factory=dict)
     verdicts: dict[str, WorkerVerdict] = field(default_factory=dict)
-    status: str = "running"
-    reason: str = ""
-    recorder_errors: list[str] = field(default_factory=list)
-    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
-    finished_at: datetime | None = None
-
-    @property
-    def passed(self) -> bool:
-        return self.status == "passed"
 
 
 def _by_worker(attempts: list[AttemptRecord], container: str) -> dict[str, list[AttemptRecord]]:
@@ -127,7 +121,14 @@ def run_check(
     setup = prepare_run(cluster, f"check-{profile.name}", progress)
     api, nodes, namespace, recorder = setup.api, setup.nodes, setup.namespace, setup.recorder
     run_id, image = setup.run_id, setup.image
-    result = CheckResult(run_id, setup.run_dir, profile, setup.rows, setup.curves, nodes)
+    result = CheckResult(
+        run_id=run_id,
+        run_dir=setup.run_dir,
+        profile=profile,
+        rows=setup.rows,
+        curves=setup.curves,
+        nodes=nodes,
+    )
     core = client.CoreV1Api(api)
     kubelets_before = kubeletstate.snapshot(list(nodes.values()))
     try:

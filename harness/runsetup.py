@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,6 +27,27 @@ from harness.recorder import Recorder
 from harness.workload import ensure_image, load_into
 
 Progress = Callable[[str], None]
+
+
+@dataclass(kw_only=True)
+class RunState:
+    """Where a measured run is and why; shared by the check and the scenario runs.
+
+    Kept even when the run is interrupted: whatever was measured is judged
+    and written with the state it ended in.
+    """
+
+    run_id: str
+    run_dir: Path
+    status: str = "running"
+    reason: str = ""
+    recorder_errors: list[str] = field(default_factory=list)
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    finished_at: datetime | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
 
 
 @dataclass(frozen=True)

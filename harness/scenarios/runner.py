@@ -22,7 +22,6 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any, Final
 
 from kubernetes import client
@@ -36,7 +35,13 @@ from harness.manifests import MAIN_CONTAINER, ROLE_LABEL
 from harness.proc import run
 from harness.recorder import Recorder
 from harness.records import AttemptRecord
-from harness.runsetup import clean_up, engine_gone_reason, prepare_run, silent_nodes_reason
+from harness.runsetup import (
+    RunState,
+    clean_up,
+    engine_gone_reason,
+    prepare_run,
+    silent_nodes_reason,
+)
 from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, SCENARIOS, TASK_ISOLATION, metrics
 from harness.scenarios import manifests as sm
 
@@ -67,25 +72,14 @@ _EMPTY_DIR: Final = "/var/lib/kubelet/pods/{uid}/volumes/kubernetes.io~empty-dir
 _NS_PER_S: Final = 1_000_000_000
 
 
-@dataclass
-class ScenarioRun:
-    """What a scenario run observed and concluded; kept even when interrupted."""
+@dataclass(kw_only=True)
+class ScenarioRun(RunState):
+    """What a scenario run observed and concluded."""
 
-    run_id: str
-    run_dir: Path
     scenarios: tuple[str, ...]
     curves: dict[str, BackoffCurve]  # worker -> curve of its live kubelet config
     nodes: dict[str, str]  # worker -> node
     results: dict[str, dict[str, metrics.WorkerResult]] = field(default_factory=dict)
-    status: str = "running"
-    reason: str = ""
-    recorder_errors: list[str] = field(default_factory=list)
-    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
-    finished_at: datetime | None = None
-
-    @property
-    def passed(self) -> bool:
-        return self.status == "passed"
 
     @property
     def failures(self) -> list[str]:
@@ -150,7 +144,9 @@ def run_scenarios(
     setup = prepare_run(cluster, "scenarios", progress)
     api, nodes, namespace, recorder = setup.api, setup.nodes, setup.namespace, setup.recorder
     run_id, run_dir, image = setup.run_id, setup.run_dir, setup.image
-    result = ScenarioRun(run_id, run_dir, wanted, setup.curves, nodes)
+    result = ScenarioRun(
+        run_id=run_id, run_dir=run_dir, scenarios=wanted, curves=setup.curves, nodes=nodes
+    )
     progress(f"scenarios: {', '.join(wanted)}")
     core = client.CoreV1Api(api)
     live = _Live(core, namespace, run_id, image, nodes, recorder)
