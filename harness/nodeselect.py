@@ -89,4 +89,15 @@ def kubectl_for(image: str) -> Path:
         )
     partial.chmod(0o755)
     partial.rename(target)
+    _prune_kubectl_copies()
     return target
+
+
+def _prune_kubectl_copies() -> None:
+    """Remove the kubectl copies of node images that no longer exist (replaced by a rebuild)."""
+    image_ids = run(["docker", "image", "ls", "--no-trunc", "--quiet"]).split()
+    live = {f"kubectl-{image_id.removeprefix('sha256:')[:16]}" for image_id in image_ids}
+    for copy in (cache_dir() / "bin").glob("kubectl-*"):
+        # A .partial is another process's copy in flight.
+        if copy.name not in live and copy.suffix != ".partial":
+            copy.unlink(missing_ok=True)

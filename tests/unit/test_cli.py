@@ -95,3 +95,23 @@ def test_an_engine_the_harness_did_not_start_is_not_stopped(
     err = capsys.readouterr().err
     assert "no running Docker engine was started by the harness" in err
     assert "systemctl stop docker" in err
+
+
+def test_kubectl_copies_of_removed_images_are_pruned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("kubectl-aaaaaaaaaaaaaaaa", "kubectl-bbbbbbbbbbbbbbbb", "kubectl-cc.partial"):
+        (bin_dir / name).write_text("")
+    (bin_dir / "kind-v0.33.0").write_text("")
+    monkeypatch.setattr(nodeselect, "cache_dir", lambda: tmp_path)
+    monkeypatch.setattr(
+        nodeselect, "run", lambda _argv, **_kw: "sha256:" + "a" * 64 + "\nsha256:" + "d" * 64 + "\n"
+    )
+    nodeselect._prune_kubectl_copies()
+    assert sorted(p.name for p in bin_dir.iterdir()) == [
+        "kind-v0.33.0",
+        "kubectl-aaaaaaaaaaaaaaaa",
+        "kubectl-cc.partial",
+    ]
