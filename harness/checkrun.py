@@ -252,7 +252,9 @@ def _judge(result: CheckResult) -> None:
             result.verdicts[worker] = judge_worker(
                 attempts, curve, worker=worker, node=result.nodes[worker]
             )
-    if result.status in ("interrupted", "running"):
+    # Interrupted, still running or in error: the verdicts are kept, but no
+    # pass or fail is claimed from them.
+    if result.status in ("interrupted", "running", "error"):
         return
     all_passed = len(result.verdicts) == len(result.curves) and all(
         v.passed for v in result.verdicts.values()

@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import urllib3
@@ -176,18 +177,30 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
 def _cmd_flakiness(args: argparse.Namespace) -> int:
     """Checks in a row on one cluster (or ones already run): pass count and overshoot spread."""
     if args.runs_from:
-        summaries = [_summary_in(Path(run_dir)) for run_dir in args.runs_from]
-        interrupted = False
+        series = _Series([_summary_in(Path(run_dir)) for run_dir in args.runs_from])
     else:
-        summaries, interrupted = _checks_in_a_row(args)
-    report = flakiness_of(summaries)
+        series = _checks_in_a_row(args)
+    # Whatever ended the series, what finished is pooled and written.
+    report = flakiness_of(series.summaries)
     _, run_dir = new_run_dir("flakiness")
     written = write_atomically(run_dir / "flakiness.json", report.to_json().encode())
     Console().print(flakiness_table(report))
-    Console().print(f"flakiness of {len(summaries)} runs in {written}")
-    if interrupted:
+    Console().print(f"flakiness of {len(series.summaries)} runs in {written}")
+    if series.error is not None:
+        console.print(Text("error: ", style="bold red") + Text(series.error), soft_wrap=True)
+        return 2
+    if series.interrupted:
         return 130
     return 0 if report.all_passed else 1
+
+
+@dataclass
+class _Series:
+    """The summaries of the checks that finished, and what ended the series early."""
+
+    summaries: list[RunSummary]
+    interrupted: bool = False
+    error: str | None = None
 
 
 def _summary_in(run_dir: Path) -> RunSummary:
@@ -200,18 +213,27 @@ def _summary_in(run_dir: Path) -> RunSummary:
     return read_summary(path)
 
 
-def _checks_in_a_row(args: argparse.Namespace) -> tuple[list[RunSummary], bool]:
+def _checks_in_a_row(args: argparse.Namespace) -> _Series:
     spec = load_cluster_spec(Path(args.config))
     up = cluster.up(spec, progress, image=args.image)
-    summaries = []
+    series = _Series([])
     for number in range(1, args.runs + 1):
         progress(f"check {number} of {args.runs}")
-        result, summary = _run_and_report_check(up, args.profile)
+        try:
+            result, summary = _run_and_report_check(up, args.profile)
+        except KeyboardInterrupt:
+            series.interrupted = True
+            return series
+        except (HarnessError, ApiException, urllib3.exceptions.HTTPError) as error:
+            first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+            series.error = f"check {number} of {args.runs} could not finish: {first_line}"
+            return series
         write_report(result.run_dir, summary, result.attempts)
-        summaries.append(summary)
+        series.summaries.append(summary)
         if result.status == "interrupted":
-            return summaries, True
-    return summaries, False
+            series.interrupted = True
+            return series
+    return series
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

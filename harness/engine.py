@@ -133,13 +133,25 @@ def _build_wrapper() -> Path:
 
 
 def _our_engine_pid() -> int | None:
+    """The pid of the dockerd the harness started, if that process still runs."""
     pidfile = engine_dir() / "dockerd.pid"
     try:
         pid = int(pidfile.read_text().strip())
-        os.kill(pid, 0)
     except (OSError, ValueError):
         return None
-    return pid
+    return pid if _is_live_dockerd(pid) else None
+
+
+def _is_live_dockerd(pid: int) -> bool:
+    """Whether ``pid`` is a running dockerd: a stale pidfile's pid may be reused by anything."""
+    try:
+        comm = Path(f"/proc/{pid}/comm").read_text().strip()
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    # The state follows the parenthesised command name; Z is a zombie, already dead.
+    state = stat.rsplit(")", 1)[-1].split()[0]
+    return comm == "dockerd" and state != "Z"
 
 
 def stop_engine() -> int:
@@ -155,20 +167,12 @@ def stop_engine() -> int:
             "stop an engine the way it was started (e.g. `systemctl stop docker`)",
         )
     os.kill(pid, signal.SIGTERM)
-
-    def still_running() -> bool:
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return False
-        return True
-
     try:
         Retrying(
             stop=stop_after_delay(timeouts.ENGINE_STOP),
             wait=wait_fixed(0.5),
             retry=retry_if_result(bool),
-        )(still_running)
+        )(_is_live_dockerd, pid)
     except RetryError as error:
         raise HarnessError(
             f"dockerd (pid {pid}) still runs {timeouts.ENGINE_STOP:.0f}s after SIGTERM",

@@ -38,9 +38,11 @@ class OvershootDistribution:
     median_s: float
     p95_s: float
     maximum_s: float
-    # min(upper bound - measured): how close the worst restart came to failing.
+    # min(upper bound - measured) over those: how close the worst came to failing.
     headroom_s: float
+    # Over every restart checked, the first of a curve and unmeasured ones included.
     failed_restarts: int
+    unmeasured_restarts: int
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,8 @@ def distribution(worker: str, checks: Sequence[RestartCheck]) -> OvershootDistri
         p95_s=p95(margins),
         maximum_s=margins[-1],
         headroom_s=headroom,
-        failed_restarts=sum(not c.passed for c in counted),
+        failed_restarts=sum(not c.passed for c in checks),
+        unmeasured_restarts=sum(c.measured_s is None for c in checks),
     )
 
 

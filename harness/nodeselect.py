@@ -95,7 +95,10 @@ def kubectl_for(image: str) -> Path:
 
 def _prune_kubectl_copies() -> None:
     """Remove the kubectl copies of node images that no longer exist (replaced by a rebuild)."""
-    image_ids = run(["docker", "image", "ls", "--no-trunc", "--quiet"]).split()
+    try:
+        image_ids = run(["docker", "image", "ls", "--no-trunc", "--quiet"]).split()
+    except HarnessError:
+        return  # tidying up is no reason to fail; the next copy tries again
     live = {f"kubectl-{image_id.removeprefix('sha256:')[:16]}" for image_id in image_ids}
     for copy in (cache_dir() / "bin").glob("kubectl-*"):
         # A .partial is another process's copy in flight.

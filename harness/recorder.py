@@ -188,6 +188,7 @@ class Recorder:
             return
         with self._lock:
             self._answered_at[node] = time.monotonic()
+            self._last_failure.pop(node, None)
         for container in self._inspect(node, wanted):
             if container.started_at_ns is not None:
                 self._write(self._record(node, container))

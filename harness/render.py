@@ -125,7 +125,7 @@ def flakiness_table(report: FlakinessReport) -> Table:
     title = f"{report.passed_runs} of {len(report.runs)} checks passed"
     table = Table(title=Text(title))
     table.add_column("worker")
-    for column in ("restarts", "min", "median", "p95", "max", "headroom", "failed"):
+    for column in ("restarts", "min", "median", "p95", "max", "headroom", "failed", "unmeasured"):
         table.add_column(column, justify="right")
     for worker in report.workers:
         table.add_row(
@@ -137,6 +137,7 @@ def flakiness_table(report: FlakinessReport) -> Table:
             ),
             _seconds(worker.headroom_s, ".2f"),
             str(worker.failed_restarts),
+            str(worker.unmeasured_restarts),
         )
     failed = [run for run in report.runs if not run.passed]
     if failed:

@@ -78,8 +78,12 @@ class TcpRelay:
         with self._lock:
             live, self._live = self._live, []
         for end in live:
-            # Linger on with a zero timeout: close() sends RST, as a dropped link does.
-            end.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            with contextlib.suppress(OSError):  # a pump may have closed it meanwhile
+                # Linger on with a zero timeout: close() sends RST, as a dropped link does.
+                end.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                # A pump blocked in recv() holds the socket open past close(); shutting
+                # the read side down wakes it, so the close really resets the connection.
+                end.shutdown(socket.SHUT_RD)
             _close_quietly(end)
         pairs = len(live) // 2
         self.reset_connections += pairs
@@ -87,6 +91,9 @@ class TcpRelay:
 
     def close(self) -> None:
         self._closed.set()
+        # close() alone does not wake a thread blocked in accept().
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)
         _close_quietly(self._listener)
         self.reset_all()
 

@@ -108,6 +108,9 @@ def test_a_dropped_watch_resumes_and_loses_no_attempt(
     result = _observe_with(cluster, 3, drop_every_connection)
     assert result.status in ("passed", "failed"), result.reason
     assert live_at_drop[0] >= 1, "no connection was live at the drop: the watch was not open"
+    # The open watch itself was cut (not only idle pooled connections): its reader saw the reset.
+    cut = [m for m in result.recorder_errors if m.startswith("pod watch:")]
+    assert cut, f"the watch never saw the drop; recorder errors: {result.recorder_errors}"
     fast = result.attempts["fast"]
     _assert_contiguous(fast)
     # Only the watch fills in the kubelet's reported back-off: attempts that

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from harness import cli, cluster, nodeselect, pins
+from harness import cli, cluster, engine, nodeselect, pins
 from harness.errors import HarnessError
 from harness.paths import PROJECT_ROOT
 
@@ -115,3 +116,9 @@ def test_kubectl_copies_of_removed_images_are_pruned(
         "kubectl-aaaaaaaaaaaaaaaa",
         "kubectl-cc.partial",
     ]
+
+
+def test_a_pid_that_is_not_dockerd_is_never_taken_for_the_engine() -> None:
+    # A stale pidfile's number may belong to any process by now, this one say.
+    assert not engine._is_live_dockerd(os.getpid())
+    assert not engine._is_live_dockerd(999_999_999)
