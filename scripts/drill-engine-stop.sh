@@ -12,7 +12,7 @@ log=$(mktemp)
 check=""
 
 restore() {
-  # Whatever happened, leave no check running and the cluster back up.
+  # Whatever happened, leave no check running (`crashloop up` restores the cluster).
   if [[ -n "$check" ]] && kill -0 "$check" 2>/dev/null; then
     kill -INT "$check" || true
     wait "$check" || true
