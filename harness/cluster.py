@@ -144,6 +144,44 @@ def node_containers(name: str) -> dict[str, tuple[str, str]]:
     return containers
 
 
+def node_container_ips(containers: list[str]) -> dict[str, str]:
+    """Container name -> its current IP address on the kind network."""
+    if not containers:
+        return {}
+    out = run(
+        [
+            "docker",
+            "inspect",
+            "--format",
+            "{{.Name}}\t{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}",
+            *containers,
+        ],
+        timeout=timeouts.ENGINE_PROBE,
+    )
+    ips = {}
+    for line in out.splitlines():
+        container, addresses = line.split("\t")
+        ips[container.removeprefix("/")] = addresses.split()[0] if addresses.split() else ""
+    return ips
+
+
+def moved_nodes(statuses: list[NodeStatus], container_ips: dict[str, str]) -> list[str]:
+    """Nodes whose container has another address than the one the API server knows.
+
+    The engine hands out addresses again when containers restart, in whatever
+    order they start: two workers can swap addresses, and the API server then
+    reaches one worker's kubelet under the other's name (its configz, logs,
+    exec), which the run would take for a wrong kubelet config.
+    """
+    return [
+        f"{status.name}: the API server has {status.internal_ip}, the container has {ip}"
+        for status in statuses
+        if status.internal_ip is not None
+        and (ip := container_ips.get(status.name)) is not None
+        and ip != status.internal_ip
+    ]
+
+
 def _export_kubeconfig(kind_bin: Path, name: str, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.touch(mode=0o600, exist_ok=True)
@@ -193,8 +231,9 @@ def _reuse(
     """Reuse a running cluster made from this config; recreate one that is not healthy.
 
     A cluster whose containers were restarted (a restarted docker engine, a
-    rebooted machine) may have new addresses its certificates do not carry;
-    it is deleted when it does not become Ready within REUSE_HEALTH.
+    rebooted machine) may have new addresses its certificates and its Node
+    objects do not carry: it is deleted when it does not become Ready within
+    REUSE_HEALTH, or when a node's address moved.
     A healthy cluster made from another config is an error, never replaced
     silently.
     """
@@ -205,6 +244,14 @@ def _reuse(
         statuses = wait_nodes_ready(api, 1 + len(spec.workers), timeout=timeouts.REUSE_HEALTH)
     except HarnessError as error:
         progress(f"cluster {name} is not healthy ({error.problem.splitlines()[0]}); recreating")
+        delete(name, progress, kind_bin=kind_bin, kubeconfig=kubeconfig)
+        return False
+    moved = moved_nodes(statuses, node_container_ips([status.name for status in statuses]))
+    if moved:
+        progress(
+            f"cluster {name}'s nodes have new addresses since they joined ({'; '.join(moved)}); "
+            "recreating"
+        )
         delete(name, progress, kind_bin=kind_bin, kubeconfig=kubeconfig)
         return False
     problem = _reuse_problem(name, spec, image, statuses)

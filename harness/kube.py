@@ -35,6 +35,8 @@ class NodeStatus:
     ready: bool
     kubelet_version: str
     labels: dict[str, str]
+    # The address the API server uses to reach this node's kubelet (logs, exec, configz).
+    internal_ip: str | None = None
 
 
 def node_statuses(api: client.ApiClient) -> list[NodeStatus]:
@@ -49,6 +51,10 @@ def node_statuses(api: client.ApiClient) -> list[NodeStatus]:
                 ready=ready,
                 kubelet_version=node.status.node_info.kubelet_version,
                 labels=dict(node.metadata.labels or {}),
+                internal_ip=next(
+                    (a.address for a in node.status.addresses or [] if a.type == "InternalIP"),
+                    None,
+                ),
             )
         )
     return sorted(statuses, key=lambda status: status.name)

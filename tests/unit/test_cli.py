@@ -10,6 +10,7 @@ import pytest
 
 from harness import cli, cluster, engine, nodeselect, pins
 from harness.errors import HarnessError
+from harness.kube import NodeStatus
 from harness.paths import PROJECT_ROOT
 
 
@@ -122,3 +123,29 @@ def test_a_pid_that_is_not_dockerd_is_never_taken_for_the_engine() -> None:
     # A stale pidfile's number may belong to any process by now, this one say.
     assert not engine._is_live_dockerd(os.getpid())
     assert not engine._is_live_dockerd(999_999_999)
+
+
+def _status(name: str, internal_ip: str | None) -> NodeStatus:
+    return NodeStatus(
+        name=name, ready=True, kubelet_version="v1.35.8", labels={}, internal_ip=internal_ip
+    )
+
+
+def test_nodes_whose_addresses_swapped_after_a_restart_are_named() -> None:
+    statuses = [
+        _status("crashloop-worker", "172.18.0.3"),
+        _status("crashloop-worker2", "172.18.0.4"),
+        _status("crashloop-control-plane", "172.18.0.2"),
+        _status("crashloop-worker3", None),
+    ]
+    ips = {
+        "crashloop-worker": "172.18.0.4",
+        "crashloop-worker2": "172.18.0.3",
+        "crashloop-control-plane": "172.18.0.2",
+        "crashloop-worker3": "172.18.0.5",
+    }
+    assert cluster.moved_nodes(statuses, ips) == [
+        "crashloop-worker: the API server has 172.18.0.3, the container has 172.18.0.4",
+        "crashloop-worker2: the API server has 172.18.0.4, the container has 172.18.0.3",
+    ]
+    assert cluster.moved_nodes(statuses[2:], ips) == []
