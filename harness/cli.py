@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -412,6 +413,10 @@ def _positive_int(text: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # A process a non-interactive shell starts in the background inherits SIGINT
+    # ignored, and Python then never raises KeyboardInterrupt: Ctrl-C, or a CI
+    # runner's SIGINT, must still stop a run cleanly and keep what it measured.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     args = build_parser().parse_args(argv)
     try:
         code: int = args.handler(args)

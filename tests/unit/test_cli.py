@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,16 @@ def test_nodes_whose_addresses_swapped_after_a_restart_are_named() -> None:
         "crashloop-worker2: the API server has 172.18.0.4, the container has 172.18.0.3",
     ]
     assert cluster.moved_nodes(statuses[2:], ips) == []
+
+
+def test_sigint_interrupts_even_when_inherited_as_ignored(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with pytest.raises(SystemExit):
+            cli.main(["--help"])
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert "crashloop" in capsys.readouterr().out
