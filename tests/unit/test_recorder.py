@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -52,6 +52,22 @@ def _inspect_item(container_id: str, attempt: int) -> dict[str, object]:
     }
 
 
+def _recorder(
+    run_dir: Path,
+    exec_in_node: Callable[[str, list[str]], str],
+    node_workers: dict[str, str] | None = None,
+) -> Recorder:
+    """A recorder of namespace ``ns`` whose nodes are fakes, with no API."""
+    return Recorder(
+        api=None,
+        namespace="ns",
+        run_id="run",
+        run_dir=run_dir,
+        node_workers=node_workers or {"node-1": "fast"},
+        exec_in_node=exec_in_node,
+    )
+
+
 class FakeNode:
     """Two exited attempts; `gone` was removed after `crictl ps` listed it."""
 
@@ -72,14 +88,7 @@ class FakeNode:
 
 def test_one_removed_container_does_not_hide_the_others(tmp_path: Path) -> None:
     node = FakeNode()
-    recorder = Recorder(
-        api=None,
-        namespace="ns",
-        run_id="run",
-        run_dir=tmp_path,
-        node_workers={"node-1": "fast"},
-        exec_in_node=node,
-    )
+    recorder = _recorder(tmp_path, node)
     recorder._sample_once("node-1")
     recorded = sorted(recorder.attempts(), key=lambda r: r.attempt)
     assert [r.attempt for r in recorded] == [0, 2]
@@ -144,14 +153,7 @@ class FakeApi:
 def _watch_with(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: list[object]
 ) -> tuple[Recorder, FakeApi]:
-    recorder = Recorder(
-        api=None,
-        namespace="ns",
-        run_id="run",
-        run_dir=tmp_path,
-        node_workers={"node-1": "fast"},
-        exec_in_node=FakeNode(),
-    )
+    recorder = _recorder(tmp_path, FakeNode())
     api = FakeApi(recorder._stop, steps)
     monkeypatch.setattr("kubernetes.client.CoreV1Api", lambda _api: api)
     monkeypatch.setattr("kubernetes.watch.Watch", lambda: api)
@@ -183,14 +185,7 @@ def test_gone_relists_and_watches_from_the_new_list(
 
 
 def test_the_reported_backoff_reaches_the_attempt_it_precedes(tmp_path: Path) -> None:
-    recorder = Recorder(
-        api=None,
-        namespace="ns",
-        run_id="run",
-        run_dir=tmp_path,
-        node_workers={"node-1": "fast"},
-        exec_in_node=FakeNode(),
-    )
+    recorder = _recorder(tmp_path, FakeNode())
     recorder._sample_once("node-1")
     recorder._observe_pod(_pod("3", backoff="40s"))
     # restartCount 2 and waiting: the back-off precedes attempt 3; attempt 2 has none.
@@ -221,14 +216,7 @@ def test_a_node_that_stops_answering_is_named_with_its_last_error(
     clock = [1000.0]
     monkeypatch.setattr("harness.recorder.time.monotonic", lambda: clock[0])
     node = SwitchableNode()
-    recorder = Recorder(
-        api=None,
-        namespace="ns",
-        run_id="run",
-        run_dir=tmp_path,
-        node_workers={"node-1": "fast", "node-2": "default"},
-        exec_in_node=node,
-    )
+    recorder = _recorder(tmp_path, node, {"node-1": "fast", "node-2": "default"})
     recorder._sample_once("node-1")
     recorder._sample_once("node-2")
     node.engine_up = False
