@@ -1,8 +1,10 @@
-"""What every measured run starts with, in one place.
+"""What every measured run (the check, the scenarios) shares, in one place.
 
-The live configs checked against the profiles, the worker-to-node map, a run
-directory, the workload image loaded into the cluster, a fresh restricted
-namespace and a recorder writing into the run directory.
+At the start: the live configs checked against the profiles, the
+worker-to-node map, a run directory, the workload image loaded into the
+cluster, a fresh restricted namespace and a recorder writing into the run
+directory. During and after: the run's state, when it must end early because
+a node went silent, and whether the cluster can still be cleaned up.
 """
 
 from __future__ import annotations
