@@ -21,7 +21,7 @@ from harness.atomicfile import write_atomically
 from harness.checkrun import CHECK_PROFILES, CheckResult, run_check
 from harness.demo import DEFAULT_DURATION_S, MAX_DURATION_S, DemoOptions, run_demo
 from harness.engine import engine_answers, ensure_engine, stop_engine
-from harness.errors import HarnessError
+from harness.errors import HarnessError, first_line
 from harness.evidence import explain
 from harness.flakiness import flakiness_of
 from harness.kindbin import ensure_kind
@@ -226,8 +226,7 @@ def _checks_in_a_row(args: argparse.Namespace) -> _Series:
             series.interrupted = True
             return series
         except (HarnessError, ApiException, urllib3.exceptions.HTTPError) as error:
-            first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
-            series.error = f"check {number} of {args.runs} could not finish: {first_line}"
+            series.error = f"check {number} of {args.runs} could not finish: {first_line(error)}"
             return series
         write_report(result.run_dir, summary, result.attempts)
         series.summaries.append(summary)
@@ -428,7 +427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The API server went away under us: say so in one line, not a traceback.
         console.print(
             Text("error: ", style="bold red")
-            + Text(f"the Kubernetes API did not answer: {str(error).splitlines()[0]}"),
+            + Text(f"the Kubernetes API did not answer: {first_line(error)}"),
             soft_wrap=True,
         )
         console.print("  fix: check the cluster with `crashloop status`; `crashloop up` repairs it")

@@ -14,3 +14,9 @@ class HarnessError(Exception):
         self.problem = problem
         self.fix = fix
         super().__init__(f"{problem}\n  fix: {fix}" if fix else problem)
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of an error's message, or its type when it has none: for one-line reports."""
+    text = str(error)
+    return text.splitlines()[0] if text.strip() else type(error).__name__

@@ -36,7 +36,7 @@ from harness.cri import (
     parse_inspect_all,
     parse_ps,
 )
-from harness.errors import HarnessError
+from harness.errors import HarnessError, first_line
 from harness.proc import run
 from harness.records import AttemptKey, AttemptLog, AttemptRecord
 
@@ -181,10 +181,10 @@ class Recorder:
             wanted = [c.id for c in listed if self._needs_inspect(c)]
         except (HarnessError, ValueError) as error:
             # The node busy or restarting: the next sample sees everything again.
-            first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
-            self.errors.add(f"sampling {node}: {first_line}")
+            reason = first_line(error)
+            self.errors.add(f"sampling {node}: {reason}")
             with self._lock:
-                self._last_failure[node] = first_line
+                self._last_failure[node] = reason
             return
         with self._lock:
             self._answered_at[node] = time.monotonic()
@@ -207,7 +207,7 @@ class Recorder:
             return parse_inspect_all(self._exec(node, ["crictl", "inspect", *ids]))
         except (HarnessError, ValueError) as error:
             if len(ids) == 1:
-                self.errors.add(f"inspecting on {node}: {str(error).splitlines()[0]}")
+                self.errors.add(f"inspecting on {node}: {first_line(error)}")
                 return []
         found: list[CriContainer] = []
         for container_id in ids:
