@@ -4,6 +4,11 @@ One shared observation: a pod per worker whose container exits at once, its
 every attempt recorded, until each worker's curve has shown what the check
 profile needs (or the profile's timeout). Then one verdict per worker against
 the curve its node's live kubelet config implies.
+
+A worker is decided early when it can no longer pass: a restart off its
+window or level, a restart overdue on the node's clock, a pod whose container
+never ran. The run ends once every worker is either observed far enough or
+decided; a worker that is neither when the window closes fails as incomplete.
 """
 
 from __future__ import annotations
@@ -34,7 +39,13 @@ from harness.runsetup import (
     silent_nodes_reason,
 )
 from harness.summary import ClusterInfo, RunOutcome, RunSummary, summarize, write_summary
-from harness.verdict import WorkerVerdict, judge_worker, observed_enough
+from harness.verdict import (
+    Observation,
+    WorkerVerdict,
+    judge_worker,
+    observed_enough,
+    restarts_needed,
+)
 
 Progress = Callable[[str], None]
 
@@ -68,7 +79,9 @@ CHECK_PROFILES: Final = {
         timeouts.CHECK_QUICK,
         {
             "fast": Need(min_restarts=10),
-            "reduced": Need(until_delay_s=32),
+            # Up to its first capped restart: the level (60s) that a 30s max
+            # would imitate in the delay window alone.
+            "reduced": Need(until_delay_s=60),
             "default": Need(until_delay_s=80),
         },
     ),
@@ -95,6 +108,13 @@ class CheckResult(RunState):
     nodes: dict[str, str]  # worker -> node
     attempts: dict[str, list[AttemptRecord]] = field(default_factory=dict)
     verdicts: dict[str, WorkerVerdict] = field(default_factory=dict)
+    # worker -> (seconds after the pods were created, first failure), for
+    # workers decided before the end: what gave the kubelet away, and when.
+    decided: dict[str, tuple[float, str]] = field(default_factory=dict)
+    # worker -> (attempt, back-off) the kubelet reports for its next, pending attempt.
+    pending: dict[str, tuple[int, float]] = field(default_factory=dict)
+    # worker -> the node's clock at its last listing: "now" for overdue restarts.
+    node_now_ns: dict[str, int] = field(default_factory=dict)
 
 
 def _by_worker(attempts: list[AttemptRecord], container: str) -> dict[str, list[AttemptRecord]]:
@@ -112,13 +132,20 @@ def run_check(
     *,
     on_sample: Callable[[CheckResult], None] | None = None,
     stop: threading.Event | None = None,
+    expected_curves: Mapping[str, BackoffCurve] | None = None,
 ) -> CheckResult:
     """Run the conformance observation and judge every worker; never raises on a bad verdict.
 
     ``stop`` ends the observation early from another thread (as SIGINT does in
     this one): the run is judged on what was measured and marked interrupted.
+    ``expected_curves`` (worker -> curve) replaces the curves of the live
+    configs, which are then not required to match the profiles: the mutation
+    drill runs kubelets on a neighbour config and tells the check the original.
     """
-    setup = prepare_run(cluster, f"check-{profile.name}", progress)
+    setup = prepare_run(
+        cluster, f"check-{profile.name}", progress, require_profiles=expected_curves is None
+    )
+    curves = {**setup.curves, **(expected_curves or {})}
     api, nodes, namespace, recorder = setup.api, setup.nodes, setup.namespace, setup.recorder
     run_id, image = setup.run_id, setup.image
     result = CheckResult(
@@ -126,7 +153,7 @@ def run_check(
         run_dir=setup.run_dir,
         profile=profile,
         rows=setup.rows,
-        curves=setup.curves,
+        curves=curves,
         nodes=nodes,
     )
     core = client.CoreV1Api(api)
@@ -138,21 +165,26 @@ def run_check(
         _observe(result, recorder, cluster, on_sample, stop)
     except KeyboardInterrupt:
         result.status = "interrupted"
-        result.reason = "interrupted (SIGINT) before every worker was observed"
+        result.reason = "interrupted (a signal) before every worker was observed"
     finally:
         recorder.stop()
-        result.attempts = _by_worker(recorder.attempts(), MAIN_CONTAINER)
+        _take_sample(result, recorder)
         result.recorder_errors = list(recorder.errors.messages)
-        _judge(result)
-        kubelet_restarts = kubeletstate.restarts_between(
+        _judge(result, _required_restarts(result, cluster))
+        kubelets = kubeletstate.changes_between(
             kubelets_before, kubeletstate.snapshot(list(nodes.values()))
         )
         engine_gone = engine_gone_reason()
-        problems = [*kubelet_restarts, *filter(None, [engine_gone])]
+        problems = [*kubelets.restarted, *filter(None, [engine_gone])]
         if problems:
             # A verdict against a curve the kubelet no longer follows would be wrong.
             result.status = "error"
             result.reason = "; ".join([*filter(None, [result.reason]), *problems])
+        elif kubelets.stopped and result.status != "interrupted":
+            # A stopped kubelet restarts nothing: its worker's verdict says
+            # which restart went overdue; the run says why.
+            result.status = "failed"
+            result.reason = "; ".join([*filter(None, [result.reason]), *kubelets.stopped])
         result.finished_at = datetime.now(UTC)
         write_outputs(result, cluster)
         if result.status in ("failed", "error") and engine_gone is None:
@@ -171,11 +203,13 @@ def _observe(
     on_sample: Callable[[CheckResult], None] | None,
     stop: threading.Event | None,
 ) -> None:
-    """Wait on the recorder until every worker showed enough, the window ends or a stop."""
+    """Wait until every worker is observed enough or decided, the window ends or a stop."""
     profile = result.profile
-    deadline = time.monotonic() + profile.timeout_s
+    started = time.monotonic()
+    deadline = started + profile.timeout_s
     while True:
-        result.attempts = _by_worker(recorder.attempts(), MAIN_CONTAINER)
+        _take_sample(result, recorder)
+        _decide_early(result, time.monotonic() - started)
         if on_sample is not None:
             on_sample(result)
         silent = silent_nodes_reason(recorder)
@@ -183,7 +217,8 @@ def _observe(
             result.status, result.reason = "error", silent
             return
         # A fixed window is watched to its end, whatever was seen already.
-        if not profile.fixed_window and _enough(result, cluster):
+        undecided = _undecided(result, cluster)
+        if not profile.fixed_window and not undecided:
             result.status = "observed"
             return
         if stop is not None and stop.is_set():
@@ -191,22 +226,75 @@ def _observe(
             result.reason = "stopped before every worker was observed"
             return
         if time.monotonic() > deadline:
-            if profile.fixed_window:
-                result.status = "observed"
-            else:
-                result.status = "timeout"
+            result.status = "observed" if profile.fixed_window else "timeout"
+            if not profile.fixed_window:
                 result.reason = (
-                    f"not every worker showed enough restarts within {profile.timeout_s:.0f}s"
+                    f"the {profile.timeout_s:.0f}s observation window ended before "
+                    f"{', '.join(undecided)} showed what the profile needs"
                 )
             return
         recorder.wait_for_change(timeout=1.0)
+
+
+def _take_sample(result: CheckResult, recorder: Recorder) -> None:
+    """What the recorder knows now: attempts, pending levels, each node's clock."""
+    result.attempts = _by_worker(recorder.attempts(), MAIN_CONTAINER)
+    pending = recorder.pending_backoffs()
+    for worker, node in result.nodes.items():
+        records = result.attempts.get(worker, [])
+        if records:
+            found = pending.get((records[-1].pod_uid, MAIN_CONTAINER))
+            if found is not None and found[0] > records[-1].attempt:
+                result.pending[worker] = found
+        listed = recorder.listed_at_ns(node)
+        if listed is not None:
+            result.node_now_ns[worker] = listed
+
+
+def _decide_early(result: CheckResult, elapsed_s: float) -> None:
+    """Mark every worker that can no longer pass, with its first failure and when."""
+    for worker, curve in result.curves.items():
+        if worker in result.decided:
+            continue
+        attempts = result.attempts.get(worker, [])
+        if not attempts:
+            if elapsed_s > timeouts.POD_RUNNING:
+                result.decided[worker] = (
+                    elapsed_s,
+                    f"{worker}: the pod's container never ran within {timeouts.POD_RUNNING:.0f}s",
+                )
+            continue
+        # Unconfirmed levels are not final while the watch may still deliver them.
+        verdict = judge_worker(
+            attempts,
+            curve,
+            worker=worker,
+            node=result.nodes[worker],
+            observation=_observation(result, worker, required_restarts=0),
+            confirm_levels=False,
+        )
+        if not verdict.passed:
+            result.decided[worker] = (elapsed_s, verdict.failures[0])
+
+
+def _observation(result: CheckResult, worker: str, *, required_restarts: int) -> Observation:
+    pending = result.pending.get(worker)
+    return Observation(
+        required_restarts=required_restarts,
+        now_ns=result.node_now_ns.get(worker),
+        pending_reported_s=pending[1] if pending else None,
+    )
 
 
 def summary_of(result: CheckResult, cluster: Cluster) -> RunSummary:
     outcome: RunOutcome = "completed"
     if result.status == "interrupted":
         outcome = "interrupted"
-    elif result.status not in ("passed", "failed", "observed"):
+    elif result.status == "failed":
+        # Whatever the verdicts say: a run that failed (a stopped kubelet, an
+        # incomplete observation) must never be written as passed.
+        outcome = "failed"
+    elif result.status not in ("passed", "observed"):
         outcome = "error"
     return summarize(
         run_id=result.run_id,
@@ -233,33 +321,59 @@ def write_outputs(result: CheckResult, cluster: Cluster) -> RunSummary:
     return summary
 
 
-def _enough(result: CheckResult, cluster: Cluster) -> bool:
-    for worker in cluster.spec.workers:
-        need = result.profile.need_for(worker.profile.name)
-        attempts = result.attempts.get(worker.name, [])
-        until = timedelta(seconds=need.until_delay_s) if need.until_delay_s is not None else None
-        if not attempts or not observed_enough(
-            attempts, result.curves[worker.name], min_restarts=need.min_restarts, until_delay=until
-        ):
-            return False
-    return True
+def _need(result: CheckResult, cluster: Cluster, worker: str) -> Need:
+    return result.profile.need_for(cluster.spec.worker(worker).profile.name)
 
 
-def _judge(result: CheckResult) -> None:
+def _required_restarts(result: CheckResult, cluster: Cluster) -> dict[str, int]:
+    """worker -> the highest restart its need asks for."""
+    required: dict[str, int] = {}
     for worker, curve in result.curves.items():
-        attempts = result.attempts.get(worker, [])
-        if attempts:
-            result.verdicts[worker] = judge_worker(
-                attempts, curve, worker=worker, node=result.nodes[worker]
-            )
+        need = _need(result, cluster, worker)
+        until = timedelta(seconds=need.until_delay_s) if need.until_delay_s is not None else None
+        required[worker] = restarts_needed(curve, need.min_restarts, until)
+    return required
+
+
+def _undecided(result: CheckResult, cluster: Cluster) -> list[str]:
+    """Workers that neither failed already nor showed what their need asks for."""
+    undecided: list[str] = []
+    for worker, curve in result.curves.items():
+        if worker in result.decided:
+            continue
+        need = _need(result, cluster, worker)
+        until = timedelta(seconds=need.until_delay_s) if need.until_delay_s is not None else None
+        pending = result.pending.get(worker)
+        if not observed_enough(
+            result.attempts.get(worker, []),
+            curve,
+            min_restarts=need.min_restarts,
+            until_delay=until,
+            pending_reported_s=pending[1] if pending else None,
+        ):
+            undecided.append(worker)
+    return undecided
+
+
+def _judge(result: CheckResult, required_restarts: Mapping[str, int]) -> None:
+    """The final verdict of every worker; completeness counts unless the run was cut short."""
+    cut_short = result.status in ("interrupted", "running", "error")
+    for worker, curve in result.curves.items():
+        required = 0 if cut_short or result.profile.fixed_window else required_restarts[worker]
+        result.verdicts[worker] = judge_worker(
+            result.attempts.get(worker, []),
+            curve,
+            worker=worker,
+            node=result.nodes[worker],
+            observation=_observation(result, worker, required_restarts=required),
+        )
     # Interrupted, still running or in error: the verdicts are kept, but no
     # pass or fail is claimed from them.
-    if result.status in ("interrupted", "running", "error"):
+    if cut_short:
         return
-    all_passed = len(result.verdicts) == len(result.curves) and all(
-        v.passed for v in result.verdicts.values()
-    )
-    if result.status == "observed":
-        result.status = "passed" if all_passed else "failed"
-    else:
-        result.status = "failed"
+    failures = [f for v in result.verdicts.values() for f in v.failures[:1]]
+    # A window that ended before every worker showed its need is a failure
+    # even when what was seen is on the curve: a pass must be earned.
+    result.status = "failed" if failures or result.status == "timeout" else "passed"
+    if failures:
+        result.reason = "; ".join([*filter(None, [result.reason]), *failures])

@@ -55,18 +55,39 @@ def snapshot(nodes: list[str]) -> dict[str, KubeletProcess | None]:
     return found
 
 
-def restarts_between(
+@dataclass(frozen=True)
+class KubeletChanges:
+    """How the kubelets differ between a run's start and end.
+
+    ``restarted``: a new process (or one that could not be identified) wiped
+    the back-off state, so no verdict against the old curve holds: the run is
+    an error. ``stopped``: the kubelet exited and nothing replaced it; the
+    containers it should have restarted were not, which the verdict reports
+    as the kubelet's failure (an overdue restart), never as a pass.
+    """
+
+    restarted: tuple[str, ...] = ()
+    stopped: tuple[str, ...] = ()
+
+
+def changes_between(
     before: Mapping[str, KubeletProcess | None], after: Mapping[str, KubeletProcess | None]
-) -> list[str]:
-    """Human descriptions of every node whose kubelet is not the same process any more."""
-    changed = []
+) -> KubeletChanges:
+    """What happened to every node's kubelet during the run."""
+    restarted: list[str] = []
+    stopped: list[str] = []
     for node, first in before.items():
         last = after.get(node)
         if first is None or last is None:
-            changed.append(f"the kubelet of node {node} could not be identified before and after")
+            restarted.append(f"the kubelet of node {node} could not be identified before and after")
+        elif first.pid != 0 and last.pid == 0:
+            stopped.append(
+                f"the kubelet of node {node} stopped during the run (pid {first.pid} exited) "
+                "and was not restarted"
+            )
         elif first != last:
-            changed.append(
+            restarted.append(
                 f"the kubelet of node {node} restarted during the run (pid {first.pid} -> "
                 f"{last.pid}): its back-off state was wiped, so later restarts follow a new curve"
             )
-    return changed
+    return KubeletChanges(tuple(restarted), tuple(stopped))

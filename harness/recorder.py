@@ -13,6 +13,11 @@ Two sources, each in its own thread, feed one append-only log:
   cross-check. It resumes from its resourceVersion after a dropped stream and
   relists after 410 Gone; a relist loses nothing, since the samplers are the
   source of attempts.
+
+Each node's clock is read once at the start (``date +%s%N`` in the node); a
+sample's listing time on the node's clock is what an overdue restart is
+judged against, so a sampler that falls behind can never make a restart look
+overdue: only a listing taken after the restart's due time can.
 """
 
 from __future__ import annotations
@@ -97,9 +102,15 @@ class Recorder:
         # Per node: when its runtime last answered, and how it last failed.
         self._answered_at = dict.fromkeys(self.node_workers, time.monotonic())
         self._last_failure: dict[str, str] = {}
+        # Per node: node clock minus host clock, and the node-clock time of its
+        # last successful listing (taken just before the listing was asked for).
+        self._clock_offset_ns: dict[str, int] = {}
+        self._listed_at_ns: dict[str, int] = {}
 
     # lifecycle -----------------------------------------------------------
     def start(self) -> None:
+        for node in self.node_workers:
+            self._clock_offset_ns[node] = self._read_clock_offset(node)
         self._answered_at = dict.fromkeys(self.node_workers, time.monotonic())
         self._threads = [
             threading.Thread(target=self._watch_pods, name="watch-pods", daemon=True),
@@ -151,6 +162,34 @@ class Recorder:
                 if now - answered > longer_than
             ]
 
+    def listed_at_ns(self, node: str) -> int | None:
+        """The node-clock time of the node's last successful listing, None before the first.
+
+        Everything that had happened on the node by then is in the records
+        (or in the inspect that follows the listing).
+        """
+        with self._lock:
+            return self._listed_at_ns.get(node)
+
+    def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]:
+        """(pod uid, container) -> (attempt, back-off) reported for an attempt not yet run.
+
+        The back-off message is posted while the container waits for its
+        next attempt; until that attempt runs there is no record to carry it,
+        yet it already confirms (or contradicts) the level.
+        """
+        with self._lock:
+            recorded = {r.key for r in self.log.latest()}
+            pending: dict[tuple[str, str], tuple[int, float]] = {}
+            for key, view in self._api_view.items():
+                if key in recorded or view.reported_backoff_s is None:
+                    continue
+                uid, container, attempt = key
+                known = pending.get((uid, container))
+                if known is None or known[0] < attempt:
+                    pending[(uid, container)] = (attempt, view.reported_backoff_s)
+            return pending
+
     def wait_for_change(self, timeout: float) -> None:
         """Block until a record is written or ``timeout`` passes (a condition, not a sleep)."""
         with self._changed:
@@ -162,7 +201,23 @@ class Recorder:
             self._sample_once(node)
             self._stop.wait(SAMPLE_PERIOD)
 
+    def _read_clock_offset(self, node: str) -> int:
+        """Node clock minus host clock, from one `date` in the node (0 where it cannot be read).
+
+        A kind node shares the host's kernel clock, so this is about 0 there;
+        reading it keeps "now on the node" honest without assuming that.
+        """
+        before = time.time_ns()
+        try:
+            node_ns = int(self._exec(node, ["date", "+%s%N"]).strip())
+        except (HarnessError, ValueError) as error:
+            self.errors.add(f"reading the clock of {node}: {first_line(error)}; using the host's")
+            return 0
+        after = time.time_ns()
+        return node_ns - (before + after) // 2
+
     def _sample_once(self, node: str) -> None:
+        asked_ns = time.time_ns()
         try:
             listed = parse_ps(
                 self._exec(
@@ -188,6 +243,7 @@ class Recorder:
             return
         with self._lock:
             self._answered_at[node] = time.monotonic()
+            self._listed_at_ns[node] = asked_ns + self._clock_offset_ns.get(node, 0)
             self._last_failure.pop(node, None)
         for container in self._inspect(node, wanted):
             if container.started_at_ns is not None:
@@ -300,13 +356,18 @@ class Recorder:
             running = status.state.running if status.state else None
             if running is not None and running.started_at is not None:
                 self._note((uid, status.name, restarts), started=running.started_at.isoformat())
+            terminated = status.state.terminated if status.state else None
+            if terminated is not None:
+                started, finished = _times(terminated)
+                self._note((uid, status.name, restarts), started=started, finished=finished)
+            # While the container waits out its back-off, the kubelet has moved the
+            # attempt that just exited (number `restarts`) into lastState; while an
+            # attempt runs or shows as terminated, lastState is the one before it.
             last = status.last_state.terminated if status.last_state else None
-            if last is not None and restarts > 0:
-                self._note(
-                    (uid, status.name, restarts - 1),
-                    started=last.started_at.isoformat() if last.started_at else None,
-                    finished=last.finished_at.isoformat() if last.finished_at else None,
-                )
+            last_attempt = restarts if waiting is not None else restarts - 1
+            if last is not None and last_attempt >= 0:
+                started, finished = _times(last)
+                self._note((uid, status.name, last_attempt), started=started, finished=finished)
 
     def _note(
         self,
@@ -334,6 +395,14 @@ class Recorder:
             )
             if self.log.append(known.merged_with(updated)):
                 self._changed.notify_all()
+
+
+def _times(terminated: Any) -> tuple[str | None, str | None]:
+    """A terminated state's start and finish, as the pod status gives them."""
+    return (
+        terminated.started_at.isoformat() if terminated.started_at else None,
+        terminated.finished_at.isoformat() if terminated.finished_at else None,
+    )
 
 
 def _docker_exec(node: str, argv: list[str]) -> str:

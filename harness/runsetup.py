@@ -81,11 +81,19 @@ def worker_nodes(api: client.ApiClient) -> dict[str, str]:
     }
 
 
-def prepare_run(cluster: Cluster, what: str, progress: Progress) -> RunSetup:
-    """Everything a run needs before its pods are created; fails before creating any."""
+def prepare_run(
+    cluster: Cluster, what: str, progress: Progress, *, require_profiles: bool = True
+) -> RunSetup:
+    """Everything a run needs before its pods are created; fails before creating any.
+
+    ``require_profiles=False`` lets a kubelet run another config than its
+    profile (the caller judges against curves of its own; the rows still say
+    where they differ).
+    """
     api = cluster.api()
     rows = live_config_rows(api, cluster.spec)
-    check_live_configs(rows)
+    if require_profiles:
+        check_live_configs(rows)
     nodes = worker_nodes(api)
     curves = {row.worker: row.curve for row in rows if row.worker is not None}
     run_id, run_dir = new_run_dir(what)

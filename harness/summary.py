@@ -35,7 +35,8 @@ SCHEMA_VERSION: Final = 1
 RunProfile = Literal["quick", "full"]
 RunStatus = Literal["passed", "failed", "interrupted", "error"]
 # How the run ended, as the caller knows it; the verdicts decide the rest.
-RunOutcome = Literal["completed", "interrupted", "error"]
+# "failed" is for a run that failed beyond its verdicts (a kubelet stopped).
+RunOutcome = Literal["completed", "failed", "interrupted", "error"]
 
 KIND_CONFORMANCE: Final = "conformance"
 KIND_SCENARIO_PREFIX: Final = "scenario:"
@@ -271,6 +272,8 @@ def summarize(
         status = "interrupted"
     elif outcome == "error":
         status = "error"
+    elif outcome == "failed":
+        status = "failed"
     elif not workers:
         status = "failed"
         # A run that judged nothing proves nothing; it must not pass.

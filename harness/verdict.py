@@ -12,7 +12,17 @@ CRI ``startedAt``, both runtime nanoseconds. It passes when
     expected - CLOCK_ROUNDING <= delay <= upper_tolerance(expected)
 
 (see :mod:`harness.backoff` for the upper bound), and when the back-off the
-kubelet reported while waiting, if the watch saw it, is the model's.
+kubelet reported while waiting is the model's. Near the caps the delay
+windows of neighbouring levels overlap (reduced max 30s against 60s, default
+max 150s against 300s), so for a back-off of :data:`CONFIRM_FROM` or more the
+reported level must have been seen: a restart whose level was not seen is
+"unconfirmed", a failure, not a pass.
+
+A pass is earned: a worker fails when the observation ended before the
+restarts it needed (incomplete), when a restart is overdue (the previous exit
+plus the window's upper bound has passed on the node's clock without it), or
+when the pod status's times disagree with the runtime's beyond the API's
+whole-second rounding.
 """
 
 from __future__ import annotations
@@ -41,6 +51,18 @@ CLOCK_ROUNDING: Final = timedelta(milliseconds=1)
 # close to reset_after may or may not have reset the curve, so both readings
 # are accepted there.
 RESET_LEAD: Final = timedelta(seconds=2)
+
+# From this back-off on, the kubelet's waiting message stays posted long
+# enough (a status update, then the watch) to be seen before the restart, and
+# the windows of neighbouring levels overlap near the caps: the reported level
+# is required. Below it (the fast worker's 2s) the message may come and go
+# between two status updates and only the delay is judged.
+CONFIRM_FROM: Final = timedelta(seconds=5)
+
+# The pod status carries the runtime's times truncated to whole seconds. A
+# disagreement up to this is rounding; beyond it the record mixes up two
+# attempts (or a source changed), and the evidence cannot be trusted.
+API_ROUNDING: Final = timedelta(seconds=1)
 
 # A reported back-off is Go duration text, parsed to microseconds and carried
 # as float seconds; anything closer than this is the same value.
@@ -73,8 +95,10 @@ class WorkerVerdict:
     """Every restart check of one worker's container, and what they add up to.
 
     ``problems`` are failures that belong to no single restart (nothing
-    recorded at all); ``notes`` explain without failing (curve resets, pod
-    status times that disagree with the runtime's).
+    recorded, an incomplete observation, an overdue restart, a pending
+    restart's reported level, the pod status contradicting the runtime);
+    ``notes`` explain without failing (curve resets, sub-second rounding).
+    ``last_restart`` is the highest restart seen (0: only the first run).
     """
 
     worker: str
@@ -84,6 +108,7 @@ class WorkerVerdict:
     reported_expected: int
     problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    last_restart: int = 0
 
     @property
     def passed(self) -> bool:
@@ -107,19 +132,44 @@ def waited_restarts(checks: Sequence[RestartCheck]) -> list[RestartCheck]:
     return [c for c in checks if c.curve_n >= 2 and c.margin_s is not None]
 
 
+@dataclass(frozen=True, kw_only=True)
+class Observation:
+    """How far one worker had to be, and was, observed: what completeness is judged against.
+
+    ``required_restarts`` is the highest restart the profile needs (0: none,
+    judge what was seen). ``now_ns`` is the node's clock when the judgement is
+    made (the end of the observation, or a moment during it); with it, a
+    restart whose window has closed without it is overdue. ``pending_reported_s``
+    is the back-off the kubelet reports for the restart after the last one
+    seen, which has not happened yet (None when not seen).
+    """
+
+    required_restarts: int = 0
+    now_ns: int | None = None
+    pending_reported_s: float | None = None
+
+
+# Judge what was recorded, nothing more: no completeness, no overdue check.
+AS_RECORDED: Final = Observation()
+
+
 def judge_worker(
     attempts: Sequence[AttemptRecord],
     curve: BackoffCurve,
     *,
     worker: str | None = None,
     node: str | None = None,
+    observation: Observation = AS_RECORDED,
+    confirm_levels: bool = True,
 ) -> WorkerVerdict:
     """Check every restart of one container against ``curve``.
 
-    ``worker`` and ``node`` default to the records' own. Raises ValueError when
-    the records mix containers or pods, or repeat an attempt: that is a
-    caller's mistake (read them through :func:`harness.records.read_attempts`),
-    not something the kubelet did.
+    ``worker`` and ``node`` default to the records' own. With
+    ``confirm_levels`` a restart whose back-off is :data:`CONFIRM_FROM` or more
+    fails when its reported level was not seen. Raises ValueError when the
+    records mix containers or pods, or repeat an attempt: that is a caller's
+    mistake (read them through :func:`harness.records.read_attempts`), not
+    something the kubelet did.
     """
     by_attempt = _index(attempts)
     first = next(iter(by_attempt.values()), None)
@@ -132,21 +182,23 @@ def judge_worker(
             checks=(),
             reported_seen=0,
             reported_expected=0,
-            problems=("no container attempt was recorded",),
+            problems=("no container attempt was recorded: the pod never ran its container",),
         )
 
     checks: list[RestartCheck] = []
-    notes: list[str] = _api_cross_check(by_attempt.values())
+    problems, notes = _api_cross_check(by_attempt.values())
     curve_n = 0
     for n in range(1, max(by_attempt) + 1):
         previous, current = by_attempt.get(n - 1), by_attempt.get(n)
         positions, note = _curve_positions(curve, previous, curve_n + 1, n)
         if note:
             notes.append(note)
-        check = _check(curve, n, positions, previous, current)
+        check = _check(curve, n, positions, previous, current, confirm_levels=confirm_levels)
         curve_n = check.curve_n
         checks.append(check)
 
+    last = max(by_attempt)
+    problems += _pending_problems(curve, by_attempt[last], curve_n, observation)
     expected_reports = [c for c in checks if curve.expected_reported_backoff(c.curve_n) is not None]
     return WorkerVerdict(
         worker=worker,
@@ -154,23 +206,70 @@ def judge_worker(
         checks=tuple(checks),
         reported_seen=sum(c.reported_s is not None for c in expected_reports),
         reported_expected=len(expected_reports),
+        problems=tuple(problems),
         notes=tuple(notes),
+        last_restart=last,
     )
 
 
-def observed_enough(
-    attempts: Sequence[AttemptRecord],
+def _pending_problems(
+    curve: BackoffCurve, last: AttemptRecord, curve_n: int, observation: Observation
+) -> list[str]:
+    """What is wrong about the restart after the last one seen: missing, overdue, misreported."""
+    n = last.attempt + 1
+    positions, _ = _curve_positions(curve, last, curve_n + 1, n)
+    problems: list[str] = []
+    reported = observation.pending_reported_s
+    if reported is not None:
+        levels = [curve.expected_reported_backoff(p) for p in positions]
+        if not any(_same_level(reported, level) for level in levels):
+            expected = " or ".join("none" if lv is None else _td(lv) for lv in levels)
+            problems.append(
+                f"restart {n} (pending): the kubelet reports a {reported:g}s back-off, "
+                f"the model expects {expected}"
+            )
+    seen = (
+        f"the last restart seen was {last.attempt}"
+        if last.attempt
+        else "only the first run was seen (no restart)"
+    )
+    if last.finished_at_ns is not None and observation.now_ns is not None:
+        # The most lenient reading: a long run may or may not have reset the curve.
+        upper_ns = max(_ns(upper_tolerance(curve.delay_before_restart(p))) for p in positions)
+        due_ns = last.finished_at_ns + upper_ns
+        if observation.now_ns > due_ns:
+            return [
+                *problems,
+                f"restart {n} overdue: attempt {last.attempt} exited at {_s(last.finished_at_ns)} "
+                f"(Unix), so restart {n} was due by {_s(due_ns)}; none by "
+                f"{_s(observation.now_ns)}, {_s(observation.now_ns - due_ns)} past its bound "
+                f"({seen})",
+            ]
+    if last.attempt < observation.required_restarts:
+        state = "still running" if last.finished_at_ns is None else "exited, waiting"
+        problems.append(
+            f"incomplete: the observation ended before restart {n} "
+            f"(the profile needs restarts up to {observation.required_restarts}); "
+            f"{seen}, attempt {last.attempt} {state}"
+        )
+    return problems
+
+
+def _same_level(reported: float, level: timedelta | None) -> bool:
+    return level is not None and abs(reported - level.total_seconds()) <= _REPORTED_EPSILON_S
+
+
+def restarts_needed(
     curve: BackoffCurve,
     min_restarts: int | None = None,
     until_delay: timedelta | None = None,
-) -> bool:
-    """Whether a worker has been watched long enough to judge it.
+) -> int:
+    """The highest restart a worker must show before it can be judged.
 
-    Enough means at least ``min_restarts`` restarts and, with ``until_delay``,
-    the first restart whose nominal wait reaches that delay. With neither,
-    the default is to see the curve reach its cap once. Resets are not
-    modelled here: a container that keeps resetting never gets "enough" and
-    the caller's timeout decides.
+    At least ``min_restarts`` restarts and, with ``until_delay``, the first
+    restart whose nominal wait reaches that delay. With neither, the default
+    is to see the curve reach its cap once. Resets are not modelled here: a
+    container that keeps resetting never gets there and fails as incomplete.
     """
     if min_restarts is None and until_delay is None:
         until_delay = curve.maximum
@@ -185,8 +284,33 @@ def observed_enough(
         while curve.delay_before_restart(n) < until_delay:
             n += 1
         needed = max(needed, n)
+    return needed
+
+
+def observed_enough(
+    attempts: Sequence[AttemptRecord],
+    curve: BackoffCurve,
+    min_restarts: int | None = None,
+    until_delay: timedelta | None = None,
+    *,
+    pending_reported_s: float | None = None,
+) -> bool:
+    """Whether a worker has been watched long enough to judge it.
+
+    Enough means restart :func:`restarts_needed` has happened and, when the
+    restart after it waits :data:`CONFIRM_FROM` or more, its level was
+    reported (``pending_reported_s``): a level is confirmed seconds after the
+    exit, long before the restart, so a neighbouring level one step past the
+    last needed restart is caught at little cost.
+    """
+    needed = restarts_needed(curve, min_restarts, until_delay)
     # Attempt n exists only once restart n has happened.
-    return max((a.attempt for a in attempts), default=-1) >= needed
+    last = max((a.attempt for a in attempts), default=-1)
+    if last < needed:
+        return False
+    if curve.delay_before_restart(last + 1) < CONFIRM_FROM:
+        return True
+    return pending_reported_s is not None
 
 
 def _index(attempts: Sequence[AttemptRecord]) -> dict[int, AttemptRecord]:
@@ -243,9 +367,13 @@ def _check(
     positions: tuple[int, ...],
     previous: AttemptRecord | None,
     current: AttemptRecord | None,
+    *,
+    confirm_levels: bool,
 ) -> RestartCheck:
     """The best-fitting reading of restart n among the candidate positions."""
-    candidates = [_check_at(curve, n, p, previous, current) for p in positions]
+    candidates = [
+        _check_at(curve, n, p, previous, current, confirm_levels=confirm_levels) for p in positions
+    ]
     return next((c for c in candidates if c.passed), candidates[0])
 
 
@@ -255,6 +383,8 @@ def _check_at(
     position: int,
     previous: AttemptRecord | None,
     current: AttemptRecord | None,
+    *,
+    confirm_levels: bool,
 ) -> RestartCheck:
     expected = curve.delay_before_restart(position)
     expected_ns = _ns(expected)
@@ -298,6 +428,16 @@ def _check_at(
                 f"the kubelet reported a {reported:g}s back-off, "
                 f"the model expects {_td(expected_reported)}"
             )
+    elif (
+        confirm_levels
+        and current is not None
+        and expected_reported is not None
+        and expected_reported >= CONFIRM_FROM
+    ):
+        problems.append(
+            f"unconfirmed: the kubelet's reported back-off for restart {n} was not seen, and "
+            f"without it a {_td(expected_reported)} level cannot be told from its neighbours"
+        )
 
     return RestartCheck(
         n=n,
@@ -318,13 +458,15 @@ def _pass_reason(n: int, position: int) -> str:
     return f"on the curve, at its restart {position} after a reset"
 
 
-def _api_cross_check(records: Iterable[AttemptRecord]) -> list[str]:
-    """Notes where the pod status's whole seconds disagree with the runtime.
+def _api_cross_check(records: Iterable[AttemptRecord]) -> tuple[list[str], list[str]]:
+    """Problems and notes where the pod status's whole seconds disagree with the runtime.
 
     The kubelet copies the runtime's times into pod status truncated to the
-    second, so the two must agree on the whole second; when they do not, the
-    record mixes up two attempts or a source changed, and a reader must know.
+    second, so the two agree on the whole second. Within :data:`API_ROUNDING`
+    a difference is a note; beyond it the record mixes up two attempts (or a
+    source changed), the evidence is contradictory, and that is a failure.
     """
+    problems: list[str] = []
     notes: list[str] = []
     for record in records:
         pairs = (
@@ -337,14 +479,19 @@ def _api_cross_check(records: Iterable[AttemptRecord]) -> list[str]:
             try:
                 api_ns = parse_rfc3339_nano(api_text)
             except CriFormatError as error:
-                notes.append(f"attempt {record.attempt}: pod status {name} unreadable: {error}")
+                problems.append(f"attempt {record.attempt}: pod status {name} unreadable: {error}")
                 continue
-            if api_ns is None or api_ns // _NS_PER_S != cri_ns // _NS_PER_S:
-                notes.append(
-                    f"attempt {record.attempt}: pod status {name} {api_text} disagrees with the "
-                    f"runtime's {_s(cri_ns)} (Unix) beyond whole-second truncation"
-                )
-    return notes
+            if api_ns is not None and api_ns // _NS_PER_S == cri_ns // _NS_PER_S:
+                continue
+            text = (
+                f"attempt {record.attempt}: pod status {name} {api_text} disagrees with the "
+                f"runtime's {_s(cri_ns)} (Unix)"
+            )
+            if api_ns is not None and abs(api_ns - cri_ns) <= _ns(API_ROUNDING):
+                notes.append(f"{text}, within the API's {_td(API_ROUNDING)} rounding")
+            else:
+                problems.append(f"{text} beyond the API's {_td(API_ROUNDING)} rounding")
+    return problems, notes
 
 
 def _failure_message(worker: str, check: RestartCheck) -> str:

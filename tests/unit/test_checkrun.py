@@ -1,4 +1,4 @@
-"""How a check turns what it observed into its status."""
+"""How a check turns what it observed into its status, and when it decides a worker early."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.checkrun import CHECK_PROFILES, CheckResult, _judge
-from tests.unit.test_verdict import FAST, attempts
+from harness import timeouts
+from harness.checkrun import CHECK_PROFILES, CheckResult, _decide_early, _judge
+from tests.unit.test_verdict import FAST, NS, attempts
 
 
 def _result(status: str, delays: list[float], tmp_path: Path) -> CheckResult:
@@ -20,30 +21,95 @@ def _result(status: str, delays: list[float], tmp_path: Path) -> CheckResult:
         nodes={"fast": "crashloop-worker"},
         status=status,
     )
-    result.attempts = {"fast": attempts(delays)}
+    result.attempts = {"fast": attempts(delays)} if delays else {}
     return result
 
 
 ON_CURVE = [0.9, 2.9, 3.0, 2.8]
 OFF_CURVE = [0.9, 2.9, 9.0, 2.8]
+SEEN = {"fast": len(ON_CURVE)}
 
 
 @pytest.mark.parametrize(
-    ("status", "delays", "expected"),
+    ("status", "delays", "required", "expected"),
     [
-        ("observed", ON_CURVE, "passed"),
-        ("observed", OFF_CURVE, "failed"),
-        ("timeout", ON_CURVE, "failed"),
+        ("observed", ON_CURVE, SEEN, "passed"),
+        ("observed", OFF_CURVE, SEEN, "failed"),
+        # The window ended: never a pass, even on what was seen.
+        ("timeout", ON_CURVE, SEEN, "failed"),
+        # Fewer restarts than the profile needs, however the run ended.
+        ("observed", ON_CURVE, {"fast": 10}, "failed"),
+        ("timeout", ON_CURVE, {"fast": 10}, "failed"),
+        # A pod that never ran its container.
+        ("observed", [], SEEN, "failed"),
         # A silent node or a dead engine: no pass or fail is claimed.
-        ("error", ON_CURVE, "error"),
-        ("error", OFF_CURVE, "error"),
-        ("interrupted", OFF_CURVE, "interrupted"),
+        ("error", ON_CURVE, SEEN, "error"),
+        ("error", OFF_CURVE, SEEN, "error"),
+        ("interrupted", OFF_CURVE, {"fast": 10}, "interrupted"),
     ],
 )
 def test_the_status_after_judging(
-    status: str, delays: list[float], expected: str, tmp_path: Path
+    status: str, delays: list[float], required: dict[str, int], expected: str, tmp_path: Path
 ) -> None:
     result = _result(status, delays, tmp_path)
-    _judge(result)
+    _judge(result, required)
     assert result.status == expected
-    assert set(result.verdicts) == {"fast"}, "what was measured is judged in every case"
+    assert set(result.verdicts) == {"fast"}, "every worker is judged in every case"
+
+
+def test_an_incomplete_worker_is_named_with_its_last_restart(tmp_path: Path) -> None:
+    result = _result("timeout", ON_CURVE, tmp_path)
+    _judge(result, {"fast": 10})
+    assert "fast: incomplete" in result.reason
+    assert "last restart seen was 4" in result.reason
+    assert "restart 5" in result.reason
+
+
+def test_an_interrupted_run_is_not_judged_incomplete(tmp_path: Path) -> None:
+    result = _result("interrupted", ON_CURVE, tmp_path)
+    _judge(result, {"fast": 10})
+    assert result.verdicts["fast"].passed
+
+
+def test_an_overdue_restart_decides_the_worker_at_once(tmp_path: Path) -> None:
+    result = _result("running", ON_CURVE, tmp_path)
+    last_exit = result.attempts["fast"][-1].finished_at_ns
+    assert last_exit is not None
+    # The fast curve's bound is 2 + 1 + 1.5 = 4.5s; the node listed 5s after the exit.
+    result.node_now_ns["fast"] = last_exit + 5 * NS
+    _decide_early(result, elapsed_s=30.0)
+    elapsed, message = result.decided["fast"]
+    assert elapsed == 30.0
+    assert "restart 5 overdue" in message
+
+
+def test_a_restart_still_within_its_window_decides_nothing(tmp_path: Path) -> None:
+    result = _result("running", ON_CURVE, tmp_path)
+    last_exit = result.attempts["fast"][-1].finished_at_ns
+    assert last_exit is not None
+    result.node_now_ns["fast"] = last_exit + 4 * NS
+    _decide_early(result, elapsed_s=30.0)
+    assert result.decided == {}
+
+
+def test_an_off_curve_restart_decides_the_worker_at_once(tmp_path: Path) -> None:
+    result = _result("running", OFF_CURVE, tmp_path)
+    _decide_early(result, elapsed_s=12.0)
+    assert "restart 3" in result.decided["fast"][1]
+
+
+def test_a_pod_that_never_runs_is_decided_after_the_pod_running_timeout(tmp_path: Path) -> None:
+    result = _result("running", [], tmp_path)
+    _decide_early(result, elapsed_s=timeouts.POD_RUNNING - 1)
+    assert result.decided == {}
+    _decide_early(result, elapsed_s=timeouts.POD_RUNNING + 1)
+    assert "never ran" in result.decided["fast"][1]
+
+
+def test_a_pending_level_off_the_model_decides_the_worker(tmp_path: Path) -> None:
+    result = _result("running", ON_CURVE, tmp_path)
+    result.pending["fast"] = (5, 3.0)
+    _decide_early(result, elapsed_s=20.0)
+    message = result.decided["fast"][1]
+    assert "restart 5 (pending)" in message
+    assert "3s" in message

@@ -60,7 +60,10 @@ def test_failures_name_worker_restart_expected_measured_and_bound() -> None:
     assert "too late" in message
     assert "margin:    +15.000s" in (failures[0].text or "")
     problem = failures[1]
-    assert problem.get("message") == "reduced: no container attempt was recorded"
+    assert (
+        problem.get("message")
+        == "reduced: no container attempt was recorded: the pod never ran its container"
+    )
     problem_case = suite.findall("testcase")[-1]
     assert (problem_case.get("classname"), problem_case.get("name")) == (
         "conformance.reduced",

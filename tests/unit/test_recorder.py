@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -105,20 +107,30 @@ def test_one_removed_container_does_not_hide_the_others(tmp_path: Path) -> None:
 # The pod watch ----------------------------------------------------------
 
 
-def _pod(resource_version: str, backoff: str | None = None) -> SimpleNamespace:
-    waiting = SimpleNamespace(
-        message=f"back-off {backoff} restarting failed container=app pod=crash-fast_ns(uid-1)"
+def _pod(resource_version: str, backoff: str | None = None) -> client.V1Pod:
+    """A pod with restartCount 2, waiting out a back-off when ``backoff`` is given."""
+    waiting = client.V1ContainerStateWaiting(
+        reason="CrashLoopBackOff",
+        message=f"back-off {backoff} restarting failed container=app pod=crash-fast_ns(uid-1)",
     )
-    status = SimpleNamespace(
-        name="app",
-        restart_count=2,
-        state=SimpleNamespace(waiting=waiting if backoff else None, running=None),
-        last_state=None,
+    return _pod_with(
+        resource_version,
+        client.V1ContainerStatus(
+            name="app",
+            image="crashloop.local/workload:x",
+            image_id="",
+            ready=False,
+            restart_count=2,
+            state=client.V1ContainerState(waiting=waiting if backoff else None),
+        ),
     )
-    return SimpleNamespace(
-        metadata=SimpleNamespace(uid="uid-1", resource_version=resource_version),
-        spec=SimpleNamespace(node_name="node-1"),
-        status=SimpleNamespace(init_container_statuses=None, container_statuses=[status]),
+
+
+def _pod_with(resource_version: str, status: client.V1ContainerStatus) -> client.V1Pod:
+    return client.V1Pod(
+        metadata=client.V1ObjectMeta(uid="uid-1", resource_version=resource_version),
+        spec=client.V1PodSpec(node_name="node-1", containers=[]),
+        status=client.V1PodStatus(container_statuses=[status]),
     )
 
 
@@ -192,6 +204,92 @@ def test_the_reported_backoff_reaches_the_attempt_it_precedes(tmp_path: Path) ->
     by_attempt = {r.attempt: r for r in recorder.attempts()}
     assert by_attempt[2].reported_backoff_s is None
     assert recorder._api_view[("uid-1", "app", 3)].reported_backoff_s == 40.0
+
+
+# Which attempt the pod status's times belong to -----------------------------
+
+T2_START = datetime(2026, 1, 1, 10, 0, 2, tzinfo=UTC)
+T2_END = datetime(2026, 1, 1, 10, 0, 3, tzinfo=UTC)
+T3_START = datetime(2026, 1, 1, 10, 0, 23, tzinfo=UTC)
+T3_END = datetime(2026, 1, 1, 10, 0, 24, tzinfo=UTC)
+
+
+def _status(
+    restarts: int, state: client.V1ContainerState, last: client.V1ContainerStateTerminated
+) -> client.V1ContainerStatus:
+    return client.V1ContainerStatus(
+        name="app",
+        image="crashloop.local/workload:x",
+        image_id="",
+        ready=False,
+        restart_count=restarts,
+        state=state,
+        last_state=client.V1ContainerState(terminated=last),
+    )
+
+
+def _terminated(started: datetime, finished: datetime) -> client.V1ContainerStateTerminated:
+    return client.V1ContainerStateTerminated(
+        exit_code=1, reason="Error", started_at=started, finished_at=finished
+    )
+
+
+def _api_times(recorder: Recorder, attempt: int) -> tuple[str | None, str | None]:
+    view = recorder._api_view[("uid-1", "app", attempt)]
+    return view.api_started_at, view.api_finished_at
+
+
+def test_while_waiting_last_state_is_the_attempt_that_just_exited(tmp_path: Path) -> None:
+    # Attempt 2 exited; the kubelet waits out the back-off before attempt 3.
+    # restartCount is still 2 (the newest container's) and lastState holds attempt 2.
+    recorder = _recorder(tmp_path, FakeNode())
+    waiting = client.V1ContainerStateWaiting(
+        reason="CrashLoopBackOff",
+        message="back-off 20s restarting failed container=app pod=crash-default_ns(uid-1)",
+    )
+    status = _status(2, client.V1ContainerState(waiting=waiting), _terminated(T2_START, T2_END))
+    recorder._observe_pod(_pod_with("5", status))
+    assert _api_times(recorder, 2) == (T2_START.isoformat(), T2_END.isoformat())
+    assert ("uid-1", "app", 1) not in recorder._api_view
+    assert recorder._api_view[("uid-1", "app", 3)].reported_backoff_s == 20.0
+
+
+def test_while_running_last_state_is_the_attempt_before(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path, FakeNode())
+    running = client.V1ContainerStateRunning(started_at=T3_START)
+    status = _status(3, client.V1ContainerState(running=running), _terminated(T2_START, T2_END))
+    recorder._observe_pod(_pod_with("6", status))
+    assert _api_times(recorder, 2) == (T2_START.isoformat(), T2_END.isoformat())
+    assert _api_times(recorder, 3) == (T3_START.isoformat(), None)
+
+
+def test_just_terminated_is_this_attempt_and_last_state_the_one_before(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path, FakeNode())
+    terminated = _terminated(T3_START, T3_END)
+    status = _status(
+        3, client.V1ContainerState(terminated=terminated), _terminated(T2_START, T2_END)
+    )
+    recorder._observe_pod(_pod_with("7", status))
+    assert _api_times(recorder, 2) == (T2_START.isoformat(), T2_END.isoformat())
+    assert _api_times(recorder, 3) == (T3_START.isoformat(), T3_END.isoformat())
+
+
+def test_a_pending_backoff_is_offered_until_its_attempt_is_recorded(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path, FakeNode())
+    recorder._sample_once("node-1")
+    recorder._observe_pod(_pod("3", backoff="40s"))
+    assert recorder.pending_backoffs() == {("uid-1", "app"): (3, 40.0)}
+
+
+def test_a_listing_is_stamped_on_the_nodes_clock(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path, FakeNode())
+    assert recorder.listed_at_ns("node-1") is None
+    recorder._clock_offset_ns["node-1"] = 5 * 10**9
+    before = time.time_ns()
+    recorder._sample_once("node-1")
+    listed = recorder.listed_at_ns("node-1")
+    assert listed is not None
+    assert before + 5 * 10**9 <= listed <= time.time_ns() + 5 * 10**9
 
 
 # A node that stops answering ------------------------------------------------

@@ -53,7 +53,7 @@ def test_verdict_table_shows_the_kubelets_report() -> None:
 def test_verdict_table_marks_failures_in_words_and_explains_them() -> None:
     text = text_of(verdict_table(default_verdict(), DEFAULT))
     assert row_of(text, "2")[-1] == "PASS"
-    assert row_of(text, "3") == ["3", "20s", "35.000s", "+15.000s", "31.5s", "-", "FAIL"]
+    assert row_of(text, "3") == ["3", "20s", "35.000s", "+15.000s", "31.5s", "20s", "FAIL"]
     # The caption wraps at the table's width; compare the words.
     words = " ".join(text.split())
     assert "default: restart 3: expected 20s (accepting up to 31.5s), measured 35.000s" in words

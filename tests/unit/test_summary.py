@@ -28,7 +28,7 @@ from harness.summary import (
     write_summary,
 )
 from harness.verdict import RestartCheck, WorkerVerdict, judge_worker
-from tests.unit.test_verdict import DEFAULT, FAST, REDUCED, attempts
+from tests.unit.test_verdict import DEFAULT, FAST, REDUCED, attempts, expected_reports
 
 STARTED = datetime(2026, 1, 1, 10, 0, 0, tzinfo=UTC)
 FINISHED = STARTED + timedelta(minutes=3, seconds=20, milliseconds=250)
@@ -74,7 +74,10 @@ def fast_verdict() -> WorkerVerdict:
 
 def default_verdict() -> WorkerVerdict:
     return judge_worker(
-        attempts(DEFAULT_DELAYS), DEFAULT, worker="default", node="crashloop-worker2"
+        attempts(DEFAULT_DELAYS, reported=expected_reports(DEFAULT, len(DEFAULT_DELAYS))),
+        DEFAULT,
+        worker="default",
+        node="crashloop-worker2",
     )
 
 
@@ -184,7 +187,9 @@ def test_a_failing_run_names_its_failures() -> None:
     assert "too late" in message
     assert default.problems == ()
     assert not reduced.passed
-    assert reduced.problems == ("reduced: no container attempt was recorded",)
+    assert reduced.problems == (
+        "reduced: no container attempt was recorded: the pod never ran its container",
+    )
     assert reduced.failures == reduced.problems
     assert summary.failures == [message, *reduced.problems]
 

@@ -15,7 +15,14 @@ from harness.backoff import (
     curve_for,
 )
 from harness.records import AttemptRecord
-from harness.verdict import CLOCK_ROUNDING, RESET_LEAD, judge_worker, observed_enough
+from harness.verdict import (
+    CLOCK_ROUNDING,
+    CONFIRM_FROM,
+    RESET_LEAD,
+    Observation,
+    judge_worker,
+    observed_enough,
+)
 
 NS = 1_000_000_000
 T0 = 1_767_261_600 * NS
@@ -118,10 +125,23 @@ def test_measured_and_margin_are_exact() -> None:
     assert check.passed
 
 
-def test_missed_reports_are_allowed_and_counted() -> None:
+def test_a_missed_report_below_the_confirmation_floor_is_counted_not_failed() -> None:
+    # 2s messages may come and go between two status updates; the delay decides.
     verdict = judge_worker(attempts(nominal(FAST, 4), reported=[None, 2.0, None, None]), FAST)
     assert verdict.passed
     assert (verdict.reported_seen, verdict.reported_expected) == (1, 3)
+
+
+def test_a_missed_report_from_the_confirmation_floor_on_is_unconfirmed() -> None:
+    assert timedelta(seconds=5) == CONFIRM_FROM
+    reports = expected_reports(REDUCED, 6)
+    reports[4] = None  # restart 5 waits 8s: its level must be seen
+    verdict = judge_worker(attempts(nominal(REDUCED, 6), reported=reports), REDUCED)
+    assert [c.passed for c in verdict.checks] == [True, True, True, True, False, True]
+    (message,) = verdict.failures
+    assert message.startswith("fast-1: restart 5:")
+    assert "unconfirmed" in message
+    assert "8s level" in message
 
 
 def test_a_running_last_attempt_is_fine() -> None:
@@ -131,7 +151,8 @@ def test_a_running_last_attempt_is_fine() -> None:
 
 
 def test_records_are_sorted_by_attempt() -> None:
-    verdict = judge_worker(list(reversed(attempts(nominal(REDUCED, 5)))), REDUCED)
+    records = attempts(nominal(REDUCED, 5), reported=expected_reports(REDUCED, 5))
+    verdict = judge_worker(list(reversed(records)), REDUCED)
     assert verdict.passed
     assert [c.n for c in verdict.checks] == [1, 2, 3, 4, 5]
 
@@ -141,10 +162,124 @@ def test_worker_and_node_can_be_named_by_the_caller() -> None:
     assert (verdict.worker, verdict.node) == ("fast", "w1")
 
 
-def test_only_the_first_attempt_is_not_yet_a_failure() -> None:
+def test_only_the_first_attempt_judged_as_recorded_has_nothing_to_fail() -> None:
     verdict = judge_worker(attempts([]), FAST)
     assert verdict.passed
     assert verdict.checks == ()
+
+
+def test_no_restart_where_restarts_were_needed_is_incomplete() -> None:
+    verdict = judge_worker(
+        attempts([]), FAST, worker="fast", observation=Observation(required_restarts=10)
+    )
+    assert not verdict.passed
+    (message,) = verdict.failures
+    assert message.startswith("fast: incomplete: the observation ended before restart 1")
+    assert "restarts up to 10" in message
+    assert "only the first run was seen" in message
+
+
+def test_fewer_restarts_than_needed_is_incomplete_naming_the_last_seen() -> None:
+    records = attempts(nominal(FAST, 4))
+    verdict = judge_worker(records, FAST, observation=Observation(required_restarts=10))
+    assert not verdict.passed
+    assert all(c.passed for c in verdict.checks)
+    (problem,) = verdict.problems
+    assert "before restart 5" in problem
+    assert "the last restart seen was 4" in problem
+    assert verdict.last_restart == 4
+
+
+def test_exactly_the_needed_restarts_are_complete() -> None:
+    records = attempts(nominal(FAST, 4))
+    assert judge_worker(records, FAST, observation=Observation(required_restarts=4)).passed
+
+
+# --- overdue restarts ----------------------------------------------------------------------
+
+
+def _last_exit(records: list[AttemptRecord]) -> int:
+    finished = records[-1].finished_at_ns
+    assert finished is not None
+    return finished
+
+
+def test_a_restart_past_its_bound_on_the_nodes_clock_is_overdue() -> None:
+    records = attempts(nominal(FAST, 4))
+    bound_ns = 4_500_000_000  # 2s + 1s + 1.5s
+    at_bound = Observation(now_ns=_last_exit(records) + bound_ns)
+    assert judge_worker(records, FAST, observation=at_bound).passed
+    past = Observation(now_ns=_last_exit(records) + bound_ns + 1)
+    verdict = judge_worker(records, FAST, observation=past)
+    (problem,) = verdict.problems
+    assert problem.startswith("restart 5 overdue: attempt 4 exited at")
+    assert "the last restart seen was 4" in problem
+
+
+def test_a_running_attempt_is_never_overdue() -> None:
+    records = attempts(nominal(FAST, 3), last_running=True)
+    observation = Observation(now_ns=records[-1].started_at_ns + 3600 * NS)
+    assert judge_worker(records, FAST, observation=observation).passed
+
+
+def test_the_first_restart_is_overdue_after_its_own_bound() -> None:
+    records = attempts([])
+    late = Observation(now_ns=_last_exit(records) + 3 * NS + 1)
+    assert "restart 1 overdue" in judge_worker(records, FAST, observation=late).problems[0]
+
+
+# --- the pending restart's reported level --------------------------------------------------
+
+
+def test_a_pending_level_equal_to_the_model_passes() -> None:
+    records = attempts(nominal(DEFAULT, 5), reported=expected_reports(DEFAULT, 5))
+    assert judge_worker(records, DEFAULT, observation=Observation(pending_reported_s=160.0)).passed
+
+
+def test_a_pending_level_off_the_model_fails_before_the_restart() -> None:
+    # A default kubelet capped at 150s: restarts 1-5 match (10..80s), restart 6 reports 150s.
+    records = attempts(nominal(DEFAULT, 5), reported=expected_reports(DEFAULT, 5))
+    verdict = judge_worker(records, DEFAULT, observation=Observation(pending_reported_s=150.0))
+    (problem,) = verdict.problems
+    assert problem == (
+        "restart 6 (pending): the kubelet reports a 150s back-off, the model expects 2m40s"
+    )
+
+
+# --- one step off the curve: neighbour configs must fail -----------------------------------
+
+
+def _measured_on(actual: BackoffCurve, count: int) -> list[AttemptRecord]:
+    """What a kubelet on ``actual`` produces: delays just over its levels, its levels reported."""
+    return attempts(nominal(actual, count), reported=expected_reports(actual, count))
+
+
+def _curve(max_s: float, *, reduced: bool = False) -> BackoffCurve:
+    gates = ((REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY, True),) if reduced else ()
+    return curve_for(
+        KubeletBackoffConfig(
+            feature_gates=gates, max_container_restart_period=timedelta(seconds=max_s)
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("actual", "told", "count", "first_failing"),
+    [
+        (_curve(1), FAST, 4, 2),  # fast at 1s: too early
+        (_curve(3), FAST, 4, 2),  # fast at 3s: its 3s level reported against 2s
+        (_curve(30, reduced=True), REDUCED, 8, 7),  # reduced max 30s: 30s where 32s
+        (_curve(150), DEFAULT, 7, 6),  # default max 150s: 150s where 160s
+    ],
+    ids=["fast-1s", "fast-3s", "reduced-max-30s", "default-max-150s"],
+)
+def test_a_neighbour_config_fails_at_its_first_differing_restart(
+    actual: BackoffCurve, told: BackoffCurve, count: int, first_failing: int
+) -> None:
+    verdict = judge_worker(_measured_on(actual, count), told)
+    assert not verdict.passed
+    first = next(c for c in verdict.checks if not c.passed)
+    assert first.n == first_failing
 
 
 # --- bounds --------------------------------------------------------------------------------
@@ -156,7 +291,7 @@ def delay_ns_check(curve: BackoffCurve, n: int, delay_ns: int) -> bool:
     records = attempts(delays)
     shift = delay_ns - (records[n].started_at_ns - (records[n - 1].finished_at_ns or 0))
     records[n] = dataclasses.replace(records[n], started_at_ns=records[n].started_at_ns + shift)
-    return judge_worker(records, curve).checks[n - 1].passed
+    return judge_worker(records, curve, confirm_levels=False).checks[n - 1].passed
 
 
 def test_lower_bound_is_expected_minus_clock_rounding_to_the_nanosecond() -> None:
@@ -262,7 +397,9 @@ def test_a_missing_finish_time_fails() -> None:
 def test_nothing_recorded_is_a_failure() -> None:
     verdict = judge_worker([], FAST, worker="fast", node="w1")
     assert not verdict.passed
-    assert verdict.failures == ["fast: no container attempt was recorded"]
+    assert verdict.failures == [
+        "fast: no container attempt was recorded: the pod never ran its container"
+    ]
 
 
 def test_mixed_containers_are_refused() -> None:
@@ -321,13 +458,25 @@ def test_pod_status_times_agreeing_to_the_second_add_no_note() -> None:
     assert judge_worker(records, FAST).notes == ()
 
 
-def test_pod_status_times_disagreeing_are_noted_without_failing() -> None:
-    records = attempts([0.3])
+def test_pod_status_times_within_a_second_are_noted_without_failing() -> None:
+    records = attempts([0.3])  # attempt 0 starts at 10:00:00.000
     records[0] = dataclasses.replace(records[0], api_started_at="2026-01-01T10:00:01Z")
     verdict = judge_worker(records, FAST)
     assert verdict.passed
     (note,) = verdict.notes
     assert "attempt 0: pod status startedAt 2026-01-01T10:00:01Z disagrees" in note
+    assert "within the API's 1s rounding" in note
+
+
+def test_pod_status_times_of_another_attempt_fail() -> None:
+    # The finish of the attempt before, 2.3s earlier: the keying is off by one.
+    records = attempts([0.3, 2.3])
+    records[2] = dataclasses.replace(records[2], api_finished_at="2026-01-01T10:00:00Z")
+    verdict = judge_worker(records, FAST)
+    assert not verdict.passed
+    (problem,) = verdict.problems
+    assert problem.startswith("attempt 2: pod status finishedAt 2026-01-01T10:00:00Z disagrees")
+    assert "beyond the API's 1s rounding" in problem
 
 
 # --- enough observed? ----------------------------------------------------------------------
@@ -336,15 +485,25 @@ def test_pod_status_times_disagreeing_are_noted_without_failing() -> None:
 def test_enough_by_default_means_the_cap_was_reached() -> None:
     assert not observed_enough(attempts([0.3]), FAST)
     assert observed_enough(attempts([0.3, 2.3]), FAST)
-    assert not observed_enough(attempts(nominal(DEFAULT, 6)), DEFAULT)
-    assert observed_enough(attempts(nominal(DEFAULT, 7)), DEFAULT)
+    assert not observed_enough(attempts(nominal(DEFAULT, 6)), DEFAULT, pending_reported_s=300.0)
+    assert observed_enough(attempts(nominal(DEFAULT, 7)), DEFAULT, pending_reported_s=300.0)
+
+
+def test_enough_waits_for_the_next_level_when_it_must_be_confirmed() -> None:
+    # Restart 7 of the default curve is its first 300s; restart 8's level comes
+    # seconds after attempt 7 exits, and tells a 300s cap from a 150s one.
+    seven = attempts(nominal(DEFAULT, 7))
+    assert not observed_enough(seven, DEFAULT)
+    assert observed_enough(seven, DEFAULT, pending_reported_s=300.0)
+    # The fast curve's next 2s level need not be seen.
+    assert observed_enough(attempts(nominal(FAST, 3)), FAST, min_restarts=3)
 
 
 def test_enough_with_min_restarts_and_until_delay() -> None:
     five = attempts(nominal(REDUCED, 5))
-    assert observed_enough(five, REDUCED, min_restarts=5)
+    assert observed_enough(five, REDUCED, min_restarts=5, pending_reported_s=16.0)
     assert not observed_enough(five, REDUCED, min_restarts=6)
-    assert observed_enough(five, REDUCED, until_delay=timedelta(seconds=8))
+    assert observed_enough(five, REDUCED, until_delay=timedelta(seconds=8), pending_reported_s=16.0)
     assert not observed_enough(five, REDUCED, until_delay=timedelta(seconds=9))
     assert not observed_enough(five, REDUCED, min_restarts=6, until_delay=timedelta(seconds=1))
 
