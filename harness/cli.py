@@ -411,11 +411,27 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _raise_interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def interrupt_on_hangup_and_terminate() -> None:
+    """SIGTERM and SIGHUP end a run as Ctrl-C does: judged, written, cleaned up.
+
+    Their default is to kill the process on the spot, which leaves the run's
+    namespace and its crash-looping pods behind (a closed terminal sends
+    SIGHUP, `kill` and CI runners SIGTERM).
+    """
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _raise_interrupt)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # A process a non-interactive shell starts in the background inherits SIGINT
     # ignored, and Python then never raises KeyboardInterrupt: Ctrl-C, or a CI
     # runner's SIGINT, must still stop a run cleanly and keep what it measured.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    interrupt_on_hangup_and_terminate()
     args = build_parser().parse_args(argv)
     try:
         code: int = args.handler(args)

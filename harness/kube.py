@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -132,10 +133,20 @@ def node_configz(api: client.ApiClient, node: str) -> dict[str, Any]:
     return payload
 
 
-def create_namespace(api: client.ApiClient, prefix: str) -> str:
+def create_namespace(
+    api: client.ApiClient,
+    prefix: str,
+    *,
+    labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> str:
     name = f"{prefix}-{uuid.uuid4().hex[:8]}"
     body = client.V1Namespace(
-        metadata=client.V1ObjectMeta(name=name, labels=RESTRICTED_NAMESPACE_LABELS)
+        metadata=client.V1ObjectMeta(
+            name=name,
+            labels={**RESTRICTED_NAMESPACE_LABELS, **(labels or {})},
+            annotations=dict(annotations or {}) or None,
+        )
     )
     client.CoreV1Api(api).create_namespace(body)
     return name

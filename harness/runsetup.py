@@ -17,10 +17,11 @@ from pathlib import Path
 
 from kubernetes import client
 
-from harness import timeouts
+from harness import leftovers, timeouts
 from harness.backoff import BackoffCurve
 from harness.cluster import Cluster, check_live_configs, live_config_rows
 from harness.engine import engine_answers
+from harness.errors import HarnessError
 from harness.kindconfig import WORKER_LABEL
 from harness.kube import create_namespace, delete_namespace, node_statuses
 from harness.liveconfig import NodeConfigRow
@@ -100,7 +101,13 @@ def prepare_run(
     progress("workload image")
     image = ensure_image()
     load_into(cluster.name, cluster.kind_bin, image)
-    namespace = create_namespace(api, f"crashloop-{what.split('-', maxsplit=1)[0]}")
+    clear_leftover_runs(api, progress)
+    namespace = create_namespace(
+        api,
+        f"crashloop-{what.split('-', maxsplit=1)[0]}",
+        labels=leftovers.run_labels(run_id),
+        annotations=leftovers.run_annotations(),
+    )
     progress(f"run {run_id}: namespace {namespace}, records in {run_dir}")
     recorder = Recorder(
         api=api,
@@ -110,6 +117,43 @@ def prepare_run(
         node_workers={node: worker for worker, node in nodes.items()},
     )
     return RunSetup(api, rows, nodes, curves, run_id, run_dir, image, namespace, recorder)
+
+
+def clear_leftover_runs(api: client.ApiClient, progress: Progress) -> None:
+    """Remove run namespaces whose owner is gone; refuse to start beside a live run.
+
+    Their crash-looping pods would load the workers and skew every delay.
+    """
+    listed = client.CoreV1Api(api).list_namespace(
+        label_selector=leftovers.RUN_LABEL, _request_timeout=timeouts.API_REQUEST
+    )
+    found = [
+        ns
+        for item in listed.items
+        if (
+            ns := leftovers.from_metadata(
+                item.metadata.name,
+                item.metadata.labels,
+                item.metadata.annotations,
+                item.status.phase if item.status else "",
+            )
+        )
+        is not None
+    ]
+    decision = leftovers.classify(found, me=leftovers.owner_of_this_process())
+    if decision.busy:
+        raise HarnessError(
+            "another run is measuring on this cluster: "
+            + ", ".join(f"{ns.name} (run {ns.run_id}, owner {ns.owner})" for ns in decision.busy),
+            "wait for it to finish, or stop it; if its owner is gone, "
+            "`kubectl delete namespace NAME` with the harness's kubeconfig",
+        )
+    for ns in decision.remove:
+        progress(
+            f"removing namespace {ns.name} left by run {ns.run_id} (owner {ns.owner or 'unknown'} "
+            "is gone): its crash-looping pods would skew this run's delays"
+        )
+        delete_namespace(api, ns.name)
 
 
 def silent_nodes_reason(recorder: Recorder) -> str | None:
