@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 from collections.abc import Mapping
@@ -150,6 +151,18 @@ def create_namespace(
     )
     client.CoreV1Api(api).create_namespace(body)
     return name
+
+
+def force_delete_pods(api: client.ApiClient, namespace: str) -> None:
+    """Remove every pod of a namespace now (grace period 0), whether its kubelet answers or not.
+
+    Best effort: when the API server is away, the namespace deletion that
+    follows retries and removes them.
+    """
+    with contextlib.suppress(client.ApiException, urllib3.exceptions.HTTPError):
+        client.CoreV1Api(api).delete_collection_namespaced_pod(
+            namespace, grace_period_seconds=0, _request_timeout=timeouts.API_REQUEST
+        )
 
 
 def delete_namespace(api: client.ApiClient, name: str) -> None:

@@ -23,7 +23,7 @@ from harness.cluster import Cluster, check_live_configs, live_config_rows
 from harness.engine import engine_answers
 from harness.errors import HarnessError
 from harness.kindconfig import WORKER_LABEL
-from harness.kube import create_namespace, delete_namespace, node_statuses
+from harness.kube import create_namespace, delete_namespace, force_delete_pods, node_statuses
 from harness.liveconfig import NodeConfigRow
 from harness.paths import runs_dir
 from harness.recorder import Recorder
@@ -176,6 +176,12 @@ def engine_gone_reason() -> str | None:
 
 
 def clean_up(api: client.ApiClient, namespace: str, engine_gone: str | None) -> None:
-    """Delete the run's namespace, unless the engine is gone (the cluster with it)."""
+    """Delete the run's pods at once, then its namespace, unless the engine is gone.
+
+    Pods on a node whose kubelet stopped would otherwise hold the namespace
+    in Terminating until the node is declared lost (minutes); a run's pods
+    hold nothing worth a grace period.
+    """
     if engine_gone is None:
+        force_delete_pods(api, namespace)
         delete_namespace(api, namespace)

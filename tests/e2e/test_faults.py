@@ -106,7 +106,7 @@ def test_a_dropped_watch_resumes_and_loses_no_attempt(
         live_at_drop.append(relay.reset_all())
 
     result = _observe_with(cluster, 3, drop_every_connection)
-    assert result.status in ("passed", "failed"), result.reason
+    assert result.status == "passed", result.reason
     assert live_at_drop[0] >= 1, "no connection was live at the drop: the watch was not open"
     # The open watch itself was cut (not only idle pooled connections): its reader saw the reset.
     cut = [m for m in result.recorder_errors if m.startswith("pod watch:")]
@@ -150,5 +150,5 @@ def test_an_unreachable_api_server_loses_no_attempt(crashloop_cluster: Cluster) 
             run(["docker", "unpause", control_plane], timeout=30)
     assert paused_at, "the API server was never paused"
     assert resumed.is_set(), "the fast worker did not restart while the API server was away"
-    assert result.status in ("passed", "failed"), result.reason
+    assert result.status == "passed", result.reason
     _assert_contiguous(result.attempts["fast"])

@@ -1,0 +1,189 @@
+"""Mutation drill: kubelets one step off their profile must make the check fail.
+
+Each worker's kubelet is switched to a neighbour config (its config file in
+the node edited, the kubelet restarted) while the check is told the original
+profile's curve. The smallest wrong behaviours the verdict claims to catch,
+on real kubelets:
+
+- fast at 3s and at 1s instead of 2s;
+- reduced capped at 30s instead of 60s (the delay windows of 30s and 32s
+  overlap: only the confirmed level tells them apart);
+- default capped at 150s instead of 300s (160s expected at restart 6: caught
+  by the level the kubelet reports for it, seconds after restart 5);
+- a kubelet stopped mid-check and never restarted (an overdue restart).
+
+Each must fail the check, naming the worker and the first restart that gave
+it away, and end without waiting for the observation window. Every kubelet
+gets its own config back afterwards.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import pytest
+import yaml
+from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
+
+from harness import timeouts
+from harness.backoff import BackoffCurve
+from harness.checkrun import CHECK_PROFILES, CheckResult, run_check
+from harness.cluster import Cluster, live_config_rows
+from harness.kube import node_statuses
+from harness.proc import run
+from harness.runsetup import worker_nodes
+
+pytestmark = [pytest.mark.e2e, pytest.mark.conformance]
+
+KUBELET_CONFIG = "/var/lib/kubelet/config.yaml"
+
+# worker -> crashLoopBackOff.maxContainerRestartPeriod of its neighbour config
+NEIGHBOURS_A: Mapping[str, str] = {"fast": "3s", "reduced": "30s", "default": "150s"}
+NEIGHBOURS_B: Mapping[str, str] = {"fast": "1s"}
+
+
+def _node_exec(node: str, *argv: str, input_text: str | None = None) -> str:
+    return run(
+        ["docker", "exec", "-i", node, *argv],
+        timeout=timeouts.API_REQUEST,
+        input_text=input_text,
+    )
+
+
+def _read_config(node: str) -> str:
+    return _node_exec(node, "cat", KUBELET_CONFIG)
+
+
+def _write_config_and_restart(node: str, text: str) -> None:
+    _node_exec(node, "sh", "-c", f"cat > {KUBELET_CONFIG}", input_text=text)
+    _node_exec(node, "systemctl", "restart", "kubelet")
+
+
+def _with_max(text: str, max_period: str) -> str:
+    config: dict[str, Any] = yaml.safe_load(text)
+    config.setdefault("crashLoopBackOff", {})["maxContainerRestartPeriod"] = max_period
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def _wait_for_live_max(cluster: Cluster, node: str, max_period: str | None) -> None:
+    """Until the node is Ready and its /configz shows the wanted max (None: its profile's)."""
+    api = cluster.api()
+
+    def settled() -> bool:
+        try:
+            ready = any(s.name == node and s.ready for s in node_statuses(api))
+            row = next(r for r in live_config_rows(api, cluster.spec) if r.node == node)
+        except Exception:  # the kubelet is restarting: its configz is away for a moment
+            return False
+        if max_period is None:
+            return ready and not row.mismatches
+        return ready and row.max_container_restart_period == max_period
+
+    try:
+        Retrying(
+            stop=stop_after_delay(timeouts.NODES_READY),
+            wait=wait_fixed(1),
+            retry=retry_if_result(lambda done: not done),
+        )(settled)
+    except RetryError as error:
+        raise AssertionError(f"{node}: the kubelet did not come back with {max_period}") from error
+
+
+Mutate = Callable[[Mapping[str, str]], dict[str, str]]
+
+
+@pytest.fixture
+def neighbour_configs(crashloop_cluster: Cluster) -> Iterator[Mutate]:
+    """Applies neighbour configs when called (worker -> max); restores every touched kubelet."""
+    nodes = worker_nodes(crashloop_cluster.api())
+    originals: dict[str, str] = {}
+
+    def apply(mutations: Mapping[str, str]) -> dict[str, str]:
+        for worker, max_period in mutations.items():
+            node = nodes[worker]
+            originals.setdefault(node, _read_config(node))
+            _write_config_and_restart(node, _with_max(originals[node], max_period))
+        for worker, max_period in mutations.items():
+            _wait_for_live_max(crashloop_cluster, nodes[worker], max_period)
+        return nodes
+
+    try:
+        yield apply
+    finally:
+        for node, text in originals.items():
+            _write_config_and_restart(node, text)
+        for node in nodes.values():
+            # A kubelet a drill stopped comes back; a running one is left as it is.
+            _node_exec(node, "systemctl", "start", "kubelet")
+            _wait_for_live_max(crashloop_cluster, node, None)
+
+
+def _told_the_profiles(cluster: Cluster) -> dict[str, BackoffCurve]:
+    return {worker.name: worker.curve for worker in cluster.spec.workers}
+
+
+def _check(cluster: Cluster, on_sample: Callable[[CheckResult], None] | None = None) -> CheckResult:
+    profile = CHECK_PROFILES["quick"]
+    result = run_check(
+        cluster,
+        profile,
+        lambda message: print(f"[mutation] {message}"),
+        on_sample=on_sample,
+        expected_curves=_told_the_profiles(cluster),
+    )
+    for worker, (after_s, message) in sorted(result.decided.items()):
+        print(f"[mutation] {worker}: caught {after_s:.1f}s after the pods were created: {message}")
+    return result
+
+
+def _assert_caught(result: CheckResult, worker: str) -> str:
+    """The worker failed, decided before the window ended; returns its first failure."""
+    assert result.status == "failed", f"{result.status}: {result.reason}"
+    assert worker in result.decided, f"{worker} was not caught during the run: {result.reason}"
+    after_s, message = result.decided[worker]
+    assert after_s < result.profile.timeout_s
+    assert message.startswith(f"{worker}: "), message
+    assert "restart " in message, message
+    assert not result.verdicts[worker].passed
+    return message
+
+
+def test_neighbour_caps_are_caught(crashloop_cluster: Cluster, neighbour_configs: Mutate) -> None:
+    neighbour_configs(NEIGHBOURS_A)
+    result = _check(crashloop_cluster)
+    for worker in NEIGHBOURS_A:
+        _assert_caught(result, worker)
+    assert "reported a 30s back-off" in result.decided["reduced"][1]
+    assert "150s back-off" in result.decided["default"][1]
+
+
+def test_fast_at_1s_and_a_stopped_kubelet_are_caught(
+    crashloop_cluster: Cluster, neighbour_configs: Mutate
+) -> None:
+    nodes = neighbour_configs(NEIGHBOURS_B)
+    # The default worker's kubelet is stopped from the observing thread once
+    # restart 1 is seen, and started again only by the fixture's clean-up.
+    default_node = nodes["default"]
+    stopped_at: list[float] = []
+    stopping = threading.Lock()
+
+    def stop_default_kubelet(result: CheckResult) -> None:
+        with stopping:
+            if not stopped_at and len(result.attempts.get("default", [])) >= 2:
+                _node_exec(default_node, "systemctl", "stop", "kubelet")
+                stopped_at.append(time.monotonic())
+
+    started = time.monotonic()
+    result = _check(crashloop_cluster, on_sample=stop_default_kubelet)
+    assert stopped_at, "the default kubelet was never stopped"
+    message = _assert_caught(result, "fast")
+    assert "too early" in message
+    assert "overdue" in _assert_caught(result, "default")
+    caught_after_stop = started + result.decided["default"][0] - stopped_at[0]
+    print(f"[mutation] default: caught {caught_after_stop:.1f}s after its kubelet stopped")
+    # Restart 2 waits 10s: due by its exit + 16.5s; one listing and one sample later at most.
+    assert caught_after_stop < 16.5 + 5
+    assert f"the kubelet of node {default_node} stopped" in result.reason
