@@ -36,7 +36,10 @@ class AttemptRecord:
 
     ``attempt`` is the kubelet's restart count for the container (the CRI
     annotation io.kubernetes.container.restartCount): 0 for the first run,
-    n for the n-th restart. Times are the runtime's Unix nanoseconds;
+    n for the n-th restart. Times are the runtime's Unix nanoseconds
+    (``created_at_ns``: when the kubelet had the runtime create the container,
+    its decision to restart; ``started_at_ns`` comes after it by the start
+    latency);
     ``api_*`` are the pod status's whole-second strings, kept only to
     cross-check them. ``reported_backoff_s`` is the back-off the kubelet put in
     ``state.waiting.message`` before this attempt started, None when no
@@ -54,6 +57,7 @@ class AttemptRecord:
     container_id: str
     started_at_ns: int
     finished_at_ns: int | None = None
+    created_at_ns: int | None = None
     exit_code: int | None = None
     reason: str = ""
     reported_backoff_s: float | None = None
@@ -97,6 +101,7 @@ class AttemptRecord:
             container_id=container.id,
             started_at_ns=container.started_at_ns,
             finished_at_ns=container.finished_at_ns,
+            created_at_ns=container.created_at_ns,
             exit_code=container.exit_code,
             reason=container.reason,
             reported_backoff_s=reported_backoff_s,
@@ -149,6 +154,7 @@ _FIELD_TYPES: Final[dict[str, tuple[type, ...]]] = {
     "container_id": (str,),
     "started_at_ns": (int,),
     "finished_at_ns": (int, type(None)),
+    "created_at_ns": (int, type(None)),
     "exit_code": (int, type(None)),
     "reason": (str,),
     "reported_backoff_s": (float, int, type(None)),

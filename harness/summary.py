@@ -143,6 +143,10 @@ class WorkerSummary:
     reported_expected: int
     overshoot_median_s: float | None
     overshoot_max_s: float | None
+    # started - created of every recorded restart: the runtime's share, kept
+    # out of the delays the kubelet is judged on. None when none was recorded.
+    start_latency_median_s: float | None = None
+    start_latency_max_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -214,6 +218,7 @@ def summarize_worker(
 ) -> WorkerSummary:
     """One worker's summary from its verdict, live config row and record count."""
     median, worst = overshoot(verdict.checks)
+    latencies = [c.start_latency_s for c in verdict.checks if c.start_latency_s is not None]
     notes = list(verdict.notes)
     if config is None:
         notes.append("no live kubelet config was read for this worker")
@@ -239,6 +244,8 @@ def summarize_worker(
         reported_expected=verdict.reported_expected,
         overshoot_median_s=median,
         overshoot_max_s=worst,
+        start_latency_median_s=statistics.median(latencies) if latencies else None,
+        start_latency_max_s=max(latencies) if latencies else None,
     )
 
 
@@ -376,7 +383,14 @@ def _worker_from(obj: _Obj) -> WorkerSummary:
         reported_expected=obj.integer("reported_expected"),
         overshoot_median_s=obj.opt_number("overshoot_median_s"),
         overshoot_max_s=obj.opt_number("overshoot_max_s"),
+        start_latency_median_s=_opt_new_number(obj, "start_latency_median_s"),
+        start_latency_max_s=_opt_new_number(obj, "start_latency_max_s"),
     )
+
+
+def _opt_new_number(obj: _Obj, key: str) -> float | None:
+    """A number field newer than some summaries on disk: absent reads as None."""
+    return obj.opt_number(key) if obj.has(key) else None
 
 
 def _live_from(obj: _Obj) -> LiveConfig:
@@ -400,6 +414,8 @@ def _check_from(obj: _Obj) -> RestartCheck:
         passed=obj.boolean("passed"),
         reason=obj.string("reason"),
         curve_n=obj.integer("curve_n"),
+        # Absent from summaries written before creation times were recorded.
+        start_latency_s=_opt_new_number(obj, "start_latency_s"),
     )
 
 
@@ -423,6 +439,9 @@ class _Obj:
 
     def _fail(self, expected: str) -> SummaryError:
         return SummaryError(f"{self.where}: expected {expected}, got {self.raw!r}")
+
+    def has(self, key: str) -> bool:
+        return isinstance(self.raw, dict) and key in self.raw
 
     def string(self, key: str | None = None) -> str:
         value = self._get(key) if key is not None else self

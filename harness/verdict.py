@@ -5,9 +5,12 @@ the :class:`~harness.backoff.BackoffCurve` of that worker's live kubelet
 config; the output says, restart by restart, whether the kubelet kept to the
 curve, and why not when it did not.
 
-Restart n is the start of attempt n. Its delay is counted the way the kubelet
-counts it: from the previous attempt's CRI ``finishedAt`` to this attempt's
-CRI ``startedAt``, both runtime nanoseconds. It passes when
+Restart n is the creation of attempt n: the moment the kubelet decided to
+restart, not when the container got going. Its delay is counted the way the
+kubelet counts it: from the previous attempt's CRI ``finishedAt`` to this
+attempt's CRI ``createdAt`` (``startedAt`` for records that lack it), both
+runtime nanoseconds; the start latency (started - created) is reported on its
+own, so a slow runtime under load is never blamed on the kubelet. It passes when
 
     expected - CLOCK_ROUNDING <= delay <= upper_tolerance(expected)
 
@@ -75,8 +78,10 @@ class RestartCheck:
     """The verdict on restart n (the start of attempt n).
 
     ``curve_n`` is the position on the curve the model used: n, unless the
-    curve was reset by a long run. ``measured_s`` and ``margin_s``
-    (measured - expected) are None when the restart could not be measured.
+    curve was reset by a long run. ``measured_s`` (the decision delay,
+    created - previous finished) and ``margin_s`` (measured - expected) are
+    None when the restart could not be measured. ``start_latency_s`` is
+    started - created of attempt n, None when the creation was not recorded.
     """
 
     n: int
@@ -88,6 +93,7 @@ class RestartCheck:
     passed: bool
     reason: str
     curve_n: int
+    start_latency_s: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -405,15 +411,16 @@ def _check_at(
             "cannot be measured"
         )
     if current is not None and previous is not None and previous.finished_at_ns is not None:
-        delay_ns = current.started_at_ns - previous.finished_at_ns
+        delay_ns = _decided_at(current) - previous.finished_at_ns
         if delay_ns < expected_ns - _ns(CLOCK_ROUNDING):
             problems.append(
-                f"too early: restarted after {_s(delay_ns)}, before the {_td(expected)} "
+                f"too early: restarted (created) after {_s(delay_ns)}, before the {_td(expected)} "
                 "back-off had passed"
             )
         elif delay_ns > upper_ns:
             problems.append(
-                f"too late: restarted after {_s(delay_ns)}, over the {_s(upper_ns)} upper bound"
+                f"too late: restarted (created) after {_s(delay_ns)}, "
+                f"over the {_s(upper_ns)} upper bound"
             )
 
     expected_reported = curve.expected_reported_backoff(position)
@@ -449,7 +456,19 @@ def _check_at(
         passed=not problems,
         reason="; ".join(problems) or _pass_reason(n, position),
         curve_n=position,
+        start_latency_s=_start_latency_s(current),
     )
+
+
+def _decided_at(record: AttemptRecord) -> int:
+    """When the kubelet restarted: the container's creation, its start where that is unknown."""
+    return record.created_at_ns if record.created_at_ns is not None else record.started_at_ns
+
+
+def _start_latency_s(record: AttemptRecord | None) -> float | None:
+    if record is None or record.created_at_ns is None:
+        return None
+    return (record.started_at_ns - record.created_at_ns) / _NS_PER_S
 
 
 def _pass_reason(n: int, position: int) -> str:

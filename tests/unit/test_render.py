@@ -57,7 +57,7 @@ def test_verdict_table_marks_failures_in_words_and_explains_them() -> None:
     # The caption wraps at the table's width; compare the words.
     words = " ".join(text.split())
     assert "default: restart 3: expected 20s (accepting up to 31.5s), measured 35.000s" in words
-    assert "too late: restarted after 35.000s, over the 31.500s upper bound" in words
+    assert "too late: restarted (created) after 35.000s, over the 31.500s upper bound" in words
 
 
 def test_verdict_table_colours_pass_and_fail() -> None:

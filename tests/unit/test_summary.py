@@ -342,3 +342,30 @@ def test_broken_json_is_refused(tmp_path: Path) -> None:
     (tmp_path / SUMMARY_FILE).write_text('{"run_id": ')
     with pytest.raises(SummaryError, match="not readable JSON"):
         read_summary(tmp_path)
+
+
+def test_start_latency_is_summarised_and_round_trips(tmp_path: Path) -> None:
+    records = attempts([0.3, 2.1, 2.2])
+    for index, latency_ns in ((1, 100_000_000), (2, 300_000_000), (3, 200_000_000)):
+        created = records[index].started_at_ns
+        records[index] = dataclasses.replace(
+            records[index], created_at_ns=created, started_at_ns=created + latency_ns
+        )
+    verdict = judge_worker(records, FAST, worker="fast", node="crashloop-worker")
+    summary = make_summary(verdict)
+    (fast,) = summary.workers
+    assert fast.start_latency_median_s == pytest.approx(0.2)
+    assert fast.start_latency_max_s == pytest.approx(0.3)
+    write_summary(tmp_path, summary)
+    assert read_summary(tmp_path) == summary
+
+
+def test_a_summary_written_before_start_latency_still_reads(tmp_path: Path) -> None:
+    raw = make_summary(fast_verdict()).to_dict()
+    for worker in raw["workers"]:
+        del worker["start_latency_median_s"], worker["start_latency_max_s"]
+        for check in worker["checks"]:
+            del check["start_latency_s"]
+    (tmp_path / "summary.json").write_text(json.dumps(raw))
+    (fast,) = read_summary(tmp_path).workers
+    assert fast.start_latency_median_s is None

@@ -195,6 +195,39 @@ def test_exactly_the_needed_restarts_are_complete() -> None:
     assert judge_worker(records, FAST, observation=Observation(required_restarts=4)).passed
 
 
+# --- the kubelet's decision, not the container's start ------------------------------------
+
+
+def test_the_delay_is_counted_to_the_creation_and_start_latency_reported_apart() -> None:
+    records = attempts([0.3, 2.1])
+    # Attempt 2 created 2.1s after exit 1, started 2.9s later: a slow runtime.
+    created = records[2].started_at_ns
+    records[2] = dataclasses.replace(
+        records[2], created_at_ns=created, started_at_ns=created + 2_900_000_000
+    )
+    check = judge_worker(records, FAST).checks[1]
+    assert check.passed, check.reason
+    assert check.measured_s == pytest.approx(2.1)
+    assert check.start_latency_s == pytest.approx(2.9)
+
+
+def test_without_a_creation_time_the_start_counts() -> None:
+    check = judge_worker(attempts([0.3, 2.1]), FAST).checks[1]
+    assert check.measured_s == pytest.approx(2.1)
+    assert check.start_latency_s is None
+
+
+def test_an_early_creation_fails_however_late_the_start() -> None:
+    records = attempts([0.3, 1.5])
+    created = records[2].started_at_ns
+    records[2] = dataclasses.replace(
+        records[2], created_at_ns=created, started_at_ns=created + 1_000_000_000
+    )
+    check = judge_worker(records, FAST).checks[1]
+    assert not check.passed
+    assert "too early: restarted (created) after 1.500s" in check.reason
+
+
 # --- overdue restarts ----------------------------------------------------------------------
 
 
