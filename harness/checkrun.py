@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 from kubernetes import client
 
@@ -28,7 +28,7 @@ from harness.cluster import Cluster
 from harness.evidence import collect_failure_evidence, export_kind_logs
 from harness.junit import write_junit
 from harness.liveconfig import NodeConfigRow
-from harness.manifests import MAIN_CONTAINER, crashing_pod
+from harness.manifests import MAIN_CONTAINER, conformance_pod, crashing_pod
 from harness.recorder import Recorder
 from harness.records import AttemptRecord
 from harness.runsetup import (
@@ -59,6 +59,26 @@ class Need:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """A workload that does not exit at once, beside the bare one on one worker.
+
+    The bare container cannot show two rules of the curve: the back-off counts
+    from the container's exit (a container that runs R seconds must still
+    wait the full back-off after it), and a run longer than the reset
+    threshold starts a fresh curve (its next restart is immediate).
+    ``subject`` names it in the results (``<worker>/<name>``).
+    """
+
+    name: str
+    profile: str  # the worker profile it runs beside
+    args: tuple[str, ...]
+    need: Need
+
+    def subject(self, worker: str) -> str:
+        return f"{worker}/{self.name}"
+
+
+@dataclass(frozen=True)
 class CheckProfile:
     name: str
     timeout_s: float
@@ -67,9 +87,36 @@ class CheckProfile:
     # A fixed window (the demo): what was measured by the deadline is judged,
     # rather than the run failing for not reaching every need.
     fixed_window: bool = False
+    variants: tuple[Variant, ...] = ()
 
     def need_for(self, profile: str) -> Need:
         return self.needs.get(profile, self.fallback)
+
+
+# Each attempt works 5s, then crashes: restart n must still wait the full
+# back-off after the exit, not after the start (a kubelet counting from the
+# start would restart at once).
+RUNS_5S: Final = Variant(
+    "runs-5s",
+    "fast",
+    ("--mode", "run", "--run-for", "5s", "--exit-code", "1"),
+    Need(min_restarts=4),
+)
+# Three quick crashes, then one attempt that runs past the 600s reset
+# threshold: its restart is immediate and starts a fresh curve. The control
+# runs 590s and must not reset.
+RESET_610S: Final = Variant(
+    "reset-610s",
+    "reduced",
+    ("--mode", "run-once", "--fail-times", "3", "--run-for", "610s", "--exit-code", "1"),
+    Need(min_restarts=6),
+)
+CONTROL_590S: Final = Variant(
+    "control-590s",
+    "reduced",
+    ("--mode", "run-once", "--fail-times", "3", "--run-for", "590s", "--exit-code", "1"),
+    Need(min_restarts=6),
+)
 
 
 CHECK_PROFILES: Final = {
@@ -84,6 +131,7 @@ CHECK_PROFILES: Final = {
             "reduced": Need(until_delay_s=60),
             "default": Need(until_delay_s=80),
         },
+        variants=(RUNS_5S,),
     ),
     # About 11 minutes: the reduced curve capped twice, the default curve at its 300s cap.
     "full": CheckProfile(
@@ -94,6 +142,7 @@ CHECK_PROFILES: Final = {
             "reduced": Need(min_restarts=9),
             "default": Need(until_delay_s=300),
         },
+        variants=(RUNS_5S, RESET_610S, CONTROL_590S),
     ),
 }
 
@@ -104,8 +153,12 @@ class CheckResult(RunState):
 
     profile: CheckProfile
     rows: list[NodeConfigRow]
-    curves: dict[str, BackoffCurve]  # worker -> curve from the live config
-    nodes: dict[str, str]  # worker -> node
+    # Keyed by subject: a worker's name for its bare crashing container,
+    # "<worker>/<variant>" for a variant beside it (see Variant).
+    curves: dict[str, BackoffCurve]  # subject -> curve of its worker's live config
+    nodes: dict[str, str]  # subject -> node
+    needs: dict[str, Need] = field(default_factory=dict)  # subject -> what it must show
+    pods: dict[str, str] = field(default_factory=dict)  # pod name -> subject
     attempts: dict[str, list[AttemptRecord]] = field(default_factory=dict)
     verdicts: dict[str, WorkerVerdict] = field(default_factory=dict)
     # worker -> (seconds after the pods were created, first failure), for
@@ -117,12 +170,39 @@ class CheckResult(RunState):
     node_now_ns: dict[str, int] = field(default_factory=dict)
 
 
-def _by_worker(attempts: list[AttemptRecord], container: str) -> dict[str, list[AttemptRecord]]:
+def _by_subject(
+    attempts: list[AttemptRecord], container: str, pods: Mapping[str, str]
+) -> dict[str, list[AttemptRecord]]:
     grouped: dict[str, list[AttemptRecord]] = {}
     for record in attempts:
-        if record.container == container:
-            grouped.setdefault(record.worker, []).append(record)
-    return {worker: sorted(records, key=lambda r: r.attempt) for worker, records in grouped.items()}
+        subject = pods.get(record.pod)
+        if record.container == container and subject is not None:
+            grouped.setdefault(subject, []).append(record)
+    return {subject: sorted(group, key=lambda r: r.attempt) for subject, group in grouped.items()}
+
+
+def _subjects(
+    result: CheckResult, cluster: Cluster, run_id: str, image: str
+) -> list[dict[str, Any]]:
+    """Every pod of the check, registering each subject's curve, node, need and pod."""
+    pods: list[dict[str, Any]] = []
+    for worker in list(result.curves):
+        profile_name = cluster.spec.worker(worker).profile.name
+        manifest = crashing_pod(worker, run_id, image)
+        pods.append(manifest)
+        result.needs[worker] = result.profile.need_for(profile_name)
+        result.pods[manifest["metadata"]["name"]] = worker
+        for variant in result.profile.variants:
+            if variant.profile != profile_name:
+                continue
+            subject = variant.subject(worker)
+            name = f"{variant.name}-{worker}"
+            pods.append(conformance_pod(name, worker, run_id, image, list(variant.args)))
+            result.curves[subject] = result.curves[worker]
+            result.nodes[subject] = result.nodes[worker]
+            result.needs[subject] = variant.need
+            result.pods[name] = subject
+    return pods
 
 
 def run_check(
@@ -154,15 +234,15 @@ def run_check(
         profile=profile,
         rows=setup.rows,
         curves=curves,
-        nodes=nodes,
+        nodes=dict(nodes),
     )
     core = client.CoreV1Api(api)
     kubelets_before = kubeletstate.snapshot(list(nodes.values()))
     try:
         recorder.start()
-        for worker in nodes:
-            core.create_namespaced_pod(namespace, crashing_pod(worker, run_id, image))
-        _observe(result, recorder, cluster, on_sample, stop)
+        for pod in _subjects(result, cluster, run_id, image):
+            core.create_namespaced_pod(namespace, pod)
+        _observe(result, recorder, on_sample, stop)
     except KeyboardInterrupt:
         result.status = "interrupted"
         result.reason = "interrupted (a signal) before every worker was observed"
@@ -170,7 +250,7 @@ def run_check(
         recorder.stop()
         _take_sample(result, recorder)
         result.recorder_errors = list(recorder.errors.messages)
-        _judge(result, _required_restarts(result, cluster))
+        _judge(result, _required_restarts(result))
         kubelets = kubeletstate.changes_between(
             kubelets_before, kubeletstate.snapshot(list(nodes.values()))
         )
@@ -199,7 +279,6 @@ def run_check(
 def _observe(
     result: CheckResult,
     recorder: Recorder,
-    cluster: Cluster,
     on_sample: Callable[[CheckResult], None] | None,
     stop: threading.Event | None,
 ) -> None:
@@ -217,7 +296,7 @@ def _observe(
             result.status, result.reason = "error", silent
             return
         # A fixed window is watched to its end, whatever was seen already.
-        undecided = _undecided(result, cluster)
+        undecided = _undecided(result)
         if not profile.fixed_window and not undecided:
             result.status = "observed"
             return
@@ -238,7 +317,7 @@ def _observe(
 
 def _take_sample(result: CheckResult, recorder: Recorder) -> None:
     """What the recorder knows now: attempts, pending levels, each node's clock."""
-    result.attempts = _by_worker(recorder.attempts(), MAIN_CONTAINER)
+    result.attempts = _by_subject(recorder.attempts(), MAIN_CONTAINER, result.pods)
     pending = recorder.pending_backoffs()
     for worker, node in result.nodes.items():
         records = result.attempts.get(worker, [])
@@ -321,27 +400,23 @@ def write_outputs(result: CheckResult, cluster: Cluster) -> RunSummary:
     return summary
 
 
-def _need(result: CheckResult, cluster: Cluster, worker: str) -> Need:
-    return result.profile.need_for(cluster.spec.worker(worker).profile.name)
-
-
-def _required_restarts(result: CheckResult, cluster: Cluster) -> dict[str, int]:
-    """worker -> the highest restart its need asks for."""
+def _required_restarts(result: CheckResult) -> dict[str, int]:
+    """subject -> the highest restart its need asks for."""
     required: dict[str, int] = {}
     for worker, curve in result.curves.items():
-        need = _need(result, cluster, worker)
+        need = result.needs[worker]
         until = timedelta(seconds=need.until_delay_s) if need.until_delay_s is not None else None
         required[worker] = restarts_needed(curve, need.min_restarts, until)
     return required
 
 
-def _undecided(result: CheckResult, cluster: Cluster) -> list[str]:
-    """Workers that neither failed already nor showed what their need asks for."""
+def _undecided(result: CheckResult) -> list[str]:
+    """Subjects that neither failed already nor showed what their need asks for."""
     undecided: list[str] = []
     for worker, curve in result.curves.items():
         if worker in result.decided:
             continue
-        need = _need(result, cluster, worker)
+        need = result.needs[worker]
         until = timedelta(seconds=need.until_delay_s) if need.until_delay_s is not None else None
         pending = result.pending.get(worker)
         if not observed_enough(

@@ -86,11 +86,18 @@ def pod_for_worker(
 
 def crashing_pod(worker: str, run_id: str, image: str, exit_code: int = 1) -> dict[str, Any]:
     """The bare conformance workload: a container that exits at once, forever."""
-    args = ["--mode", "exit", "--exit-code", str(exit_code), "--record-dir", RECORD_DIR]
+    args = ["--mode", "exit", "--exit-code", str(exit_code)]
+    return conformance_pod(f"crash-{worker}", worker, run_id, image, args)
+
+
+def conformance_pod(
+    name: str, worker: str, run_id: str, image: str, args: list[str]
+) -> dict[str, Any]:
+    """A conformance pod: the workload with ``args`` (plus its record dir) as its one container."""
     return pod_for_worker(
-        name=f"crash-{worker}",
+        name=name,
         worker=worker,
         run_id=run_id,
         role="conformance",
-        containers=[workload_container(MAIN_CONTAINER, image, args)],
+        containers=[workload_container(MAIN_CONTAINER, image, [*args, "--record-dir", RECORD_DIR])],
     )

@@ -74,6 +74,9 @@ var modes = map[string]mode{
 	},
 	// transient: fail --fail-times times, then serve healthy until stopped.
 	"transient": transient,
+	// run-once: crash at once, except attempt --fail-times+1, which works for
+	// --run-for first (a long run that may reset the back-off curve).
+	"run-once": runOnce,
 	// ready-check: an exec readiness probe (exit 0 iff the ready marker exists).
 	"ready-check": readyCheck,
 	// proxy: a sidecar that answers on --listen and leaks memory until killed.
@@ -124,6 +127,25 @@ func transient(ctx context.Context, cfg config, sig *os.Signal) int {
 	}
 	<-ctx.Done()
 	return 0
+}
+
+// runOnce counts its attempts in record-dir/run-once.count like transient,
+// and exits with --exit-code: at once, except on attempt --fail-times+1,
+// which runs for --run-for before it exits.
+func runOnce(ctx context.Context, cfg config, sig *os.Signal) int {
+	if cfg.recordDir == "" {
+		fmt.Fprintln(os.Stderr, "workload: run-once needs --record-dir for its attempt count")
+		return usageExit
+	}
+	count, err := bumpCounter(filepath.Join(cfg.recordDir, "run-once.count"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "workload: attempt count:", err)
+		return usageExit
+	}
+	if count == cfg.failTimes+1 {
+		return runSession(ctx, cfg, sig)
+	}
+	return cfg.exitCode
 }
 
 // bumpCounter increments the decimal count in path and returns the new value.
@@ -358,11 +380,11 @@ func envOr(name, fallback string) string {
 func parseConfig(args []string) (config, error) {
 	fs := flag.NewFlagSet("workload", flag.ContinueOnError)
 	var cfg config
-	fs.StringVar(&cfg.mode, "mode", envOr("WORKLOAD_MODE", "exit"), "exit | run | session | sleep | transient | ready-check | proxy | client")
+	fs.StringVar(&cfg.mode, "mode", envOr("WORKLOAD_MODE", "exit"), "exit | run | session | sleep | transient | run-once | ready-check | proxy | client")
 	code := fs.String("exit-code", envOr("WORKLOAD_EXIT_CODE", "1"), "exit code of exit and run")
 	runFor := fs.String("run-for", envOr("WORKLOAD_RUN_FOR", "0s"), "how long run works (Go duration)")
 	fs.StringVar(&cfg.recordDir, "record-dir", envOr("WORKLOAD_RECORD_DIR", ""), "append events to DIR/attempts.log")
-	fs.IntVar(&cfg.failTimes, "fail-times", 3, "transient: attempts that fail before it turns healthy")
+	fs.IntVar(&cfg.failTimes, "fail-times", 3, "transient: attempts that fail before it turns healthy; run-once: quick attempts before the long one")
 	fs.StringVar(&cfg.readyFile, "ready-file", "", "transient, ready-check: the ready marker (default DIR/ready)")
 	fs.StringVar(&cfg.listen, "listen", "127.0.0.1:8080", "proxy: address to serve on")
 	fs.StringVar(&cfg.target, "target", "127.0.0.1:8080", "client: address to talk to")
