@@ -25,7 +25,6 @@ from kubernetes import client
 from harness import kubeletstate, pins, timeouts
 from harness.backoff import BackoffCurve
 from harness.cluster import Cluster
-from harness.evidence import collect_failure_evidence, export_kind_logs
 from harness.junit import write_junit
 from harness.liveconfig import NodeConfigRow
 from harness.manifests import MAIN_CONTAINER, conformance_pod, crashing_pod
@@ -33,9 +32,11 @@ from harness.recorder import Recorder
 from harness.records import AttemptRecord
 from harness.runsetup import (
     RunState,
+    apply_ending,
     clean_up,
-    engine_gone_reason,
+    gather_evidence,
     prepare_run,
+    run_ending,
     silent_nodes_reason,
 )
 from harness.summary import ClusterInfo, RunOutcome, RunSummary, summarize, write_summary
@@ -251,28 +252,12 @@ def run_check(
         _take_sample(result, recorder)
         result.recorder_errors = list(recorder.errors.messages)
         _judge(result, _required_restarts(result))
-        kubelets = kubeletstate.changes_between(
-            kubelets_before, kubeletstate.snapshot(list(nodes.values()))
-        )
-        engine_gone = engine_gone_reason()
-        problems = [*kubelets.restarted, *filter(None, [engine_gone])]
-        if problems:
-            # A verdict against a curve the kubelet no longer follows would be wrong.
-            result.status = "error"
-            result.reason = "; ".join([*filter(None, [result.reason]), *problems])
-        elif kubelets.stopped and result.status != "interrupted":
-            # A stopped kubelet restarts nothing: its worker's verdict says
-            # which restart went overdue; the run says why.
-            result.status = "failed"
-            result.reason = "; ".join([*filter(None, [result.reason]), *kubelets.stopped])
+        ending = run_ending(kubelets_before)
+        apply_ending(result, ending)
         result.finished_at = datetime.now(UTC)
         write_outputs(result, cluster)
-        if result.status in ("failed", "error") and engine_gone is None:
-            # Before the namespace goes: what the pods, the kubelets and the nodes said.
-            evidence = result.run_dir / "evidence"
-            collect_failure_evidence(api, [namespace], evidence)
-            export_kind_logs(cluster.kind_bin, cluster.name, evidence / "kind-logs")
-        clean_up(api, namespace, engine_gone)
+        gather_evidence(api, cluster, namespace, result, ending)
+        clean_up(api, namespace, ending.engine_gone)
     return result
 
 

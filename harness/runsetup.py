@@ -10,18 +10,19 @@ a node went silent, and whether the cluster can still be cleaned up.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from kubernetes import client
 
-from harness import leftovers, timeouts
+from harness import kubeletstate, leftovers, timeouts
 from harness.backoff import BackoffCurve
 from harness.cluster import Cluster, check_live_configs, live_config_rows
 from harness.engine import engine_answers
 from harness.errors import HarnessError
+from harness.evidence import collect_failure_evidence, export_kind_logs
 from harness.kindconfig import WORKER_LABEL
 from harness.kube import create_namespace, delete_namespace, force_delete_pods, node_statuses
 from harness.liveconfig import NodeConfigRow
@@ -154,6 +155,56 @@ def clear_leftover_runs(api: client.ApiClient, progress: Progress) -> None:
             "is gone): its crash-looping pods would skew this run's delays"
         )
         delete_namespace(api, ns.name)
+
+
+@dataclass(frozen=True)
+class RunEnding:
+    """What stands between a run's verdicts and its status, read once the observation ended.
+
+    ``errors``: a kubelet restarted (its back-off state wiped) or the engine
+    went away; no pass or fail may be claimed. ``stopped``: a kubelet exited
+    and stayed down, a failure of that node. ``engine_gone``: nothing more can
+    be asked of the cluster (no evidence, no clean-up).
+    """
+
+    errors: tuple[str, ...]
+    stopped: tuple[str, ...]
+    engine_gone: str | None
+
+
+def run_ending(kubelets_before: Mapping[str, kubeletstate.KubeletProcess | None]) -> RunEnding:
+    """Compare every kubelet with the start of the run; check that the engine still answers."""
+    engine_gone = engine_gone_reason()
+    if engine_gone is not None:
+        return RunEnding((engine_gone,), (), engine_gone)
+    changes = kubeletstate.changes_between(
+        kubelets_before, kubeletstate.snapshot(list(kubelets_before))
+    )
+    return RunEnding(changes.restarted, changes.stopped, None)
+
+
+def apply_ending(state: RunState, ending: RunEnding) -> None:
+    """An error or a stopped kubelet overrides what the verdicts said; an interruption stays."""
+    if ending.errors:
+        # A verdict against a curve the kubelet no longer follows would be wrong.
+        state.status = "error"
+        state.reason = "; ".join([*filter(None, [state.reason]), *ending.errors])
+    elif ending.stopped and state.status != "interrupted":
+        # A stopped kubelet restarts nothing: the verdicts say which restart
+        # went overdue; the run says why.
+        state.status = "failed"
+        state.reason = "; ".join([*filter(None, [state.reason]), *ending.stopped])
+
+
+def gather_evidence(
+    api: client.ApiClient, cluster: Cluster, namespace: str, state: RunState, ending: RunEnding
+) -> None:
+    """On a failed or errored run, before its namespace goes: what pods, kubelets, nodes said."""
+    if state.status not in ("failed", "error") or ending.engine_gone is not None:
+        return
+    evidence = state.run_dir / "evidence"
+    collect_failure_evidence(api, [namespace], evidence)
+    export_kind_logs(cluster.kind_bin, cluster.name, evidence / "kind-logs")
 
 
 def silent_nodes_reason(recorder: Recorder) -> str | None:

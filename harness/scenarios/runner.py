@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from kubernetes import client
 
-from harness import pins, timeouts
+from harness import kubeletstate, pins, timeouts
 from harness.atomicfile import write_atomically
 from harness.backoff import BackoffCurve
 from harness.cluster import Cluster
@@ -36,10 +36,13 @@ from harness.proc import run
 from harness.recorder import Recorder
 from harness.records import AttemptRecord
 from harness.runsetup import (
+    RunEnding,
     RunState,
+    apply_ending,
     clean_up,
-    engine_gone_reason,
+    gather_evidence,
     prepare_run,
+    run_ending,
     silent_nodes_reason,
 )
 from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, SCENARIOS, TASK_ISOLATION, metrics
@@ -153,6 +156,7 @@ def run_scenarios(
     if stop is not None:
         live.interrupt = stop
     baselines: list[threading.Thread] = []
+    kubelets_before = kubeletstate.snapshot(list(nodes.values()))
     try:
         recorder.start()
         for scenario in wanted:
@@ -174,7 +178,7 @@ def run_scenarios(
         result.status, result.reason = _observe(live, wanted, baselines, progress)
     except KeyboardInterrupt:
         result.status = "interrupted"
-        result.reason = "interrupted (SIGINT) before every scenario was observed"
+        result.reason = "interrupted (a signal) before every scenario was observed"
     except Exception as error:
         result.status = "error"
         result.reason = f"{type(error).__name__}: {error}"
@@ -183,31 +187,38 @@ def run_scenarios(
         live.stop.set()
         for thread in baselines:
             thread.join(timeout=timeouts.API_REQUEST)
-        engine_gone = _finish(result, live, cluster, progress)
-        clean_up(api, namespace, engine_gone)
+        ending = _finish(result, live, cluster, progress, kubelets_before)
+        clean_up(api, namespace, ending.engine_gone)
     return result
 
 
-def _finish(result: ScenarioRun, live: _Live, cluster: Cluster, progress: Progress) -> str | None:
-    """Stop recording, compute and conclude every metric, write the outputs.
+def _finish(
+    result: ScenarioRun,
+    live: _Live,
+    cluster: Cluster,
+    progress: Progress,
+    kubelets_before: Mapping[str, kubeletstate.KubeletProcess | None],
+) -> RunEnding:
+    """Stop recording, compute and conclude every metric, write the outputs and evidence.
 
-    Returns why the cluster can no longer be asked anything (the engine gone), or None.
+    The same ending as a check's: a kubelet that restarted or an engine that
+    went away makes the run an error, a kubelet that stopped a failure.
     """
     live.recorder.stop()
-    engine_gone = engine_gone_reason()
+    ending = run_ending(kubelets_before)
+    engine_gone = ending.engine_gone
     if engine_gone is None:
         _collect_logs(live.core, live.namespace, result.scenarios, live.nodes, live.seen)
     result.recorder_errors = list(live.recorder.errors.messages) + live.seen.errors
     attempts = live.recorder.attempts()
     result.results = compute(result.scenarios, result.curves, live.nodes, attempts, live.seen)
     _conclude(result)
-    if engine_gone is not None:
-        result.status = "error"
-        result.reason = "; ".join(filter(None, [result.reason, engine_gone]))
+    apply_ending(result, ending)
     result.finished_at = datetime.now(UTC)
     write_outputs(result, cluster)
+    gather_evidence(live.core.api_client, cluster, live.namespace, result, ending)
     progress(f"run {result.run_id}: {result.status}; outputs in {result.run_dir}")
-    return engine_gone
+    return ending
 
 
 # --- observation --------------------------------------------------------------------------
