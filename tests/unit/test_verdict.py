@@ -20,6 +20,7 @@ from harness.verdict import (
     CONFIRM_FROM,
     RESET_LEAD,
     Observation,
+    fresh_pending_level,
     judge_worker,
     observed_enough,
 )
@@ -277,6 +278,28 @@ def test_a_pending_level_off_the_model_fails_before_the_restart() -> None:
     assert problem == (
         "restart 6 (pending): the kubelet reports a 150s back-off, the model expects 2m40s"
     )
+
+
+def test_a_pending_level_still_showing_the_last_restarts_is_not_judged_yet() -> None:
+    # Right after attempt 5 exits, the kubelet may still post restart 5's 80s.
+    records = attempts(nominal(DEFAULT, 5), reported=expected_reports(DEFAULT, 5))
+    stale = Observation(pending_reported_s=80.0)
+    assert judge_worker(records, DEFAULT, observation=stale).passed
+    assert not observed_enough(records, DEFAULT, min_restarts=5, pending_reported_s=80.0)
+    assert observed_enough(records, DEFAULT, min_restarts=5, pending_reported_s=160.0)
+
+
+def test_at_the_cap_the_same_level_again_is_the_pending_one() -> None:
+    records = attempts(nominal(REDUCED, 8), reported=expected_reports(REDUCED, 8))
+    assert observed_enough(records, REDUCED, min_restarts=8, pending_reported_s=60.0)
+
+
+def test_a_stale_pending_level_is_recognised_without_the_last_report() -> None:
+    # Restart 5's 8s message was missed; the model's 8s stands in for it.
+    records = attempts(nominal(REDUCED, 5))
+    assert fresh_pending_level(REDUCED, records[-1], 5, 8.0) is None
+    assert fresh_pending_level(REDUCED, records[-1], 5, 16.0) == 16.0
+    assert fresh_pending_level(REDUCED, records[-1], 5, None) is None
 
 
 # --- one step off the curve: neighbour configs must fail -----------------------------------
