@@ -306,10 +306,13 @@ def _take_sample(result: CheckResult, recorder: Recorder) -> None:
     pending = recorder.pending_backoffs()
     for worker, node in result.nodes.items():
         records = result.attempts.get(worker, [])
-        if records:
-            found = pending.get((records[-1].pod_uid, MAIN_CONTAINER))
-            if found is not None and found[0] > records[-1].attempt:
-                result.pending[worker] = found
+        found = pending.get((records[-1].pod_uid, MAIN_CONTAINER)) if records else None
+        # Only the restart right after the last recorded one is pending; a level
+        # kept from before that restart happened belongs to it, not the next.
+        if found is not None and found[0] == records[-1].attempt + 1:
+            result.pending[worker] = found
+        else:
+            result.pending.pop(worker, None)
         listed = recorder.listed_at_ns(node)
         if listed is not None:
             result.node_now_ns[worker] = listed
@@ -403,13 +406,11 @@ def _undecided(result: CheckResult) -> list[str]:
             continue
         need = result.needs[worker]
         until = timedelta(seconds=need.until_delay_s) if need.until_delay_s is not None else None
-        pending = result.pending.get(worker)
         if not observed_enough(
             result.attempts.get(worker, []),
             curve,
             min_restarts=need.min_restarts,
             until_delay=until,
-            pending_reported_s=pending[1] if pending else None,
         ):
             undecided.append(worker)
     return undecided

@@ -31,6 +31,9 @@ API_REQUEST: Final = 30.0
 # Conformance check profiles: the whole observation, all workers at once.
 CHECK_QUICK: Final = 420.0
 CHECK_FULL: Final = 1080.0
+# The mutation drill: quick, with the default worker watched up to its 160s
+# level (about 6 minutes when on the curve).
+CHECK_MUTATION: Final = 600.0
 
 # A node whose runtime has not answered this long (its container stopped, the
 # Docker engine gone) ends a run as an error rather than a late timeout. Twice

@@ -225,7 +225,7 @@ def _pending_problems(
     n = last.attempt + 1
     positions, _ = _curve_positions(curve, last, curve_n + 1, n)
     problems: list[str] = []
-    reported = fresh_pending_level(curve, last, curve_n, observation.pending_reported_s)
+    reported = observation.pending_reported_s
     if reported is not None:
         levels = [curve.expected_reported_backoff(p) for p in positions]
         if not any(_same_level(reported, level) for level in levels):
@@ -259,31 +259,6 @@ def _pending_problems(
             f"{seen}, attempt {last.attempt} {state}"
         )
     return problems
-
-
-def fresh_pending_level(
-    curve: BackoffCurve, last: AttemptRecord, last_position: int, pending_s: float | None
-) -> float | None:
-    """The reported level of the pending restart, None while it may still be the old one.
-
-    Right after an attempt exits, the kubelet's first status update can still
-    carry the back-off message of the restart that led to that attempt (its
-    reason cache is refreshed by the sync that follows). So a pending level
-    equal to the last restart's, where the curve moves on, proves nothing yet:
-    the kubelet's next update says the real one, and a kubelet that truly
-    kept the old level is caught at the restart itself.
-    """
-    if pending_s is None:
-        return None
-    last_level = last.reported_backoff_s
-    if last_level is None and last_position >= 1:
-        model = curve.expected_reported_backoff(last_position)
-        last_level = None if model is None else model.total_seconds()
-    if last_level is None or abs(pending_s - last_level) > _REPORTED_EPSILON_S:
-        return pending_s
-    # The last restart's level again: fresh only where the curve keeps that level (its cap).
-    next_level = curve.expected_reported_backoff(last_position + 1)
-    return pending_s if _same_level(last_level, next_level) else None
 
 
 def _same_level(reported: float, level: timedelta | None) -> bool:
@@ -323,26 +298,17 @@ def observed_enough(
     curve: BackoffCurve,
     min_restarts: int | None = None,
     until_delay: timedelta | None = None,
-    *,
-    pending_reported_s: float | None = None,
 ) -> bool:
-    """Whether a worker has been watched long enough to judge it.
+    """Whether a worker has been watched long enough to judge it: restart :func:`restarts_needed`.
 
-    Enough means restart :func:`restarts_needed` has happened and, when the
-    restart after it waits :data:`CONFIRM_FROM` or more, its level was
-    reported (``pending_reported_s``): a level is confirmed seconds after the
-    exit, long before the restart, so a neighbouring level one step past the
-    last needed restart is caught at little cost.
+    The level of the restart after it is judged when it was seen, not waited
+    for: the v1.35 kubelet requeues a pod in back-off at the expiry and often
+    posts the pending level only in the sync that restarts the container, so
+    waiting for it could add a whole back-off to every check.
     """
     needed = restarts_needed(curve, min_restarts, until_delay)
     # Attempt n exists only once restart n has happened.
-    latest = max(attempts, key=lambda a: a.attempt, default=None)
-    if latest is None or latest.attempt < needed:
-        return False
-    if curve.delay_before_restart(latest.attempt + 1) < CONFIRM_FROM:
-        return True
-    # Resets are not modelled here (see above): the position is the attempt number.
-    return fresh_pending_level(curve, latest, latest.attempt, pending_reported_s) is not None
+    return max((a.attempt for a in attempts), default=-1) >= needed
 
 
 def _index(attempts: Sequence[AttemptRecord]) -> dict[int, AttemptRecord]:

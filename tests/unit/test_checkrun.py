@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from harness import timeouts
-from harness.checkrun import CHECK_PROFILES, CheckResult, _decide_early, _judge
+from harness.checkrun import CHECK_PROFILES, CheckResult, _decide_early, _judge, _take_sample
+from harness.recorder import Recorder
+from harness.records import AttemptRecord
 from tests.unit.test_verdict import FAST, NS, attempts
 
 
@@ -113,3 +116,37 @@ def test_a_pending_level_off_the_model_decides_the_worker(tmp_path: Path) -> Non
     message = result.decided["fast"][1]
     assert "restart 5 (pending)" in message
     assert "3s" in message
+
+
+class _RecorderNow:
+    """What a recorder knows at one moment: its records and the pending back-offs."""
+
+    def __init__(
+        self, records: list[AttemptRecord], pending: dict[tuple[str, str], tuple[int, float]]
+    ):
+        self.records = records
+        self.pending = pending
+
+    def attempts(self) -> list[AttemptRecord]:
+        return self.records
+
+    def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]:
+        return self.pending
+
+    def listed_at_ns(self, _node: str) -> int | None:
+        return None
+
+
+def test_a_pending_level_is_dropped_once_its_restart_happened(tmp_path: Path) -> None:
+    result = _result("running", [], tmp_path)
+    result.pods = {"crashloop-fast": "fast"}
+    records = attempts(ON_CURVE)
+    key = (records[0].pod_uid, records[0].container)
+    # Restart 4 pending with its 2s, then restart 4 happens and nothing is pending.
+    _take_sample(result, cast(Recorder, _RecorderNow(records[:4], {key: (4, 2.0)})))
+    assert result.pending["fast"] == (4, 2.0)
+    _take_sample(result, cast(Recorder, _RecorderNow(records, {})))
+    assert "fast" not in result.pending
+    # A level recorded for an older attempt is never taken for the next one.
+    _take_sample(result, cast(Recorder, _RecorderNow(records, {key: (3, 2.0)})))
+    assert "fast" not in result.pending

@@ -20,7 +20,6 @@ from harness.verdict import (
     CONFIRM_FROM,
     RESET_LEAD,
     Observation,
-    fresh_pending_level,
     judge_worker,
     observed_enough,
 )
@@ -280,28 +279,6 @@ def test_a_pending_level_off_the_model_fails_before_the_restart() -> None:
     )
 
 
-def test_a_pending_level_still_showing_the_last_restarts_is_not_judged_yet() -> None:
-    # Right after attempt 5 exits, the kubelet may still post restart 5's 80s.
-    records = attempts(nominal(DEFAULT, 5), reported=expected_reports(DEFAULT, 5))
-    stale = Observation(pending_reported_s=80.0)
-    assert judge_worker(records, DEFAULT, observation=stale).passed
-    assert not observed_enough(records, DEFAULT, min_restarts=5, pending_reported_s=80.0)
-    assert observed_enough(records, DEFAULT, min_restarts=5, pending_reported_s=160.0)
-
-
-def test_at_the_cap_the_same_level_again_is_the_pending_one() -> None:
-    records = attempts(nominal(REDUCED, 8), reported=expected_reports(REDUCED, 8))
-    assert observed_enough(records, REDUCED, min_restarts=8, pending_reported_s=60.0)
-
-
-def test_a_stale_pending_level_is_recognised_without_the_last_report() -> None:
-    # Restart 5's 8s message was missed; the model's 8s stands in for it.
-    records = attempts(nominal(REDUCED, 5))
-    assert fresh_pending_level(REDUCED, records[-1], 5, 8.0) is None
-    assert fresh_pending_level(REDUCED, records[-1], 5, 16.0) == 16.0
-    assert fresh_pending_level(REDUCED, records[-1], 5, None) is None
-
-
 # --- one step off the curve: neighbour configs must fail -----------------------------------
 
 
@@ -541,25 +518,15 @@ def test_pod_status_times_of_another_attempt_fail() -> None:
 def test_enough_by_default_means_the_cap_was_reached() -> None:
     assert not observed_enough(attempts([0.3]), FAST)
     assert observed_enough(attempts([0.3, 2.3]), FAST)
-    assert not observed_enough(attempts(nominal(DEFAULT, 6)), DEFAULT, pending_reported_s=300.0)
-    assert observed_enough(attempts(nominal(DEFAULT, 7)), DEFAULT, pending_reported_s=300.0)
-
-
-def test_enough_waits_for_the_next_level_when_it_must_be_confirmed() -> None:
-    # Restart 7 of the default curve is its first 300s; restart 8's level comes
-    # seconds after attempt 7 exits, and tells a 300s cap from a 150s one.
-    seven = attempts(nominal(DEFAULT, 7))
-    assert not observed_enough(seven, DEFAULT)
-    assert observed_enough(seven, DEFAULT, pending_reported_s=300.0)
-    # The fast curve's next 2s level need not be seen.
-    assert observed_enough(attempts(nominal(FAST, 3)), FAST, min_restarts=3)
+    assert not observed_enough(attempts(nominal(DEFAULT, 6)), DEFAULT)
+    assert observed_enough(attempts(nominal(DEFAULT, 7)), DEFAULT)
 
 
 def test_enough_with_min_restarts_and_until_delay() -> None:
     five = attempts(nominal(REDUCED, 5))
-    assert observed_enough(five, REDUCED, min_restarts=5, pending_reported_s=16.0)
+    assert observed_enough(five, REDUCED, min_restarts=5)
     assert not observed_enough(five, REDUCED, min_restarts=6)
-    assert observed_enough(five, REDUCED, until_delay=timedelta(seconds=8), pending_reported_s=16.0)
+    assert observed_enough(five, REDUCED, until_delay=timedelta(seconds=8))
     assert not observed_enough(five, REDUCED, until_delay=timedelta(seconds=9))
     assert not observed_enough(five, REDUCED, min_restarts=6, until_delay=timedelta(seconds=1))
 
