@@ -34,6 +34,7 @@ from harness import timeouts
 from harness.backoff import BackoffCurve
 from harness.checkrun import CHECK_PROFILES, CheckResult, Need, run_check
 from harness.cluster import Cluster, live_config_rows
+from harness.durations import parse_duration
 from harness.kube import node_statuses
 from harness.proc import run
 from harness.runsetup import worker_nodes
@@ -82,7 +83,9 @@ def _wait_for_live_max(cluster: Cluster, node: str, max_period: str | None) -> N
             return False
         if max_period is None:
             return ready and not row.mismatches
-        return ready and row.max_container_restart_period == max_period
+        # configz prints Go durations ("2m30s" for 150s).
+        live = parse_duration(row.max_container_restart_period)
+        return ready and live == parse_duration(max_period)
 
     try:
         Retrying(
