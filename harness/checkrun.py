@@ -169,6 +169,8 @@ class CheckResult(RunState):
     pending: dict[str, tuple[int, float]] = field(default_factory=dict)
     # worker -> the node's clock at its last listing: "now" for overdue restarts.
     node_now_ns: dict[str, int] = field(default_factory=dict)
+    # worker -> node-clock spans in which its node was not observed (frozen, paused).
+    unobserved: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
 
 
 def _by_subject(
@@ -316,6 +318,7 @@ def _take_sample(result: CheckResult, recorder: Recorder) -> None:
         listed = recorder.listed_at_ns(node)
         if listed is not None:
             result.node_now_ns[worker] = listed
+        result.unobserved[worker] = tuple(recorder.unobserved(node))
 
 
 def _decide_early(result: CheckResult, elapsed_s: float) -> None:
@@ -350,6 +353,7 @@ def _observation(result: CheckResult, worker: str, *, required_restarts: int) ->
         required_restarts=required_restarts,
         now_ns=result.node_now_ns.get(worker),
         pending_reported_s=pending[1] if pending else None,
+        unobserved=result.unobserved.get(worker, ()),
     )
 
 
@@ -432,9 +436,18 @@ def _judge(result: CheckResult, required_restarts: Mapping[str, int]) -> None:
     # pass or fail is claimed from them.
     if cut_short:
         return
-    failures = [f for v in result.verdicts.values() for f in v.failures[:1]]
+    failed = [v for v in result.verdicts.values() if not v.passed and not v.in_error]
+    in_error = [v for v in result.verdicts.values() if v.in_error]
     # A window that ended before every worker showed its need is a failure
     # even when what was seen is on the curve: a pass must be earned.
-    result.status = "failed" if failures or result.status == "timeout" else "passed"
-    if failures:
-        result.reason = "; ".join([*filter(None, [result.reason]), *failures])
+    if failed or result.status == "timeout":
+        result.status = "failed"
+    elif in_error:
+        # Late only across spans the node was not observed: neither a pass
+        # nor the kubelet's failure.
+        result.status = "error"
+    else:
+        result.status = "passed"
+    firsts = [v.failures[0] for v in (*failed, *in_error)]
+    if firsts:
+        result.reason = "; ".join([*filter(None, [result.reason]), *firsts])

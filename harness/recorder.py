@@ -46,6 +46,11 @@ from harness.proc import run
 from harness.records import AttemptKey, AttemptLog, AttemptRecord
 
 SAMPLE_PERIOD: Final = 0.5
+# Two listings of a node normally come SAMPLE_PERIOD plus one `docker exec`
+# (0.1-0.3s) apart. A longer gap means the node (paused, frozen) or the host
+# (overloaded) did not run as it should: a restart late across such a gap is
+# not the kubelet's fault to judge.
+UNOBSERVED_GAP: Final = 2.0
 WATCH_WINDOW_S: Final = 60
 _GONE: Final = 410
 
@@ -106,6 +111,9 @@ class Recorder:
         # last successful listing (taken just before the listing was asked for).
         self._clock_offset_ns: dict[str, int] = {}
         self._listed_at_ns: dict[str, int] = {}
+        self._listed_mono: dict[str, float] = {}
+        # Per node: (from, to) node-clock ns between two listings UNOBSERVED_GAP apart.
+        self._unobserved: dict[str, list[tuple[int, int]]] = {}
 
     # lifecycle -----------------------------------------------------------
     def start(self) -> None:
@@ -170,6 +178,11 @@ class Recorder:
         """
         with self._lock:
             return self._listed_at_ns.get(node)
+
+    def unobserved(self, node: str) -> list[tuple[int, int]]:
+        """Node-clock spans (ns) with no listing of the node for over UNOBSERVED_GAP seconds."""
+        with self._lock:
+            return list(self._unobserved.get(node, []))
 
     def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]:
         """(pod uid, container) -> (attempt, back-off) reported for an attempt not yet run.
@@ -243,7 +256,17 @@ class Recorder:
             return
         with self._lock:
             self._answered_at[node] = time.monotonic()
-            self._listed_at_ns[node] = asked_ns + self._clock_offset_ns.get(node, 0)
+            listed_ns = asked_ns + self._clock_offset_ns.get(node, 0)
+            now = time.monotonic()
+            previous_mono, previous_ns = self._listed_mono.get(node), self._listed_at_ns.get(node)
+            if (
+                previous_mono is not None
+                and previous_ns is not None
+                and now - previous_mono > UNOBSERVED_GAP
+            ):
+                self._unobserved.setdefault(node, []).append((previous_ns, listed_ns))
+            self._listed_mono[node] = now
+            self._listed_at_ns[node] = listed_ns
             self._last_failure.pop(node, None)
         for container in self._inspect(node, wanted):
             if container.started_at_ns is not None:

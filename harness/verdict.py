@@ -94,6 +94,9 @@ class RestartCheck:
     reason: str
     curve_n: int
     start_latency_s: float | None = None
+    # Not the kubelet's to answer for: the restart was late across a span in
+    # which its node was not observed (paused, frozen, the host overloaded).
+    error: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,15 +118,25 @@ class WorkerVerdict:
     problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     last_restart: int = 0
+    # Like problems, but the node's fault, not the kubelet's (an overdue
+    # restart while the node was not observed): the verdict is an error.
+    errors: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
-        return not self.problems and all(c.passed for c in self.checks)
+        return not self.problems and not self.errors and all(c.passed for c in self.checks)
+
+    @property
+    def in_error(self) -> bool:
+        """Not passed, yet nothing the kubelet can be blamed for: every failure is an error."""
+        return (
+            not self.passed and not self.problems and all(c.passed or c.error for c in self.checks)
+        )
 
     @property
     def failures(self) -> list[str]:
         """One human message per failure, naming the worker and the restart."""
-        messages = [f"{self.worker}: {p}" for p in self.problems]
+        messages = [f"{self.worker}: {p}" for p in (*self.problems, *self.errors)]
         messages += [_failure_message(self.worker, c) for c in self.checks if not c.passed]
         return messages
 
@@ -153,6 +166,8 @@ class Observation:
     required_restarts: int = 0
     now_ns: int | None = None
     pending_reported_s: float | None = None
+    # Node-clock spans (ns) in which the node was not observed (see the recorder).
+    unobserved: tuple[tuple[int, int], ...] = ()
 
 
 # Judge what was recorded, nothing more: no completeness, no overdue check.
@@ -199,12 +214,22 @@ def judge_worker(
         positions, note = _curve_positions(curve, previous, curve_n + 1, n)
         if note:
             notes.append(note)
-        check = _check(curve, n, positions, previous, current, confirm_levels=confirm_levels)
+        check = _check(
+            curve,
+            n,
+            positions,
+            previous,
+            current,
+            confirm_levels=confirm_levels,
+            unobserved=observation.unobserved,
+        )
         curve_n = check.curve_n
         checks.append(check)
 
     last = max(by_attempt)
-    problems += _pending_problems(curve, by_attempt[last], curve_n, observation)
+    pending_problems = _pending_problems(curve, by_attempt[last], curve_n, observation)
+    overdue_while_unobserved = [p for p in pending_problems if p.startswith("error: ")]
+    problems += [p for p in pending_problems if not p.startswith("error: ")]
     expected_reports = [c for c in checks if curve.expected_reported_backoff(c.curve_n) is not None]
     return WorkerVerdict(
         worker=worker,
@@ -215,6 +240,7 @@ def judge_worker(
         problems=tuple(problems),
         notes=tuple(notes),
         last_restart=last,
+        errors=tuple(overdue_while_unobserved),
     )
 
 
@@ -243,6 +269,9 @@ def _pending_problems(
         # The most lenient reading: a long run may or may not have reset the curve.
         upper_ns = max(_ns(upper_tolerance(curve.delay_before_restart(p))) for p in positions)
         due_ns = last.finished_at_ns + upper_ns
+        gap = _unobserved_within(observation.unobserved, last.finished_at_ns, observation.now_ns)
+        if observation.now_ns > due_ns and gap is not None:
+            return [*problems, f"error: restart {n} overdue, but {gap}"]
         if observation.now_ns > due_ns:
             return [
                 *problems,
@@ -367,10 +396,14 @@ def _check(
     current: AttemptRecord | None,
     *,
     confirm_levels: bool,
+    unobserved: Sequence[tuple[int, int]] = (),
 ) -> RestartCheck:
     """The best-fitting reading of restart n among the candidate positions."""
     candidates = [
-        _check_at(curve, n, p, previous, current, confirm_levels=confirm_levels) for p in positions
+        _check_at(
+            curve, n, p, previous, current, confirm_levels=confirm_levels, unobserved=unobserved
+        )
+        for p in positions
     ]
     return next((c for c in candidates if c.passed), candidates[0])
 
@@ -383,6 +416,7 @@ def _check_at(
     current: AttemptRecord | None,
     *,
     confirm_levels: bool,
+    unobserved: Sequence[tuple[int, int]] = (),
 ) -> RestartCheck:
     expected = curve.delay_before_restart(position)
     expected_ns = _ns(expected)
@@ -391,6 +425,7 @@ def _check_at(
     problems: list[str] = []
 
     delay_ns: int | None = None
+    error = False
     if current is None:
         problems.append(f"attempt {n} was never recorded (the recorder missed it)")
     if previous is None:
@@ -408,6 +443,15 @@ def _check_at(
             problems.append(
                 f"too early: restarted (created) after {_s(delay_ns)}, before the {_td(expected)} "
                 "back-off had passed"
+            )
+        elif delay_ns > upper_ns and (
+            gap := _unobserved_within(unobserved, previous.finished_at_ns, _decided_at(current))
+        ):
+            # Late, but the node was not running as it should meanwhile.
+            error = True
+            problems.append(
+                f"error: restarted (created) after {_s(delay_ns)}, over the {_s(upper_ns)} "
+                f"upper bound, but {gap}"
             )
         elif delay_ns > upper_ns:
             problems.append(
@@ -449,6 +493,19 @@ def _check_at(
         reason="; ".join(problems) or _pass_reason(n, position),
         curve_n=position,
         start_latency_s=_start_latency_s(current),
+        error=error and len(problems) == 1,
+    )
+
+
+def _unobserved_within(spans: Sequence[tuple[int, int]], start_ns: int, end_ns: int) -> str | None:
+    """How the node went unobserved between two moments, None when it was observed throughout."""
+    overlapping = [(a, b) for a, b in spans if a < end_ns and b > start_ns]
+    if not overlapping:
+        return None
+    longest = max(overlapping, key=lambda span: span[1] - span[0])
+    return (
+        f"node frozen {_s(longest[1] - longest[0])} at {_s(longest[0])} (Unix): no listing of "
+        "it in that span, so the delay is not the kubelet's alone"
     )
 
 

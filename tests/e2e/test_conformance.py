@@ -8,21 +8,16 @@ attempts.jsonl, summary.json and junit.xml.
 from __future__ import annotations
 
 import itertools
-from datetime import timedelta
 
 import pytest
 
-from harness.backoff import (
-    REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
-    BackoffCurve,
-    KubeletBackoffConfig,
-    curve_for,
-)
+from harness.backoff import BackoffCurve
 from harness.checkrun import CHECK_PROFILES, CheckResult, run_check
 from harness.cluster import Cluster
 from harness.records import read_attempts
 from harness.summary import read_summary
 from harness.verdict import CONFIRM_FROM, Observation, judge_worker
+from tests.unit.test_verdict import neighbour_curve
 
 pytestmark = [pytest.mark.e2e, pytest.mark.conformance]
 
@@ -118,24 +113,16 @@ def test_outputs_are_complete(conformance: CheckResult) -> None:
             assert current.started_at_ns > previous.finished_at_ns
 
 
-def _one_step_off(max_s: float, *, reduced: bool = False) -> BackoffCurve:
-    gates = ((REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY, True),) if reduced else ()
-    return curve_for(
-        KubeletBackoffConfig(
-            feature_gates=gates, max_container_restart_period=timedelta(seconds=max_s)
-        )
-    )
-
-
 @pytest.mark.parametrize(
     ("worker", "wrong", "first_failing"),
     [
         # 2s delays are too early for 3s; whichever restart came in under 3s first.
-        ("fast", _one_step_off(3), "restart "),
-        ("reduced", _one_step_off(30, reduced=True), "restart 7"),  # 32s reported, 30s modelled
-        ("default", _one_step_off(150), "restart 6 (pending)"),  # 160s reported, 150s modelled
+        ("fast", neighbour_curve(3), "restart "),
+        ("reduced", neighbour_curve(30, reduced=True), "restart 7"),  # 32s reported, 30s modelled
+        # Quick sees the default curve up to 80s: a 40s cap is the step it can show.
+        ("default", neighbour_curve(40), "restart 5"),  # 80s reported, 40s modelled
     ],
-    ids=["fast-3s", "reduced-max-30s", "default-max-150s"],
+    ids=["fast-3s", "reduced-max-30s", "default-max-40s"],
 )
 def test_the_verdict_fails_a_model_one_step_off(
     conformance: CheckResult, worker: str, wrong: BackoffCurve, first_failing: str

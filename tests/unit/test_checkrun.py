@@ -136,6 +136,9 @@ class _RecorderNow:
     def listed_at_ns(self, _node: str) -> int | None:
         return None
 
+    def unobserved(self, _node: str) -> list[tuple[int, int]]:
+        return []
+
 
 def test_a_pending_level_is_dropped_once_its_restart_happened(tmp_path: Path) -> None:
     result = _result("running", [], tmp_path)
@@ -150,3 +153,23 @@ def test_a_pending_level_is_dropped_once_its_restart_happened(tmp_path: Path) ->
     # A level recorded for an older attempt is never taken for the next one.
     _take_sample(result, cast(Recorder, _RecorderNow(records, {key: (3, 2.0)})))
     assert "fast" not in result.pending
+
+
+def test_late_only_across_a_frozen_node_is_an_error_not_a_failure(tmp_path: Path) -> None:
+    result = _result("observed", OFF_CURVE, tmp_path)  # restart 3 took 9s, bound 4.5s
+    exit_2 = result.attempts["fast"][2].finished_at_ns
+    assert exit_2 is not None
+    result.unobserved["fast"] = ((exit_2 + NS, exit_2 + 7 * NS),)
+    _judge(result, SEEN)
+    assert result.status == "error"
+    assert "node frozen 6.000s" in result.reason
+    assert result.verdicts["fast"].in_error
+
+
+def test_a_frozen_span_elsewhere_does_not_excuse_a_late_restart(tmp_path: Path) -> None:
+    result = _result("observed", OFF_CURVE, tmp_path)
+    first_exit = result.attempts["fast"][0].finished_at_ns
+    assert first_exit is not None
+    result.unobserved["fast"] = ((first_exit - 10 * NS, first_exit - 5 * NS),)
+    _judge(result, SEEN)
+    assert result.status == "failed"

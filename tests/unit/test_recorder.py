@@ -332,3 +332,22 @@ def test_a_node_that_stops_answering_is_named_with_its_last_error(
     recorder._sample_once("node-1")
     recorder._sample_once("node-2")
     assert recorder.silent_nodes(longer_than=30) == []
+
+
+def test_a_gap_between_listings_is_kept_as_an_unobserved_span(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorder = _recorder(tmp_path, FakeNode())
+    clock = [1000.0]
+    monkeypatch.setattr("harness.recorder.time.monotonic", lambda: clock[0])
+    recorder._sample_once("node-1")
+    clock[0] += 1.5  # a normal pace: nothing unobserved
+    recorder._sample_once("node-1")
+    assert recorder.unobserved("node-1") == []
+    before_gap = recorder.listed_at_ns("node-1")
+    clock[0] += 8.0  # the node paused: no listing for 8s
+    recorder._sample_once("node-1")
+    after_gap = recorder.listed_at_ns("node-1")
+    assert before_gap is not None
+    assert after_gap is not None
+    assert recorder.unobserved("node-1") == [(before_gap, after_gap)]

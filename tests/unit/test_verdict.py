@@ -261,6 +261,28 @@ def test_the_first_restart_is_overdue_after_its_own_bound() -> None:
     assert "restart 1 overdue" in judge_worker(records, FAST, observation=late).problems[0]
 
 
+def test_an_overdue_restart_across_a_frozen_node_is_an_error() -> None:
+    records = attempts(nominal(FAST, 4))
+    exit_ns = _last_exit(records)
+    frozen = Observation(now_ns=exit_ns + 30 * NS, unobserved=((exit_ns + NS, exit_ns + 25 * NS),))
+    verdict = judge_worker(records, FAST, observation=frozen)
+    assert verdict.problems == ()
+    (error,) = verdict.errors
+    assert error.startswith("error: restart 5 overdue, but node frozen 24.000s")
+    assert not verdict.passed
+    assert verdict.in_error
+
+
+def test_a_too_early_restart_is_never_excused_by_a_frozen_node() -> None:
+    records = attempts([0.3, 1.2])
+    spans = ((records[1].finished_at_ns or 0, records[2].started_at_ns),)
+    verdict = judge_worker(records, FAST, observation=Observation(unobserved=spans))
+    check = verdict.checks[1]
+    assert not check.passed
+    assert not check.error
+    assert not verdict.in_error
+
+
 # --- the pending restart's reported level --------------------------------------------------
 
 
@@ -287,7 +309,8 @@ def _measured_on(actual: BackoffCurve, count: int) -> list[AttemptRecord]:
     return attempts(nominal(actual, count), reported=expected_reports(actual, count))
 
 
-def _curve(max_s: float, *, reduced: bool = False) -> BackoffCurve:
+def neighbour_curve(max_s: float, *, reduced: bool = False) -> BackoffCurve:
+    """The curve of a kubelet capped at ``max_s`` (with the reduced gate when ``reduced``)."""
     gates = ((REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY, True),) if reduced else ()
     return curve_for(
         KubeletBackoffConfig(
@@ -299,10 +322,10 @@ def _curve(max_s: float, *, reduced: bool = False) -> BackoffCurve:
 @pytest.mark.parametrize(
     ("actual", "told", "count", "first_failing"),
     [
-        (_curve(1), FAST, 4, 2),  # fast at 1s: too early
-        (_curve(3), FAST, 4, 2),  # fast at 3s: its 3s level reported against 2s
-        (_curve(30, reduced=True), REDUCED, 8, 7),  # reduced max 30s: 30s where 32s
-        (_curve(150), DEFAULT, 7, 6),  # default max 150s: 150s where 160s
+        (neighbour_curve(1), FAST, 4, 2),  # fast at 1s: too early
+        (neighbour_curve(3), FAST, 4, 2),  # fast at 3s: its 3s level reported against 2s
+        (neighbour_curve(30, reduced=True), REDUCED, 8, 7),  # reduced max 30s: 30s where 32s
+        (neighbour_curve(150), DEFAULT, 7, 6),  # default max 150s: 150s where 160s
     ],
     ids=["fast-1s", "fast-3s", "reduced-max-30s", "default-max-150s"],
 )
