@@ -5,6 +5,8 @@
 - The API server unreachable for a while (the control-plane container paused
   while the fast worker restarts four times): the recorder keeps sampling the
   runtimes, the pod watch resumes, and no attempt is lost.
+- A worker node frozen (its container paused for 12s, the kubelet with it):
+  a restart late across the freeze is an error, never the kubelet's failure.
 - The watch stream dropped (every connection of the client reset under it by
   a relay in front of the API server): the watch resumes from its
   resourceVersion, the kubelet's reported back-off keeps arriving, and no
@@ -68,6 +70,30 @@ def test_a_kubelet_restart_mid_run_is_reported_not_judged(crashloop_cluster: Clu
     assert result.status == "error"
     assert f"node {node}" in result.reason
     assert "restarted during the run" in result.reason
+
+
+# The fault's length, not a synchronisation: well past the fast curve's 4.5s
+# bound, well short of NODE_SILENT (which would end the run as a silent node).
+FREEZE_S = 12.0
+
+
+def test_a_frozen_node_is_an_error_not_the_kubelets_failure(crashloop_cluster: Cluster) -> None:
+    node = f"{crashloop_cluster.name}-worker"
+    thawed = threading.Event()  # never set: the freeze lasts its full FREEZE_S
+
+    def freeze() -> None:
+        run(["docker", "pause", node], timeout=30)
+        try:
+            thawed.wait(FREEZE_S)
+        finally:
+            run(["docker", "unpause", node], timeout=30)
+
+    result = _observe_with(crashloop_cluster, 3, freeze)
+    assert result.status == "error", result.reason
+    assert "node frozen" in result.reason
+    fast = result.verdicts["fast"]
+    assert fast.in_error, fast.failures
+    assert any(check.error for check in fast.checks) or fast.errors
 
 
 def _assert_contiguous(records: list[AttemptRecord]) -> None:
