@@ -103,13 +103,8 @@ func runSession(ctx context.Context, cfg config, sig *os.Signal) int {
 // work for --run-for and fail with --exit-code; the next one creates the ready
 // marker and runs until SIGTERM, healthy.
 func transient(ctx context.Context, cfg config, sig *os.Signal) int {
-	if cfg.recordDir == "" {
-		fmt.Fprintln(os.Stderr, "workload: transient needs --record-dir for its attempt count")
-		return usageExit
-	}
-	count, err := bumpCounter(filepath.Join(cfg.recordDir, "transient.count"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "workload: attempt count:", err)
+	count, ok := countAttempt(cfg, "transient")
+	if !ok {
 		return usageExit
 	}
 	if count <= cfg.failTimes {
@@ -133,19 +128,29 @@ func transient(ctx context.Context, cfg config, sig *os.Signal) int {
 // and exits with --exit-code: at once, except on attempt --fail-times+1,
 // which runs for --run-for before it exits.
 func runOnce(ctx context.Context, cfg config, sig *os.Signal) int {
-	if cfg.recordDir == "" {
-		fmt.Fprintln(os.Stderr, "workload: run-once needs --record-dir for its attempt count")
-		return usageExit
-	}
-	count, err := bumpCounter(filepath.Join(cfg.recordDir, "run-once.count"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "workload: attempt count:", err)
+	count, ok := countAttempt(cfg, "run-once")
+	if !ok {
 		return usageExit
 	}
 	if count == cfg.failTimes+1 {
 		return runSession(ctx, cfg, sig)
 	}
 	return cfg.exitCode
+}
+
+// countAttempt numbers this attempt of mode in record-dir/<mode>.count (the
+// emptyDir outlives restarts); false, with the reason on stderr, when it cannot.
+func countAttempt(cfg config, mode string) (int, bool) {
+	if cfg.recordDir == "" {
+		fmt.Fprintf(os.Stderr, "workload: %s needs --record-dir for its attempt count\n", mode)
+		return 0, false
+	}
+	count, err := bumpCounter(filepath.Join(cfg.recordDir, mode+".count"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "workload: attempt count:", err)
+		return 0, false
+	}
+	return count, true
 }
 
 // bumpCounter increments the decimal count in path and returns the new value.
