@@ -120,9 +120,11 @@ def neighbour_configs(crashloop_cluster: Cluster) -> Iterator[Mutate]:
     finally:
         for node, text in originals.items():
             _write_config_and_restart(node, text)
+        # A kubelet a drill stopped comes back; a running one is left as it is.
+        # All first: each wait reads every node's configz.
         for node in nodes.values():
-            # A kubelet a drill stopped comes back; a running one is left as it is.
             _node_exec(node, "systemctl", "start", "kubelet")
+        for node in nodes.values():
             _wait_for_live_max(crashloop_cluster, node, None)
 
 
@@ -197,8 +199,8 @@ def test_fast_at_1s_and_a_stopped_kubelet_are_caught(
     started = time.monotonic()
     result = _check(crashloop_cluster, on_sample=stop_default_kubelet)
     assert stopped_at, "the default kubelet was never stopped"
-    message = _assert_caught(result, "fast")
-    assert "too early" in message
+    # Caught at restart 2: by its reported 1s level, or by restarting before 2s.
+    assert "fast: restart 2" in _assert_caught(result, "fast")
     assert "overdue" in _assert_caught(result, "default")
     caught_after_stop = started + result.decided["default"][0] - stopped_at[0]
     print(f"[mutation] default: caught {caught_after_stop:.1f}s after its kubelet stopped")
