@@ -121,7 +121,7 @@ CONTROL_590S: Final = Variant(
 
 
 CHECK_PROFILES: Final = {
-    # A few minutes: the fast curve many times, the others up to 32s and 80s.
+    # About 3 minutes: the fast curve many times, the others up to 60s and 80s.
     "quick": CheckProfile(
         "quick",
         timeouts.CHECK_QUICK,
@@ -134,7 +134,8 @@ CHECK_PROFILES: Final = {
         },
         variants=(RUNS_5S,),
     ),
-    # About 11 minutes: the reduced curve capped twice, the default curve at its 300s cap.
+    # About 12 minutes: the reduced curve capped twice, the default curve at its 300s
+    # cap, a curve reset by a 610s run and its 590s control.
     "full": CheckProfile(
         "full",
         timeouts.CHECK_FULL,
