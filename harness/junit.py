@@ -2,7 +2,8 @@
 
 One ``<testsuite name="crashloop-<kind>">`` holds one ``<testcase>`` per
 restart check (classname ``<kind>.<worker>``, name ``restart-<n>``), one per
-worker problem that belongs to no restart, and for an interrupted or errored
+worker problem that belongs to no restart, one per scenario metric
+(classname ``scenario:<scenario>.<worker>``, name the metric's), and for an interrupted or errored
 run one ``<error>`` case, because a CI page that shows only green restarts of
 a run that never finished would lie. The live kubelet config goes into
 ``<properties>``, so a failure page says which config was measured.
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Final
 
 from harness.atomicfile import write_atomically
-from harness.summary import RunSummary, WorkerSummary
+from harness.summary import MetricSummary, RunSummary, WorkerSummary
 from harness.verdict import RestartCheck
 
 JUNIT_FILE: Final = "junit.xml"
@@ -42,10 +43,12 @@ def junit_element(summary: RunSummary) -> ET.Element:
 
     if summary.status in ("interrupted", "error"):
         _run_case(suite, summary, "error")
-    elif not summary.workers:
+    elif not summary.workers and not summary.metrics:
         _run_case(suite, summary, "failure")
     for worker in summary.workers:
         _add_worker(suite, summary.kind, worker)
+    for metric in summary.metrics:
+        _add_metric(suite, metric)
 
     notes = [f"{w.worker}: {note}" for w in summary.workers for note in w.notes]
     if notes:
@@ -151,6 +154,13 @@ def _add_worker(suite: ET.Element, kind: str, worker: WorkerSummary) -> None:
         # reads as "not part of the run" rather than "saw no restart".
         case = ET.SubElement(suite, "testcase", classname=classname, name="restarts")
         ET.SubElement(case, "skipped", message="no restart was observed")
+
+
+def _add_metric(suite: ET.Element, metric: MetricSummary) -> None:
+    classname = _clean(f"scenario:{metric.scenario}.{metric.worker}")
+    case = ET.SubElement(suite, "testcase", classname=classname, name=_clean(metric.name))
+    if not metric.passed:
+        ET.SubElement(case, "failure", message=_clean(metric.message), type="metric")
 
 
 def _check_detail(check: RestartCheck) -> str:

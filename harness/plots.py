@@ -229,6 +229,39 @@ def _delay_axis(axes: Axes) -> None:
     axes.xaxis.set_minor_formatter(NullFormatter())
 
 
+def plot_start_latency(summary: RunSummary, path_stem: Path | str) -> list[Path]:
+    """Each restart's start latency (started - created): the runtime's share, not the kubelet's."""
+    figure, axes = _new_figure(height=4.5)
+    styles = styles_for(w.worker for w in summary.workers)
+    for worker in summary.workers:
+        style = styles[worker.worker]
+        points = [(c.n, c.start_latency_s) for c in worker.checks if c.start_latency_s is not None]
+        axes.plot(
+            [n for n, _ in points],
+            [s for _, s in points],
+            color=style.color,
+            marker=style.marker,
+            linestyle="none",
+            markersize=5,
+            markeredgecolor="black",
+            markeredgewidth=0.5,
+            label=worker_label(worker),
+        )
+    _note_if_empty(
+        axes,
+        not any(c.start_latency_s is not None for w in summary.workers for c in w.checks),
+        "no creation time was recorded",
+    )
+    axes.set_ylim(bottom=0)
+    axes.set_xlabel("restart number n (count)")
+    axes.set_ylabel("started - created (s)")
+    axes.set_title(f"Container start latency: {summary.run_id}")
+    axes.grid(True, which="major", alpha=0.3)
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+    return _save(figure, path_stem)
+
+
 # --- restart timeline ----------------------------------------------------------------------
 
 

@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Final
 
 from harness.atomicfile import write_atomically
-from harness.plots import ScenarioMetric, plot_delays, plot_scenario_metrics, plot_timeline
+from harness.plots import (
+    ScenarioMetric,
+    plot_delays,
+    plot_scenario_metrics,
+    plot_start_latency,
+    plot_timeline,
+)
 from harness.records import AttemptRecord
 from harness.render import restart_cells
 from harness.summary import RunSummary, WorkerSummary
@@ -31,6 +37,7 @@ REPORT_HTML: Final = "report.html"
 PLOT_DELAYS: Final = "delays"
 PLOT_TIMELINE: Final = "timeline"
 PLOT_SCENARIOS: Final = "scenarios"
+PLOT_START_LATENCY: Final = "start-latency"
 
 # Notes are many (one per pod-status timestamp that disagrees with the
 # runtime's); the Markdown shows the first few, summary.json keeps them all.
@@ -144,6 +151,7 @@ def _verdict_blocks(summary: RunSummary) -> list[Block]:
             _seconds(w.overshoot_median_s, "+.3f"),
             _seconds(w.overshoot_max_s, "+.3f"),
             f"{w.reported_seen}/{w.reported_expected}",
+            _seconds(w.start_latency_median_s, ".3f"),
             _result(w.passed),
         )
         for w in summary.workers
@@ -155,6 +163,7 @@ def _verdict_blocks(summary: RunSummary) -> list[Block]:
         "median overshoot",
         "max overshoot",
         "back-offs reported",
+        "median start latency",
         "result",
     )
     blocks.append(Table(headers, rows))
@@ -348,6 +357,10 @@ def write_report(
         Image(
             plot_timeline(_ordered(summary, attempts_by_worker), run_dir / PLOT_TIMELINE)[0],
             "cumulative restarts over time",
+        ),
+        Image(
+            plot_start_latency(summary, run_dir / PLOT_START_LATENCY)[0],
+            "start latency per restart (started - created), kept out of the judged delays",
         ),
     ]
     if scenario_metrics:

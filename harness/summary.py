@@ -32,7 +32,8 @@ SUMMARY_FILE: Final = "summary.json"
 # instead of misreading it.
 SCHEMA_VERSION: Final = 1
 
-RunProfile = Literal["quick", "full"]
+# "scenarios": a scenario run, judged by its metrics rather than a check profile.
+RunProfile = Literal["quick", "full", "scenarios"]
 RunStatus = Literal["passed", "failed", "interrupted", "error"]
 # How the run ended, as the caller knows it; the verdicts decide the rest.
 # "failed" is for a run that failed beyond its verdicts (a kubelet stopped).
@@ -155,6 +156,29 @@ class WorkerSummary:
 
 
 @dataclass(frozen=True, kw_only=True)
+class MetricSummary:
+    """One scenario metric of one worker: what was measured, what passes, and why not.
+
+    ``lower``/``upper`` bound what passes (None: unbounded); ``expected`` is
+    None for a measurement with no model. ``message`` is the one-line failure
+    text, kept whether or not it failed so a reader sees the numbers.
+    """
+
+    scenario: str
+    worker: str
+    node: str
+    name: str
+    unit: str
+    expected: float | None
+    measured: float | None
+    lower: float | None
+    upper: float | None
+    passed: bool
+    detail: str
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunSummary:
     """Everything one run concluded; ``passed`` only when status is "passed"."""
 
@@ -167,6 +191,8 @@ class RunSummary:
     reason: str
     cluster: ClusterInfo
     workers: tuple[WorkerSummary, ...]
+    # Scenario runs: every metric of every scenario on every worker.
+    metrics: tuple[MetricSummary, ...] = ()
     schema_version: int = field(default=SCHEMA_VERSION)
 
     def __post_init__(self) -> None:
@@ -182,7 +208,8 @@ class RunSummary:
 
     @property
     def failures(self) -> list[str]:
-        return [message for worker in self.workers for message in worker.failures]
+        restarts = [message for worker in self.workers for message in worker.failures]
+        return restarts + [m.message for m in self.metrics if not m.passed]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -199,6 +226,7 @@ class RunSummary:
             "passed": self.passed,
             "cluster": asdict(self.cluster),
             "workers": [worker.to_dict() for worker in self.workers],
+            "metrics": [asdict(metric) for metric in self.metrics],
         }
 
     def to_json(self) -> str:
@@ -262,6 +290,7 @@ def summarize(
     attempts_recorded: Mapping[str, int],
     outcome: RunOutcome = "completed",
     reason: str = "",
+    metrics: Sequence[MetricSummary] = (),
 ) -> RunSummary:
     """The run's summary.
 
@@ -281,12 +310,13 @@ def summarize(
         status = "error"
     elif outcome == "failed":
         status = "failed"
-    elif not workers:
+    elif not workers and not metrics:
         status = "failed"
         # A run that judged nothing proves nothing; it must not pass.
         reason = reason or "no worker was judged"
     else:
-        status = "passed" if all(w.passed for w in workers) else "failed"
+        passed = all(w.passed for w in workers) and all(m.passed for m in metrics)
+        status = "passed" if passed else "failed"
     return RunSummary(
         run_id=run_id,
         kind=check_kind(kind),
@@ -297,6 +327,7 @@ def summarize(
         reason=reason,
         cluster=cluster,
         workers=workers,
+        metrics=tuple(metrics),
     )
 
 
@@ -360,7 +391,26 @@ def _run_from(obj: _Obj) -> RunSummary:
             kubernetes_version=cluster.string("kubernetes_version"),
         ),
         workers=tuple(_worker_from(w) for w in obj.objs("workers")),
+        # Absent from summaries written before scenario runs shared this model.
+        metrics=tuple(_metric_from(m) for m in obj.objs("metrics")) if obj.has("metrics") else (),
         schema_version=version,
+    )
+
+
+def _metric_from(obj: _Obj) -> MetricSummary:
+    return MetricSummary(
+        scenario=obj.string("scenario"),
+        worker=obj.string("worker"),
+        node=obj.string("node"),
+        name=obj.string("name"),
+        unit=obj.string("unit"),
+        expected=obj.opt_number("expected"),
+        measured=obj.opt_number("measured"),
+        lower=obj.opt_number("lower"),
+        upper=obj.opt_number("upper"),
+        passed=obj.boolean("passed"),
+        detail=obj.string("detail"),
+        message=obj.string("message"),
     )
 
 

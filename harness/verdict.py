@@ -227,9 +227,8 @@ def judge_worker(
         checks.append(check)
 
     last = max(by_attempt)
-    pending_problems = _pending_problems(curve, by_attempt[last], curve_n, observation)
-    overdue_while_unobserved = [p for p in pending_problems if p.startswith("error: ")]
-    problems += [p for p in pending_problems if not p.startswith("error: ")]
+    pending_problems, errors = _pending_problems(curve, by_attempt[last], curve_n, observation)
+    problems += pending_problems
     expected_reports = [c for c in checks if curve.expected_reported_backoff(c.curve_n) is not None]
     return WorkerVerdict(
         worker=worker,
@@ -240,14 +239,17 @@ def judge_worker(
         problems=tuple(problems),
         notes=tuple(notes),
         last_restart=last,
-        errors=tuple(overdue_while_unobserved),
+        errors=tuple(errors),
     )
 
 
 def _pending_problems(
     curve: BackoffCurve, last: AttemptRecord, curve_n: int, observation: Observation
-) -> list[str]:
-    """What is wrong about the restart after the last one seen: missing, overdue, misreported."""
+) -> tuple[list[str], list[str]]:
+    """What is wrong about the restart after the last one seen: missing, overdue, misreported.
+
+    Problems, then errors (overdue only across a span the node was not observed).
+    """
     n = last.attempt + 1
     positions, _ = _curve_positions(curve, last, curve_n + 1, n)
     problems: list[str] = []
@@ -271,7 +273,7 @@ def _pending_problems(
         due_ns = last.finished_at_ns + upper_ns
         gap = _unobserved_within(observation.unobserved, last.finished_at_ns, observation.now_ns)
         if observation.now_ns > due_ns and gap is not None:
-            return [*problems, f"error: restart {n} overdue, but {gap}"]
+            return problems, [f"error: restart {n} overdue, but {gap}"]
         if observation.now_ns > due_ns:
             return [
                 *problems,
@@ -279,7 +281,7 @@ def _pending_problems(
                 f"(Unix), so restart {n} was due by {_s(due_ns)}; none by "
                 f"{_s(observation.now_ns)}, {_s(observation.now_ns - due_ns)} past its bound "
                 f"({seen})",
-            ]
+            ], []
     if last.attempt < observation.required_restarts:
         state = "still running" if last.finished_at_ns is None else "exited, waiting"
         problems.append(
@@ -287,7 +289,7 @@ def _pending_problems(
             f"(the profile needs restarts up to {observation.required_restarts}); "
             f"{seen}, attempt {last.attempt} {state}"
         )
-    return problems
+    return problems, []
 
 
 def _same_level(reported: float, level: timedelta | None) -> bool:

@@ -15,10 +15,8 @@ so nothing needs ``kubectl exec`` into a shell-less image.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -27,10 +25,10 @@ from typing import Any, Final
 from kubernetes import client
 
 from harness import kubeletstate, pins, timeouts
-from harness.atomicfile import write_atomically
 from harness.backoff import BackoffCurve
 from harness.cluster import Cluster
 from harness.errors import HarnessError
+from harness.junit import write_junit
 from harness.manifests import MAIN_CONTAINER, ROLE_LABEL
 from harness.proc import run
 from harness.recorder import Recorder
@@ -47,12 +45,18 @@ from harness.runsetup import (
 )
 from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, SCENARIOS, TASK_ISOLATION, metrics
 from harness.scenarios import manifests as sm
+from harness.summary import (
+    KIND_SCENARIO_PREFIX,
+    ClusterInfo,
+    MetricSummary,
+    RunOutcome,
+    RunSummary,
+    summarize,
+    write_summary,
+)
 
 Progress = Callable[[str], None]
 
-SUMMARY_FILE: Final = "scenario-summary.json"
-JUNIT_FILE: Final = "junit.xml"
-SCHEMA_VERSION: Final = 1
 
 # Observation windows, counted from each worker's first start of the scenario.
 # 120s shows the task-isolation difference (about 24 sessions on a 2s worker,
@@ -488,72 +492,57 @@ def _conclude(result: ScenarioRun) -> None:
 # --- outputs ------------------------------------------------------------------------------
 
 
-def summary_dict(result: ScenarioRun, cluster: Cluster) -> dict[str, Any]:
-    """scenario-summary.json: per scenario, per worker, every metric with its bounds."""
-    finished = result.finished_at or datetime.now(UTC)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "run_id": result.run_id,
-        "kind": "scenarios",
-        "started_at": result.started_at.isoformat(timespec="milliseconds"),
-        "finished_at": finished.isoformat(timespec="milliseconds"),
-        "status": result.status,
-        "passed": result.passed,
-        "reason": result.reason,
-        "cluster": {
-            "name": cluster.name,
-            "node_image": cluster.image,
-            "kubernetes_version": pins.KUBERNETES_VERSION,
-        },
-        "recorder_errors": result.recorder_errors,
-        "scenarios": {
-            scenario: {
-                "passed": all(r.passed for r in by_worker.values()),
-                "workers": {
-                    worker: {**r.to_dict(), "curve": result.curves[worker].describe()}
-                    for worker, r in by_worker.items()
-                },
-            }
+def summary_of(result: ScenarioRun, cluster: Cluster) -> RunSummary:
+    """summary.json in the model every run writes: each metric per scenario and worker."""
+    outcome: RunOutcome = "completed"
+    if result.status == "interrupted":
+        outcome = "interrupted"
+    elif result.status == "error":
+        outcome = "error"
+    elif result.status == "failed":
+        outcome = "failed"
+    return summarize(
+        run_id=result.run_id,
+        kind=f"{KIND_SCENARIO_PREFIX}{'+'.join(result.scenarios)}",
+        profile="scenarios",
+        started_at=result.started_at,
+        finished_at=result.finished_at or datetime.now(UTC),
+        cluster=ClusterInfo(
+            name=cluster.name, node_image=cluster.image, kubernetes_version=pins.KUBERNETES_VERSION
+        ),
+        verdicts=[],
+        configs=[],
+        attempts_recorded={},
+        outcome=outcome,
+        reason="; ".join(filter(None, [result.reason, *result.recorder_errors[:3]])),
+        metrics=[
+            MetricSummary(
+                scenario=scenario,
+                worker=worker,
+                node=worker_result.node,
+                name=metric.name,
+                unit=metric.unit,
+                expected=metric.expected,
+                measured=metric.measured,
+                lower=metric.lower,
+                upper=metric.upper,
+                passed=metric.passed,
+                detail=metric.detail,
+                message=worker_result.message(metric),
+            )
             for scenario, by_worker in result.results.items()
-        },
-    }
+            for worker, worker_result in by_worker.items()
+            for metric in worker_result.metrics
+        ],
+    )
 
 
-def junit_root(result: ScenarioRun) -> ET.Element:
-    """One <testsuite> per scenario, one <testcase> per worker metric."""
-    root = ET.Element("testsuites", name="crashloop-scenarios")
-    for scenario, by_worker in result.results.items():
-        suite = ET.SubElement(root, "testsuite", name=f"crashloop-scenario:{scenario}")
-        props = ET.SubElement(suite, "properties")
-        ET.SubElement(props, "property", name="run_id", value=result.run_id)
-        ET.SubElement(props, "property", name="status", value=result.status)
-        for worker, curve in result.curves.items():
-            ET.SubElement(props, "property", name=f"{worker}.curve", value=curve.describe())
-        if result.status in ("interrupted", "error", "timeout"):
-            case = ET.SubElement(suite, "testcase", classname=scenario, name="run")
-            ET.SubElement(case, "error", message=result.reason, type=result.status)
-        for worker, worker_result in by_worker.items():
-            for metric in worker_result.metrics:
-                case = ET.SubElement(
-                    suite, "testcase", classname=f"{scenario}.{worker}", name=metric.name
-                )
-                if not metric.passed:
-                    message = worker_result.message(metric)
-                    ET.SubElement(case, "failure", message=message, type="metric")
-        for key in ("tests", "failures", "errors"):
-            tag = {"tests": "testcase", "failures": "testcase/failure", "errors": "testcase/error"}
-            suite.set(key, str(len(suite.findall(tag[key]))))
-    return root
-
-
-def write_outputs(result: ScenarioRun, cluster: Cluster) -> None:
-    """scenario-summary.json and junit.xml (attempts.jsonl is already there)."""
-    summary = json.dumps(summary_dict(result, cluster), indent=2) + "\n"
-    write_atomically(result.run_dir / SUMMARY_FILE, summary.encode("utf-8"))
-    root = junit_root(result)
-    ET.indent(root)
-    data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
-    write_atomically(result.run_dir / JUNIT_FILE, data + b"\n")
+def write_outputs(result: ScenarioRun, cluster: Cluster) -> RunSummary:
+    """summary.json and junit.xml, as a check writes them (attempts.jsonl is already there)."""
+    summary = summary_of(result, cluster)
+    write_summary(result.run_dir, summary)
+    write_junit(result.run_dir, summary)
+    return summary
 
 
 def _ns(value: timedelta) -> int:

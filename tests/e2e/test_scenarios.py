@@ -4,12 +4,10 @@ Each scenario is observed on its own, on all three workers at once (about six
 minutes for the three): all of them together put more than a dozen pods and the
 fresh-pod baseline on two cores, and the kubelet's restart overhead then grows
 past the tolerance the verdict allows. Each run directory keeps attempts.jsonl,
-scenario-summary.json and junit.xml.
+summary.json (the model every run writes) and junit.xml.
 """
 
 from __future__ import annotations
-
-import json
 
 import pytest
 
@@ -17,7 +15,8 @@ from harness.cluster import Cluster
 from harness.records import read_attempts
 from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, SCENARIOS, TASK_ISOLATION
 from harness.scenarios.metrics import OOM_EXIT_CODE, OOM_REASON, WorkerResult
-from harness.scenarios.runner import SUMMARY_FILE, ScenarioRun, run_scenarios
+from harness.scenarios.runner import ScenarioRun, run_scenarios
+from harness.summary import read_summary
 
 pytestmark = [pytest.mark.e2e, pytest.mark.scenarios]
 
@@ -167,9 +166,11 @@ def test_app_isolation_orders_fast_reduced_default(critical_sidecar: Results) ->
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_outputs_are_complete(scenario_runs: dict[str, ScenarioRun], scenario: str) -> None:
     run = scenario_runs[scenario]
-    summary = json.loads((run.run_dir / SUMMARY_FILE).read_text())
-    assert summary["status"] == run.status
-    assert set(summary["scenarios"]) == {scenario}
-    assert set(summary["scenarios"][scenario]["workers"]) == set(WORKERS)
+    summary = read_summary(run.run_dir)
+    assert summary.status == run.status
+    assert summary.kind == f"scenario:{scenario}"
+    assert {m.scenario for m in summary.metrics} == {scenario}
+    assert {m.worker for m in summary.metrics} == set(WORKERS)
+    assert [m.message for m in summary.metrics if not m.passed] == run.failures
     assert (run.run_dir / "junit.xml").exists()
     assert read_attempts(run.run_dir / "attempts.jsonl")

@@ -16,6 +16,8 @@ from tests.unit.test_summary import (
     fast_verdict,
     make_summary,
     passing_summary,
+    scenario_metric,
+    scenario_summary,
 )
 
 
@@ -141,3 +143,16 @@ def test_a_scenario_suite_is_named_after_it() -> None:
     assert suite.get("name") == "crashloop-scenario:sidecar"
     assert suite.find("testcase") is not None
     assert {c.get("classname") for c in suite.iter("testcase")} == {"scenario:sidecar.fast"}
+
+
+def test_every_scenario_metric_is_a_case_and_a_failed_one_a_failure() -> None:
+    summary = scenario_summary(scenario_metric(True), scenario_metric(False, "default"))
+    suite = suite_of(summary)
+    cases = suite.findall("testcase")
+    assert [(c.get("classname"), c.get("name")) for c in cases] == [
+        ("scenario:fast-restart.fast", "time_to_ready_s"),
+        ("scenario:fast-restart.default", "time_to_ready_s"),
+    ]
+    (failure,) = suite.findall("testcase/failure")
+    assert failure.get("message") == "fast-restart default: time_to_ready_s: measured ..."
+    assert suite.get("failures") == "1"

@@ -12,6 +12,7 @@ from harness.plots import (
     ScenarioMetric,
     plot_delays,
     plot_scenario_metrics,
+    plot_start_latency,
     plot_timeline,
     restart_times_s,
     styles_for,
@@ -84,6 +85,31 @@ def test_plots_of_nothing_say_so(tmp_path: Path) -> None:
     empty = dataclasses.replace(quick_summary(), workers=())
     assert "no restart was measured" in svg_of(plot_delays(empty, tmp_path / "d"))
     assert "no container attempt was recorded" in svg_of(plot_timeline({}, tmp_path / "t"))
+
+
+def test_start_latency_plot_has_units_and_every_worker_with_creation_times(
+    tmp_path: Path,
+) -> None:
+    summary = quick_summary()  # recorded before creation times: nothing to plot
+    assert "no creation time was recorded" in svg_of(plot_start_latency(summary, tmp_path / "none"))
+    with_latency = dataclasses.replace(
+        summary,
+        workers=tuple(
+            dataclasses.replace(
+                worker,
+                checks=tuple(
+                    dataclasses.replace(check, start_latency_s=0.4) for check in worker.checks
+                ),
+            )
+            for worker in summary.workers
+        ),
+    )
+    paths = plot_start_latency(with_latency, tmp_path / "start-latency")
+    assert_png_and_svg(paths, tmp_path / "start-latency")
+    svg = svg_of(paths)
+    assert "started - created (s)" in svg
+    for label in ("fast (2s..2s)", "reduced (1s..60s)", "default (10s..300s)"):
+        assert label in svg
 
 
 def test_timeline_counts_restarts_per_worker(tmp_path: Path) -> None:

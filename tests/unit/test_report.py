@@ -61,14 +61,14 @@ def test_write_report_makes_a_self_contained_html_and_a_markdown(full_report: Pa
     assert html.startswith("<!DOCTYPE html>")
     assert "<title>CrashLoopBackOff run 20261130T024954Z-check-quick-1cbd</title>" in html
     images = embedded_pngs(html)
-    assert len(images) == 3
+    assert len(images) == 4  # delays, timeline, start latency, scenarios
     assert all(image.startswith(PNG_MAGIC) for image in images)
     assert html.count("<table>") == 4 + len(WORKERS)  # verdict, cluster, config, takeaways
     for worker in WORKERS:
         assert f"<h3>{worker} on crashloop-worker" in html
     assert '<td class="pass">PASS</td>' in html
     assert "FAIL" not in html
-    for name in ("delays", "timeline", "scenarios"):
+    for name in ("delays", "timeline", "start-latency", "scenarios"):
         assert (full_report / f"{name}.png").exists()
         assert (full_report / f"{name}.svg").exists()
 
@@ -82,14 +82,14 @@ def test_the_report_shows_config_verdict_and_each_restart(tmp_path: Path) -> Non
     # Restart 2 of the fast worker: 2s expected, 2.790s measured, 4.5s allowed.
     assert "<tr><td>2</td><td>2s</td><td>2.790s</td><td>+0.790s</td><td>4.5s</td>" in html
     assert "Takeaways" not in html
-    assert len(embedded_pngs(html)) == 2
+    assert len(embedded_pngs(html)) == 3
     assert "<details><summary>24 notes</summary>" in html
 
 
 def test_the_markdown_links_the_plots_and_shortens_notes(full_report: Path) -> None:
     markdown = (full_report / REPORT_MD).read_text(encoding="utf-8")
     assert markdown.startswith("# CrashLoopBackOff run 20261130T024954Z-check-quick-1cbd\n")
-    for name in ("delays", "timeline", "scenarios"):
+    for name in ("delays", "timeline", "start-latency", "scenarios"):
         assert f"]({name}.png)" in markdown
     assert "| restart n | expected | measured | margin | upper bound |" in markdown
     assert "| 2 | 2s | 2.790s | +0.790s | 4.5s | 2s | PASS | on the curve |" in markdown

@@ -19,6 +19,7 @@ from harness.liveconfig import NodeConfigRow
 from harness.summary import (
     SUMMARY_FILE,
     ClusterInfo,
+    MetricSummary,
     RunSummary,
     SummaryError,
     overshoot,
@@ -369,3 +370,54 @@ def test_a_summary_written_before_start_latency_still_reads(tmp_path: Path) -> N
     (tmp_path / "summary.json").write_text(json.dumps(raw))
     (fast,) = read_summary(tmp_path).workers
     assert fast.start_latency_median_s is None
+
+
+def scenario_metric(passed: bool, worker: str = "fast") -> MetricSummary:
+    return MetricSummary(
+        scenario="fast-restart",
+        worker=worker,
+        node=f"node-{worker}",
+        name="time_to_ready_s",
+        unit="s",
+        expected=6.0,
+        measured=7.1 if passed else 19.0,
+        lower=6.0,
+        upper=12.0,
+        passed=passed,
+        detail="first failure to Ready",
+        message=f"fast-restart {worker}: time_to_ready_s: measured ...",
+    )
+
+
+def scenario_summary(*metrics: MetricSummary, **kwargs: object) -> RunSummary:
+    args: dict[str, object] = {
+        "run_id": "20260101T100000Z-scenarios",
+        "kind": "scenario:fast-restart",
+        "profile": "scenarios",
+        "started_at": STARTED,
+        "finished_at": STARTED + timedelta(seconds=60),
+        "cluster": CLUSTER,
+        "verdicts": [],
+        "configs": [],
+        "attempts_recorded": {},
+        "metrics": metrics,
+        **kwargs,
+    }
+    return summarize(**args)  # type: ignore[arg-type]
+
+
+def test_a_scenario_run_is_judged_by_its_metrics() -> None:
+    assert scenario_summary(scenario_metric(True), scenario_metric(True, "default")).passed
+    failing = scenario_summary(scenario_metric(True), scenario_metric(False, "default"))
+    assert failing.status == "failed"
+    assert failing.failures == ["fast-restart default: time_to_ready_s: measured ..."]
+
+
+def test_a_scenario_run_that_measured_nothing_fails() -> None:
+    assert scenario_summary().status == "failed"
+
+
+def test_a_scenario_summary_round_trips(tmp_path: Path) -> None:
+    summary = scenario_summary(scenario_metric(True), scenario_metric(False, "default"))
+    write_summary(tmp_path, summary)
+    assert read_summary(tmp_path) == summary
