@@ -425,7 +425,14 @@ def _judge(result: CheckResult, required_restarts: Mapping[str, int]) -> None:
     """The final verdict of every worker; completeness counts unless the run was cut short."""
     cut_short = result.status in ("interrupted", "running", "error")
     for worker, curve in result.curves.items():
-        required = 0 if cut_short or result.profile.fixed_window else required_restarts[worker]
+        # A worker decided early ended its observation by design: its first
+        # failure (or error) is its verdict, not a missing restart.
+        finished_early = worker in result.decided
+        required = (
+            0
+            if cut_short or result.profile.fixed_window or finished_early
+            else required_restarts[worker]
+        )
         result.verdicts[worker] = judge_worker(
             result.attempts.get(worker, []),
             curve,

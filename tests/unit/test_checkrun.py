@@ -173,3 +173,12 @@ def test_a_frozen_span_elsewhere_does_not_excuse_a_late_restart(tmp_path: Path) 
     result.unobserved["fast"] = ((first_exit - 10 * NS, first_exit - 5 * NS),)
     _judge(result, SEEN)
     assert result.status == "failed"
+
+
+def test_a_worker_decided_early_is_not_also_incomplete(tmp_path: Path) -> None:
+    result = _result("observed", OFF_CURVE, tmp_path)
+    result.decided["fast"] = (12.0, "fast: restart 3: ...")
+    _judge(result, {"fast": 10})
+    assert result.status == "failed"
+    assert "incomplete" not in result.reason
+    assert "restart 3" in result.reason
