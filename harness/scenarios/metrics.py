@@ -275,7 +275,7 @@ def task_isolation(
         )
     window_end = ordered[0].started_at_ns + window // timedelta(microseconds=1) * 1_000
     in_window = [r for r in ordered if r.started_at_ns <= window_end]
-    verdict = judge_worker(in_window, curve, worker=worker, node=node, confirm_levels=False)
+    verdict = judge_worker(in_window, curve, worker=worker, node=node)
     metrics = _restart_metrics("reset", verdict.checks)
     metrics.append(_mean_reset(verdict.checks))
 
@@ -405,7 +405,7 @@ def fast_restart(
     """
     ordered = _by_attempt(attempts)
     judged = [r for r in ordered if r.attempt <= fail_times]
-    verdict = judge_worker(judged, curve, worker=worker, node=node, confirm_levels=False)
+    verdict = judge_worker(judged, curve, worker=worker, node=node)
     metrics = _restart_metrics("restart", verdict.checks)
 
     failing = [r for r in ordered if r.attempt < fail_times]
@@ -548,7 +548,7 @@ def critical_sidecar(
     Cut-offs no restart explains are reported on their own.
     """
     sidecar = _by_attempt(sidecar_attempts)
-    verdict = judge_worker(sidecar, curve, worker=worker, node=node, confirm_levels=False)
+    verdict = judge_worker(sidecar, curve, worker=worker, node=node)
     metrics = _restart_metrics("sidecar_restart", verdict.checks)
     metrics.append(_oom_kills(sidecar))
     metrics.append(_app_restarts(app_attempts, app_restart_count))

@@ -29,6 +29,7 @@ def record(
     container: str = "app",
     exit_code: int | None = 0,
     reason: str = "Completed",
+    reported: float | None = None,
 ) -> AttemptRecord:
     return AttemptRecord(
         run_id="run",
@@ -44,6 +45,7 @@ def record(
         finished_at_ns=None if finished is None else T0 + int(finished * S),
         exit_code=None if finished is None else exit_code,
         reason="" if finished is None else reason,
+        reported_backoff_s=reported,
     )
 
 
@@ -58,12 +60,17 @@ def timeline(
     container: str = "app",
     last_running: bool = False,
 ) -> list[AttemptRecord]:
-    """``count`` attempts of ``run_s`` each, restart n after its back-off plus overshoot."""
+    """``count`` attempts of ``run_s`` each, restart n after its back-off plus overshoot.
+
+    Each restart that waits carries the level the kubelet reports for it, as
+    the pod watch records it: scenario verdicts confirm levels as checks do.
+    """
     records, start = [], 0.0
     for n in range(count):
         if n:
             start += curve.delay_before_restart(n).total_seconds() + overshoot_s
         running = last_running and n == count - 1
+        level = curve.expected_reported_backoff(n) if n else None
         records.append(
             record(
                 n,
@@ -72,6 +79,7 @@ def timeline(
                 exit_code=exit_code,
                 reason=reason,
                 container=container,
+                reported=None if level is None else level.total_seconds(),
             )
         )
         start += run_s
