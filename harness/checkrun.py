@@ -39,7 +39,7 @@ from harness.runsetup import (
     run_ending,
     silent_nodes_reason,
 )
-from harness.summary import ClusterInfo, RunOutcome, RunSummary, summarize, write_summary
+from harness.summary import ClusterInfo, RunSummary, outcome_of, summarize, write_summary
 from harness.verdict import (
     Observation,
     WorkerVerdict,
@@ -359,15 +359,6 @@ def _observation(result: CheckResult, worker: str, *, required_restarts: int) ->
 
 
 def summary_of(result: CheckResult, cluster: Cluster) -> RunSummary:
-    outcome: RunOutcome = "completed"
-    if result.status == "interrupted":
-        outcome = "interrupted"
-    elif result.status == "failed":
-        # Whatever the verdicts say: a run that failed (a stopped kubelet, an
-        # incomplete observation) must never be written as passed.
-        outcome = "failed"
-    elif result.status not in ("passed", "observed"):
-        outcome = "error"
     return summarize(
         run_id=result.run_id,
         kind="conformance",
@@ -380,7 +371,7 @@ def summary_of(result: CheckResult, cluster: Cluster) -> RunSummary:
         verdicts=list(result.verdicts.values()),
         configs=result.rows,
         attempts_recorded={worker: len(records) for worker, records in result.attempts.items()},
-        outcome=outcome,
+        outcome=outcome_of(result.status),
         reason="; ".join(filter(None, [result.reason, *result.recorder_errors[:3]])),
     )
 

@@ -170,17 +170,7 @@ def plot_delays(summary: RunSummary, path_stem: Path | str) -> list[Path]:
             label=f"{label}: model",
         )
         measured = [(c.n, c.measured_s) for c in checks if c.measured_s is not None]
-        axes.plot(
-            [n for n, _ in measured],
-            [s for _, s in measured],
-            color=style.color,
-            marker=style.marker,
-            linestyle="none",
-            markersize=6,
-            markeredgecolor="black",
-            markeredgewidth=0.5,
-            label=f"{label}: measured",
-        )
+        _plot_points(axes, measured, style, f"{label}: measured", size=6)
         for check in checks:
             if not check.passed and check.measured_s is not None:
                 failed_n.append(check.n)
@@ -210,6 +200,23 @@ def plot_delays(summary: RunSummary, path_stem: Path | str) -> list[Path]:
     return _save(figure, path_stem)
 
 
+def _plot_points(
+    axes: Axes, points: Sequence[tuple[int, float]], style: WorkerStyle, label: str, *, size: float
+) -> None:
+    """One worker's measurements per restart: its marker, outlined, no line between them."""
+    axes.plot(
+        [n for n, _ in points],
+        [value for _, value in points],
+        color=style.color,
+        marker=style.marker,
+        linestyle="none",
+        markersize=size,
+        markeredgecolor="black",
+        markeredgewidth=0.5,
+        label=label,
+    )
+
+
 def _delay_axis(axes: Axes) -> None:
     axes.set_yscale("symlog", linthresh=_SYMLOG_LINEAR_BELOW_S, linscale=0.5)
     top = max(axes.get_ylim()[1], 3.0)
@@ -236,17 +243,7 @@ def plot_start_latency(summary: RunSummary, path_stem: Path | str) -> list[Path]
     for worker in summary.workers:
         style = styles[worker.worker]
         points = [(c.n, c.start_latency_s) for c in worker.checks if c.start_latency_s is not None]
-        axes.plot(
-            [n for n, _ in points],
-            [s for _, s in points],
-            color=style.color,
-            marker=style.marker,
-            linestyle="none",
-            markersize=5,
-            markeredgecolor="black",
-            markeredgewidth=0.5,
-            label=worker_label(worker),
-        )
+        _plot_points(axes, points, style, worker_label(worker), size=5)
     _note_if_empty(
         axes,
         not any(c.start_latency_s is not None for w in summary.workers for c in w.checks),

@@ -233,6 +233,20 @@ class RunSummary:
         return json.dumps(self.to_dict(), indent=2) + "\n"
 
 
+def outcome_of(status: str) -> RunOutcome:
+    """How a run ended, from its own status ("observed", "timeout", ...), for :func:`summarize`.
+
+    A run that failed (a stopped kubelet, an incomplete observation) stays
+    failed whatever its verdicts say; an unknown status is an error, never a pass.
+    """
+    if status in ("interrupted", "failed", "error"):
+        return cast(RunOutcome, status)
+    if status == "timeout":
+        # The window ended before what was needed: a failure, as in the verdict.
+        return "failed"
+    return "completed" if status in ("passed", "observed") else "error"
+
+
 def overshoot(checks: Sequence[RestartCheck]) -> tuple[float | None, float | None]:
     """Median and max of measured - expected, in seconds, over the restarts that waited."""
     margins = [c.margin_s for c in waited_restarts(checks) if c.margin_s is not None]

@@ -49,8 +49,8 @@ from harness.summary import (
     KIND_SCENARIO_PREFIX,
     ClusterInfo,
     MetricSummary,
-    RunOutcome,
     RunSummary,
+    outcome_of,
     summarize,
     write_summary,
 )
@@ -494,13 +494,6 @@ def _conclude(result: ScenarioRun) -> None:
 
 def summary_of(result: ScenarioRun, cluster: Cluster) -> RunSummary:
     """summary.json in the model every run writes: each metric per scenario and worker."""
-    outcome: RunOutcome = "completed"
-    if result.status == "interrupted":
-        outcome = "interrupted"
-    elif result.status == "error":
-        outcome = "error"
-    elif result.status == "failed":
-        outcome = "failed"
     return summarize(
         run_id=result.run_id,
         kind=f"{KIND_SCENARIO_PREFIX}{'+'.join(result.scenarios)}",
@@ -513,7 +506,7 @@ def summary_of(result: ScenarioRun, cluster: Cluster) -> RunSummary:
         verdicts=[],
         configs=[],
         attempts_recorded={},
-        outcome=outcome,
+        outcome=outcome_of(result.status),
         reason="; ".join(filter(None, [result.reason, *result.recorder_errors[:3]])),
         metrics=[
             MetricSummary(

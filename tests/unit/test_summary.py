@@ -22,6 +22,7 @@ from harness.summary import (
     MetricSummary,
     RunSummary,
     SummaryError,
+    outcome_of,
     overshoot,
     read_summary,
     summarize,
@@ -421,3 +422,19 @@ def test_a_scenario_summary_round_trips(tmp_path: Path) -> None:
     summary = scenario_summary(scenario_metric(True), scenario_metric(False, "default"))
     write_summary(tmp_path, summary)
     assert read_summary(tmp_path) == summary
+
+
+@pytest.mark.parametrize(
+    ("status", "outcome"),
+    [
+        ("passed", "completed"),
+        ("observed", "completed"),
+        ("failed", "failed"),
+        ("interrupted", "interrupted"),
+        ("error", "error"),
+        ("timeout", "failed"),
+        ("running", "error"),
+    ],
+)
+def test_a_runs_own_status_maps_to_its_outcome(status: str, outcome: str) -> None:
+    assert outcome_of(status) == outcome
