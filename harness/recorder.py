@@ -383,11 +383,14 @@ class Recorder:
             if terminated is not None:
                 started, finished = _times(terminated)
                 self._note((uid, status.name, restarts), started=started, finished=finished)
-            # While the container waits out its back-off, the kubelet has moved the
-            # attempt that just exited (number `restarts`) into lastState; while an
-            # attempt runs or shows as terminated, lastState is the one before it.
+            # While the container waits out its back-off (a waiting state with the
+            # kubelet's reason), the kubelet has moved the attempt that just exited
+            # (number `restarts`) into lastState. While an attempt runs, shows as
+            # terminated, or is created but not yet started (waiting with no
+            # reason, `restarts` already counting it), lastState is the one before.
             last = status.last_state.terminated if status.last_state else None
-            last_attempt = restarts if waiting is not None else restarts - 1
+            backing_off = waiting is not None and bool(waiting.reason)
+            last_attempt = restarts if backing_off else restarts - 1
             if last is not None and last_attempt >= 0:
                 started, finished = _times(last)
                 self._note((uid, status.name, last_attempt), started=started, finished=finished)

@@ -274,6 +274,18 @@ def test_just_terminated_is_this_attempt_and_last_state_the_one_before(tmp_path:
     assert _api_times(recorder, 3) == (T3_START.isoformat(), T3_END.isoformat())
 
 
+def test_created_not_started_counts_the_new_attempt_and_last_state_the_one_before(
+    tmp_path: Path,
+) -> None:
+    # Attempt 3 created, not yet started: restartCount 3, an empty waiting state.
+    recorder = _recorder(tmp_path, FakeNode())
+    created = client.V1ContainerState(waiting=client.V1ContainerStateWaiting())
+    status = _status(3, created, _terminated(T2_START, T2_END))
+    recorder._observe_pod(_pod_with("8", status))
+    assert _api_times(recorder, 2) == (T2_START.isoformat(), T2_END.isoformat())
+    assert ("uid-1", "app", 3) not in recorder._api_view
+
+
 def test_a_pending_backoff_is_offered_until_its_attempt_is_recorded(tmp_path: Path) -> None:
     recorder = _recorder(tmp_path, FakeNode())
     recorder._sample_once("node-1")
