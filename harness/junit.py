@@ -144,7 +144,9 @@ def _add_worker(suite: ET.Element, kind: str, worker: WorkerSummary) -> None:
             case.set("time", f"{check.measured_s:.3f}")
         if not check.passed:
             message = _clean(check_failure_message(worker.worker, check))
-            failure = ET.SubElement(case, "failure", message=message, type="restart")
+            # A restart late only across a frozen node is not the kubelet's failure.
+            tag = "error" if check.error else "failure"
+            failure = ET.SubElement(case, tag, message=message, type="restart")
             failure.text = _clean(_check_detail(check))
     for i, problem in enumerate(worker.problems, start=1):
         case = ET.SubElement(suite, "testcase", classname=classname, name=f"worker-problem-{i}")

@@ -480,6 +480,8 @@ def _check_from(obj: _Obj) -> RestartCheck:
         curve_n=obj.integer("curve_n"),
         # Absent from summaries written before creation times were recorded.
         start_latency_s=_opt_new_number(obj, "start_latency_s"),
+        # Absent from summaries written before node freezes were told apart.
+        error=obj.boolean("error") if obj.has("error") else False,
     )
 
 

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from harness.junit import JUNIT_FILE, junit_bytes, write_junit
-from harness.summary import RunSummary
+from harness.summary import RunSummary, read_summary, write_summary
 from tests.unit.test_summary import (
     default_verdict,
     empty_verdict,
@@ -156,3 +156,23 @@ def test_every_scenario_metric_is_a_case_and_a_failed_one_a_failure() -> None:
     (failure,) = suite.findall("testcase/failure")
     assert failure.get("message") == "fast-restart default: time_to_ready_s: measured ..."
     assert suite.get("failures") == "1"
+
+
+def test_a_restart_late_across_a_frozen_node_is_an_error_case_and_round_trips(
+    tmp_path: Path,
+) -> None:
+    summary = make_summary(fast_verdict())
+    (fast,) = summary.workers
+    frozen = dataclasses.replace(
+        fast.checks[1], passed=False, error=True, reason="error: ... node frozen 12.6s ..."
+    )
+    checks = (fast.checks[0], frozen, *fast.checks[2:])
+    summary = dataclasses.replace(
+        summary, status="error", workers=(dataclasses.replace(fast, checks=checks),)
+    )
+    suite = suite_of(summary)
+    (error,) = suite.findall("testcase[@name='restart-2']/error")
+    assert "node frozen" in (error.text or "")
+    assert suite.findall("testcase[@name='restart-2']/failure") == []
+    write_summary(tmp_path, summary)
+    assert read_summary(tmp_path).workers[0].checks[1].error
