@@ -58,6 +58,10 @@ class Need:
     min_restarts: int | None = None
     until_delay_s: float | None = None
 
+    @property
+    def until_delay(self) -> timedelta | None:
+        return None if self.until_delay_s is None else timedelta(seconds=self.until_delay_s)
+
 
 @dataclass(frozen=True)
 class Variant:
@@ -389,8 +393,7 @@ def _required_restarts(result: CheckResult) -> dict[str, int]:
     required: dict[str, int] = {}
     for worker, curve in result.curves.items():
         need = result.needs[worker]
-        until = timedelta(seconds=need.until_delay_s) if need.until_delay_s is not None else None
-        required[worker] = restarts_needed(curve, need.min_restarts, until)
+        required[worker] = restarts_needed(curve, need.min_restarts, need.until_delay)
     return required
 
 
@@ -401,12 +404,11 @@ def _undecided(result: CheckResult) -> list[str]:
         if worker in result.decided:
             continue
         need = result.needs[worker]
-        until = timedelta(seconds=need.until_delay_s) if need.until_delay_s is not None else None
         if not observed_enough(
             result.attempts.get(worker, []),
             curve,
             min_restarts=need.min_restarts,
-            until_delay=until,
+            until_delay=need.until_delay,
         ):
             undecided.append(worker)
     return undecided
