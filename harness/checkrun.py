@@ -37,7 +37,7 @@ from harness.runsetup import (
     gather_evidence,
     prepare_run,
     run_ending,
-    silent_nodes_reason,
+    stop_reason,
 )
 from harness.summary import ClusterInfo, RunSummary, outcome_of, summarize, write_summary
 from harness.verdict import (
@@ -256,6 +256,7 @@ def run_check(
         result.reason = "interrupted (a signal) before every worker was observed"
     finally:
         recorder.stop()
+        result.observer = recorder.cost
         _take_sample(result, recorder)
         result.recorder_errors = list(recorder.errors.messages)
         _judge(result, _required_restarts(result))
@@ -283,9 +284,9 @@ def _observe(
         _decide_early(result, time.monotonic() - started)
         if on_sample is not None:
             on_sample(result)
-        silent = silent_nodes_reason(recorder)
-        if silent is not None:
-            result.status, result.reason = "error", silent
+        must_end = stop_reason(recorder)
+        if must_end is not None:
+            result.status, result.reason = "error", must_end
             return
         # A fixed window is watched to its end, whatever was seen already.
         undecided = _undecided(result)
@@ -377,6 +378,7 @@ def summary_of(result: CheckResult, cluster: Cluster) -> RunSummary:
         attempts_recorded={worker: len(records) for worker, records in result.attempts.items()},
         outcome=outcome_of(result.status),
         reason="; ".join(filter(None, [result.reason, *result.recorder_errors[:3]])),
+        observer=result.observer,
     )
 
 

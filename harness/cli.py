@@ -131,6 +131,8 @@ def _run_and_report_check(up: cluster.Cluster, profile_name: str) -> tuple[Check
         out.print(verdict_table(verdict, result.curves[worker]))
     summary = read_summary(result.run_dir)
     out.print(summary_table(summary))
+    if summary.observer is not None:
+        out.print(summary.observer.headline(), soft_wrap=True)
     out.print(f"{summary.status.upper()}: {summary.reason or 'every worker on its curve'}")
     if not summary.passed:
         out.print(Text(explain(summary), style="bold red"))

@@ -23,6 +23,7 @@ the annotation ``io.kubernetes.container.restartCount``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping
@@ -300,3 +301,98 @@ def _string_map(value: object, what: str) -> dict[str, str]:
 
 def _optional_str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+# --- the runtime's event stream -------------------------------------------------------------
+
+EVENT_CREATED: Final = "CONTAINER_CREATED_EVENT"
+EVENT_STARTED: Final = "CONTAINER_STARTED_EVENT"
+EVENT_STOPPED: Final = "CONTAINER_STOPPED_EVENT"
+EVENT_DELETED: Final = "CONTAINER_DELETED_EVENT"
+_EVENT_BY_NUMBER: Final = (EVENT_CREATED, EVENT_STARTED, EVENT_STOPPED, EVENT_DELETED)
+
+
+@dataclass(frozen=True)
+class CriEvent:
+    """One ``crictl events -o json`` object: a container (or sandbox) event.
+
+    containerd (2.x) sends, with every event, the status of every container of
+    the event's pod sandbox (``containersStatuses``), with the same
+    nanosecond times ``crictl inspect`` gives, so an event alone is enough to
+    record the attempts it concerns. ``created_at_ns`` is when the runtime
+    produced the event (node clock).
+    """
+
+    container_id: str
+    event_type: str
+    created_at_ns: int | None
+    sandbox_id: str | None
+    containers: tuple[CriContainer, ...]
+
+
+def parse_event(document: object) -> CriEvent:
+    """A decoded event object; the container statuses parsed like ``crictl inspect``'s."""
+    item = _mapping(document, "crictl events")
+    container_id = item.get("containerId")
+    if not isinstance(container_id, str) or not container_id:
+        raise CriFormatError(f"crictl events: an event without a containerId: {dict(item)!r:.200}")
+    kind = item.get("containerEventType", EVENT_CREATED)
+    if isinstance(kind, int) and not isinstance(kind, bool) and 0 <= kind < len(_EVENT_BY_NUMBER):
+        kind = _EVENT_BY_NUMBER[kind]
+    if kind not in _EVENT_BY_NUMBER:
+        raise CriFormatError(f"crictl events: unknown event type {kind!r}")
+    sandbox = item.get("podSandboxStatus")
+    sandbox_id = sandbox.get("id") if isinstance(sandbox, Mapping) else None
+    statuses = item.get("containersStatuses") or []
+    if not isinstance(statuses, list):
+        raise CriFormatError("crictl events: containersStatuses is not a list")
+    containers = tuple(
+        replace_sandbox(_from_inspect_item({"status": status}), _optional_str(sandbox_id))
+        for status in statuses
+    )
+    return CriEvent(
+        container_id=container_id,
+        event_type=str(kind),
+        created_at_ns=parse_unix_ns(item.get("createdAt", 0)),
+        sandbox_id=_optional_str(sandbox_id),
+        containers=containers,
+    )
+
+
+def replace_sandbox(container: CriContainer, sandbox_id: str | None) -> CriContainer:
+    """``container`` with its sandbox ID filled in where the status did not carry one."""
+    if container.pod_sandbox_id is not None or sandbox_id is None:
+        return container
+    return dataclasses.replace(container, pod_sandbox_id=sandbox_id)
+
+
+class EventSplitter:
+    """Cuts crictl's indented JSON event stream into objects, line by line.
+
+    crictl prints each event as multi-line JSON whose closing brace stands
+    alone at the start of a line; strings never hold a raw newline
+    (protojson escapes it), so such a line ends an object. A fragment that
+    does not parse (a stream cut mid-object by a restart) is reported and
+    dropped; the next object starts clean.
+    """
+
+    def __init__(self) -> None:
+        self._lines: list[str] = []
+
+    def feed(self, line: str) -> object | None:
+        """The decoded object that ``line`` completes, or None.
+
+        Raises CriFormatError for a completed fragment that is not JSON.
+        """
+        text = line.rstrip("\r\n")
+        if not self._lines and not text.strip():
+            return None
+        if text == "{" and self._lines:
+            cut, self._lines = len(self._lines), [text]
+            raise CriFormatError(f"crictl events: an object cut off after {cut} lines")
+        self._lines.append(text)
+        if text != "}":
+            return None
+        fragment, self._lines = "\n".join(self._lines), []
+        document: object = _load(fragment, "crictl events")
+        return document

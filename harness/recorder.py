@@ -1,23 +1,27 @@
 """Record every container attempt of a run, as it happens.
 
-Two sources, each in its own thread, feed one append-only log:
+Two sources feed one append-only log:
 
-- per node, a sampler asks the container runtime inside the kind node
-  (`crictl ps -a` then `crictl inspect`) for the run's containers: nanosecond
-  start and finish times from the same clock the kubelet uses. The kubelet
-  keeps only the newest dead container per pod container and garbage-collects
-  older ones about once a minute, so sampling every SAMPLE_PERIOD catches
-  every attempt;
+- per node, one long-lived reader (:mod:`harness.nodestream`) follows the
+  container runtime's own event stream inside the kind node: every start and
+  exit arrives within milliseconds, with nanosecond start and finish times
+  from the same clock the kubelet uses. Its pulse proves the node alive
+  (node silence, frozen spans), lists the run's containers every few seconds
+  as a safety net (anything an event did not deliver is inspected then) and
+  reports the kubelet's process (a restart mid-run ends the run). Nothing
+  else polls the nodes. The ``poll`` observer instead lists and inspects
+  every node each SAMPLE_PERIOD through `docker exec`: the way attempts were
+  recorded before, kept to compare both on the same runs;
 - a pod watch reads the kubelet's own decision (`state.waiting.message`, the
   back-off before the next attempt) and the API's whole-second times as a
   cross-check. It resumes from its resourceVersion after a dropped stream and
-  relists after 410 Gone; a relist loses nothing, since the samplers are the
+  relists after 410 Gone; a relist loses nothing, since the runtime is the
   source of attempts.
 
-Each node's clock is read once at the start (``date +%s%N`` in the node); a
-sample's listing time on the node's clock is what an overdue restart is
-judged against, so a sampler that falls behind can never make a restart look
-overdue: only a listing taken after the restart's due time can.
+Each node's clock is read once at the start (``date +%s%N`` in the node). A
+listing's time on the node's clock is what an overdue restart is judged
+against, and a listing counts only once every container it shows is in the
+records: a reader that falls behind can never make a restart look overdue.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from kubernetes import client, watch
 
@@ -38,19 +42,29 @@ from harness.cri import (
     STATE_EXITED,
     STATE_RUNNING,
     CriContainer,
+    CriEvent,
     parse_inspect_all,
     parse_ps,
 )
 from harness.errors import HarnessError, first_line
+from harness.kubeletstate import KubeletChanges, KubeletProcess, changes_between
+from harness.nodestream import Listing, NodeStream, PulseLine, Spawn, Tick, docker_exec_argv
+from harness.observercost import CpuReading, ObserverCost, observer_cost, read_cpu
 from harness.proc import run
 from harness.records import AttemptKey, AttemptLog, AttemptRecord
 
+Observer = Literal["events", "poll"]
+OBSERVERS: Final[tuple[Observer, ...]] = ("events", "poll")
+# The poll observer's period.
 SAMPLE_PERIOD: Final = 0.5
-# Two listings of a node normally come SAMPLE_PERIOD plus one `docker exec`
-# (0.1-0.3s) apart. A longer gap means the node (paused, frozen) or the host
-# (overloaded) did not run as it should: a restart late across such a gap is
-# not the kubelet's fault to judge.
+# A node normally speaks every PULSE_PERIOD (0.5s; the poll observer every
+# SAMPLE_PERIOD plus one `docker exec`). A longer silence means the node
+# (paused, frozen) or the host (overloaded) did not run as it should: a
+# restart late across such a gap is not the kubelet's fault to judge.
 UNOBSERVED_GAP: Final = 2.0
+# A listing that shows a container the events have not delivered yet waits
+# this long for the event before the container is inspected directly.
+EVENT_GRACE: Final = 1.0
 WATCH_WINDOW_S: Final = 60
 _GONE: Final = 410
 
@@ -89,58 +103,93 @@ class Recorder:
         run_dir: Path,
         node_workers: Mapping[str, str],
         exec_in_node: Callable[[str, list[str]], str] | None = None,
+        observer: Observer = "events",
+        spawn: Spawn | None = None,
     ) -> None:
         self.api = api
         self.namespace = namespace
         self.run_id = run_id
         self.node_workers = dict(node_workers)
+        self.observer = observer
         self.log = AttemptLog(run_dir)
         self.errors = RecorderErrors()
         self._exec = exec_in_node or _docker_exec
+        self._spawn = spawn
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
         self._api_view: dict[AttemptKey, _ApiView] = {}
         self._pod_nodes: dict[str, str] = {}
         self._threads: list[threading.Thread] = []
+        self._streams: list[NodeStream] = []
         self.relists = 0
-        # Per node: when its runtime last answered, and how it last failed.
+        # Containers a listing showed before any event did, then inspected.
+        self.reconciled = 0
+        # Per node: when it last spoke (monotonic), and how it last failed.
         self._answered_at = dict.fromkeys(self.node_workers, time.monotonic())
         self._last_failure: dict[str, str] = {}
         # Per node: node clock minus host clock, and the node-clock time of its
-        # last successful listing (taken just before the listing was asked for).
+        # last complete listing (taken just before the listing was asked for).
         self._clock_offset_ns: dict[str, int] = {}
         self._listed_at_ns: dict[str, int] = {}
-        self._listed_mono: dict[str, float] = {}
-        # Per node: (from, to) node-clock ns between two listings UNOBSERVED_GAP apart.
+        self._heard_ns: dict[str, int] = {}
+        # Per node: (from, to) node-clock ns between two signs of life UNOBSERVED_GAP apart.
         self._unobserved: dict[str, list[tuple[int, int]]] = {}
+        # Per node: the kubelet process its first and latest pulse reported.
+        self._kubelet_first: dict[str, KubeletProcess] = {}
+        self._kubelet_last: dict[str, KubeletProcess] = {}
+        # What observing cost, known once stopped.
+        self._cpu_before: CpuReading | None = None
+        self.cost: ObserverCost | None = None
 
     # lifecycle -----------------------------------------------------------
     def start(self) -> None:
+        self._cpu_before = read_cpu()
         for node in self.node_workers:
             self._clock_offset_ns[node] = self._read_clock_offset(node)
         self._answered_at = dict.fromkeys(self.node_workers, time.monotonic())
-        self._threads = [
-            threading.Thread(target=self._watch_pods, name="watch-pods", daemon=True),
-            *(
+        self._threads = [threading.Thread(target=self._watch_pods, name="watch-pods", daemon=True)]
+        if self.observer == "poll":
+            self._threads += [
                 threading.Thread(
                     target=self._sample_node, args=(node,), name=f"cri-{node}", daemon=True
                 )
                 for node in self.node_workers
-            ),
-        ]
+            ]
+        else:
+            self._streams = [
+                NodeStream(node, docker_exec_argv(node, self.namespace), self, **self._spawn_arg())
+                for node in self.node_workers
+            ]
         for thread in self._threads:
             thread.start()
+        for stream in self._streams:
+            stream.start()
+
+    def _spawn_arg(self) -> dict[str, Spawn]:
+        return {} if self._spawn is None else {"spawn": self._spawn}
 
     def stop(self) -> None:
-        """Stop sampling, take one last sample of every node, close the log."""
+        """Stop reading, take one last listing of every node, close the log."""
         self._stop.set()
+        for stream in self._streams:
+            stream.stop()
         for thread in self._threads:
             thread.join(timeout=timeouts.API_REQUEST)
         for node in self.node_workers:
             self._sample_once(node)
         with self._lock:
+            records = self.log.latest()
             self.log.close()
+        if self._cpu_before is not None:
+            self.cost = observer_cost(
+                observer=self.observer,
+                before=self._cpu_before,
+                after=read_cpu(),
+                records=records,
+                reconciled=self.reconciled,
+                reconnects=sum(max(0, s.connects - 1) for s in self._streams),
+            )
 
     def __enter__(self) -> Recorder:
         self.start()
@@ -155,7 +204,7 @@ class Recorder:
             return self.log.latest()
 
     def silent_nodes(self, longer_than: float) -> list[str]:
-        """Nodes whose runtime has not answered for ``longer_than`` seconds, with their last error.
+        """Nodes not heard from for ``longer_than`` seconds, with their last error.
 
         A node that stops answering (its container stopped, the Docker engine
         gone) records nothing more: waiting out the whole window for it would
@@ -170,17 +219,22 @@ class Recorder:
                 if now - answered > longer_than
             ]
 
-    def listed_at_ns(self, node: str) -> int | None:
-        """The node-clock time of the node's last successful listing, None before the first.
+    def kubelet_changes(self) -> KubeletChanges:
+        """What happened to each node's kubelet between its first and latest pulse."""
+        with self._lock:
+            first, last = dict(self._kubelet_first), dict(self._kubelet_last)
+        return changes_between(first, {node: last.get(node) for node in first})
 
-        Everything that had happened on the node by then is in the records
-        (or in the inspect that follows the listing).
+    def listed_at_ns(self, node: str) -> int | None:
+        """The node-clock time of the node's last complete listing, None before the first.
+
+        Everything that had happened on the node by then is in the records.
         """
         with self._lock:
             return self._listed_at_ns.get(node)
 
     def unobserved(self, node: str) -> list[tuple[int, int]]:
-        """Node-clock spans (ns) with no listing of the node for over UNOBSERVED_GAP seconds."""
+        """Node-clock spans (ns) in which the node was silent for over UNOBSERVED_GAP seconds."""
         with self._lock:
             return list(self._unobserved.get(node, []))
 
@@ -208,7 +262,98 @@ class Recorder:
         with self._changed:
             self._changed.wait(timeout)
 
-    # the container runtime ----------------------------------------------
+    # the node streams (called from their threads) -------------------------
+    def on_event(self, node: str, event: CriEvent) -> None:
+        self._heard(node)
+        for container in event.containers:
+            if container.pod_namespace == self.namespace and container.started_at_ns is not None:
+                self._write(self._record(node, container))
+
+    def on_pulse(self, node: str, pulse: PulseLine) -> None:
+        self._heard(node)
+        if isinstance(pulse, Tick):
+            return
+        if isinstance(pulse, KubeletProcess):
+            with self._lock:
+                self._kubelet_first.setdefault(node, pulse)
+                self._kubelet_last[node] = pulse
+            return
+        self._check_listing(node, pulse)
+
+    def on_problem(self, node: str, message: str) -> None:
+        self.errors.add(f"reading {node}: {message}")
+        with self._lock:
+            self._last_failure[node] = message
+
+    def _check_listing(self, node: str, listing: Listing) -> None:
+        """Count the listing once every container it shows is recorded.
+
+        A container the events have not delivered (yet) gets EVENT_GRACE to
+        arrive, then is inspected directly, off the pulse's thread so that a
+        slow inspect cannot look like a silent node.
+        """
+        ours = [c for c in listing.containers if c.pod_namespace == self.namespace]
+        if not any(self._unrecorded(c) for c in ours):
+            self._set_listed(node, listing.listed_at_ns)
+            return
+        threading.Thread(
+            target=self._reconcile,
+            args=(node, listing, ours),
+            name=f"reconcile-{node}",
+            daemon=True,
+        ).start()
+
+    def _reconcile(self, node: str, listing: Listing, ours: list[CriContainer]) -> None:
+        deadline = time.monotonic() + EVENT_GRACE
+        missing = [c for c in ours if self._unrecorded(c)]
+        while missing and time.monotonic() < deadline:
+            self.wait_for_change(timeout=deadline - time.monotonic())
+            missing = [c for c in missing if self._unrecorded(c)]
+        if not missing:
+            self._set_listed(node, listing.listed_at_ns)
+            return
+        found = self._inspect(node, [c.id for c in missing])
+        for container in found:
+            if container.started_at_ns is not None:
+                self._write(self._record(node, container))
+        with self._lock:
+            self.reconciled += len(found)
+        if len(found) == len(missing):
+            self._set_listed(node, listing.listed_at_ns)
+
+    def _unrecorded(self, container: CriContainer) -> bool:
+        """The listing shows more than the records: an attempt unseen, or its exit unseen."""
+        if container.state not in (STATE_RUNNING, STATE_EXITED):
+            return False
+        with self._lock:
+            known = {r.key: r for r in self.log.latest()}.get(container.key)
+        if known is None:
+            return True
+        return container.state == STATE_EXITED and known.finished_at_ns is None
+
+    def _heard(self, node: str) -> None:
+        """The node spoke: it is alive now; a long silence before is an unobserved span."""
+        now_ns = time.time_ns() + self._clock_offset_ns.get(node, 0)
+        now = time.monotonic()
+        with self._lock:
+            previous_mono, previous_ns = self._answered_at.get(node), self._heard_ns.get(node)
+            if (
+                previous_mono is not None
+                and previous_ns is not None
+                and now - previous_mono > UNOBSERVED_GAP
+            ):
+                self._unobserved.setdefault(node, []).append((previous_ns, now_ns))
+            self._answered_at[node] = now
+            self._heard_ns[node] = now_ns
+            self._last_failure.pop(node, None)
+
+    def _set_listed(self, node: str, listed_ns: int) -> None:
+        with self._changed:
+            if listed_ns > self._listed_at_ns.get(node, 0):
+                self._listed_at_ns[node] = listed_ns
+                self._changed.notify_all()
+
+    # the container runtime, asked directly --------------------------------
     def _sample_node(self, node: str) -> None:
         while not self._stop.is_set():
             self._sample_once(node)
@@ -230,7 +375,8 @@ class Recorder:
         return node_ns - (before + after) // 2
 
     def _sample_once(self, node: str) -> None:
-        asked_ns = time.time_ns()
+        """List the node's run containers and inspect what the records lack (`docker exec`)."""
+        asked_ns = time.time_ns() + self._clock_offset_ns.get(node, 0)
         try:
             listed = parse_ps(
                 self._exec(
@@ -249,28 +395,13 @@ class Recorder:
             wanted = [c.id for c in listed if self._needs_inspect(c)]
         except (HarnessError, ValueError) as error:
             # The node busy or restarting: the next sample sees everything again.
-            reason = first_line(error)
-            self.errors.add(f"sampling {node}: {reason}")
-            with self._lock:
-                self._last_failure[node] = reason
+            self.on_problem(node, f"sampling: {first_line(error)}")
             return
-        with self._lock:
-            self._answered_at[node] = time.monotonic()
-            listed_ns = asked_ns + self._clock_offset_ns.get(node, 0)
-            now = time.monotonic()
-            previous_mono, previous_ns = self._listed_mono.get(node), self._listed_at_ns.get(node)
-            if (
-                previous_mono is not None
-                and previous_ns is not None
-                and now - previous_mono > UNOBSERVED_GAP
-            ):
-                self._unobserved.setdefault(node, []).append((previous_ns, listed_ns))
-            self._listed_mono[node] = now
-            self._listed_at_ns[node] = listed_ns
-            self._last_failure.pop(node, None)
+        self._heard(node)
         for container in self._inspect(node, wanted):
             if container.started_at_ns is not None:
                 self._write(self._record(node, container))
+        self._set_listed(node, asked_ns)
 
     def _inspect(self, node: str, ids: list[str]) -> list[CriContainer]:
         """`crictl inspect` of all at once; one by one when that fails.
@@ -301,8 +432,11 @@ class Recorder:
         return known is None or known.finished_at_ns is None
 
     def _record(self, node: str, container: CriContainer) -> AttemptRecord:
+        """The attempt as ``container`` shows it; first sight of its start stamps ``seen_at_ns``."""
+        seen_ns = time.time_ns() + self._clock_offset_ns.get(node, 0)
         with self._lock:
             view = self._api_view.get(container.key, _ApiView())
+            known = {r.key for r in self.log.latest()}
         return AttemptRecord.from_cri(
             container,
             run_id=self.run_id,
@@ -311,6 +445,7 @@ class Recorder:
             reported_backoff_s=view.reported_backoff_s,
             api_started_at=view.api_started_at,
             api_finished_at=view.api_finished_at,
+            seen_at_ns=None if container.key in known else seen_ns,
         )
 
     def _write(self, record: AttemptRecord) -> None:

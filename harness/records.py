@@ -43,7 +43,9 @@ class AttemptRecord:
     ``api_*`` are the pod status's whole-second strings, kept only to
     cross-check them. ``reported_backoff_s`` is the back-off the kubelet put in
     ``state.waiting.message`` before this attempt started, None when no
-    message was seen (the watch can miss it).
+    message was seen (the watch can miss it). ``seen_at_ns`` is when the
+    recorder first learned that the attempt had started (node clock): minus
+    ``started_at_ns`` it is the observation latency.
     """
 
     run_id: str
@@ -63,6 +65,7 @@ class AttemptRecord:
     reported_backoff_s: float | None = None
     api_started_at: str | None = None
     api_finished_at: str | None = None
+    seen_at_ns: int | None = None
     source: str = SOURCE_CRI
 
     @property
@@ -81,6 +84,7 @@ class AttemptRecord:
         reported_backoff_s: float | None = None,
         api_started_at: str | None = None,
         api_finished_at: str | None = None,
+        seen_at_ns: int | None = None,
     ) -> AttemptRecord:
         """A record from ``crictl inspect`` (``crictl ps`` has no start time)."""
         if container.started_at_ns is None:
@@ -107,6 +111,7 @@ class AttemptRecord:
             reported_backoff_s=reported_backoff_s,
             api_started_at=api_started_at,
             api_finished_at=api_finished_at,
+            seen_at_ns=seen_at_ns,
         )
 
     def merged_with(self, newer: AttemptRecord) -> AttemptRecord:
@@ -160,6 +165,7 @@ _FIELD_TYPES: Final[dict[str, tuple[type, ...]]] = {
     "reported_backoff_s": (float, int, type(None)),
     "api_started_at": (str, type(None)),
     "api_finished_at": (str, type(None)),
+    "seen_at_ns": (int, type(None)),
     "source": (str,),
 }
 _REQUIRED: Final = frozenset(

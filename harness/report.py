@@ -122,6 +122,7 @@ def report_blocks(
         ),
         Heading(2, "Live kubelet config per worker"),
         _config_table(summary.workers),
+        *_observer_blocks(summary),
     ]
     if scenario_metrics:
         blocks += [
@@ -134,6 +135,52 @@ def report_blocks(
     for worker in summary.workers:
         blocks += _worker_blocks(worker)
     return blocks
+
+
+def _observer_blocks(summary: RunSummary) -> list[Block]:
+    """What observing the run cost the machine whose kubelets it judged."""
+    cost = summary.observer
+    if cost is None:
+        return []
+
+    def value(number: float | None, spec: str) -> str:
+        return "n/a" if number is None else format(number, spec)
+
+    return [
+        Heading(2, "Observer"),
+        Paragraph(cost.headline()),
+        Table(
+            (
+                "observer",
+                "wall",
+                "harness CPU",
+                "engine CPU",
+                "per minute (harness + engine)",
+                "share of a core",
+                "seen median",
+                "seen p95",
+                "seen max",
+                "inspected after a listing",
+                "reader restarts",
+            ),
+            (
+                (
+                    cost.observer,
+                    f"{cost.wall_s:.0f} s",
+                    f"{cost.harness_cpu_s:.1f} s",
+                    value(cost.engine_cpu_s, ".1f") + " s",
+                    f"{cost.harness_per_min_s:.2f} + {value(cost.engine_per_min_s, '.2f')} s",
+                    value(None if cost.share_of_core is None else 100 * cost.share_of_core, ".1f")
+                    + " %",
+                    value(cost.latency_median_ms, ".0f") + " ms",
+                    value(cost.latency_p95_ms, ".0f") + " ms",
+                    value(cost.latency_max_ms, ".0f") + " ms",
+                    str(cost.reconciled),
+                    str(cost.reconnects),
+                ),
+            ),
+        ),
+    ]
 
 
 def _verdict_blocks(summary: RunSummary) -> list[Block]:

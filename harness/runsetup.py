@@ -26,6 +26,7 @@ from harness.evidence import collect_failure_evidence, export_kind_logs
 from harness.kindconfig import WORKER_LABEL
 from harness.kube import create_namespace, delete_namespace, force_delete_pods, node_statuses
 from harness.liveconfig import NodeConfigRow
+from harness.observercost import ObserverCost
 from harness.paths import runs_dir
 from harness.recorder import Recorder
 from harness.workload import ensure_image, load_into
@@ -46,6 +47,8 @@ class RunState:
     status: str = "running"
     reason: str = ""
     recorder_errors: list[str] = field(default_factory=list)
+    # What observing the run cost; set when the recorder stops.
+    observer: ObserverCost | None = None
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     finished_at: datetime | None = None
 
@@ -207,12 +210,21 @@ def gather_evidence(
     export_kind_logs(cluster.kind_bin, cluster.name, evidence / "kind-logs")
 
 
-def silent_nodes_reason(recorder: Recorder) -> str | None:
-    """Why a run must end now, when a node's runtime stopped answering; else None."""
+def stop_reason(recorder: Recorder) -> str | None:
+    """Why a run must end now as an error, else None.
+
+    A node whose runtime stopped answering records nothing more; a kubelet
+    that restarted wiped its back-off state, so no later restart can be
+    judged against the old curve. Both are seen by the nodes' readers as
+    they happen, not at the end of the window.
+    """
     silent = recorder.silent_nodes(longer_than=timeouts.NODE_SILENT)
-    if not silent:
-        return None
-    return "; ".join(silent) + ": is the Docker engine running? (`crashloop status`)"
+    if silent:
+        return "; ".join(silent) + ": is the Docker engine running? (`crashloop status`)"
+    restarted = recorder.kubelet_changes().restarted
+    if restarted:
+        return "; ".join(restarted)
+    return None
 
 
 def engine_gone_reason() -> str | None:

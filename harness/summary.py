@@ -25,6 +25,7 @@ from typing import Any, Final, Literal, cast, get_args
 from harness.atomicfile import write_atomically
 from harness.errors import HarnessError
 from harness.liveconfig import NodeConfigRow
+from harness.observercost import ObserverCost
 from harness.verdict import RestartCheck, WorkerVerdict, waited_restarts
 
 SUMMARY_FILE: Final = "summary.json"
@@ -193,6 +194,8 @@ class RunSummary:
     workers: tuple[WorkerSummary, ...]
     # Scenario runs: every metric of every scenario on every worker.
     metrics: tuple[MetricSummary, ...] = ()
+    # What observing the run cost (None where the recorder never ran).
+    observer: ObserverCost | None = None
     schema_version: int = field(default=SCHEMA_VERSION)
 
     def __post_init__(self) -> None:
@@ -227,6 +230,7 @@ class RunSummary:
             "cluster": asdict(self.cluster),
             "workers": [worker.to_dict() for worker in self.workers],
             "metrics": [asdict(metric) for metric in self.metrics],
+            "observer": None if self.observer is None else self.observer.to_dict(),
         }
 
     def to_json(self) -> str:
@@ -305,6 +309,7 @@ def summarize(
     outcome: RunOutcome = "completed",
     reason: str = "",
     metrics: Sequence[MetricSummary] = (),
+    observer: ObserverCost | None = None,
 ) -> RunSummary:
     """The run's summary.
 
@@ -342,6 +347,7 @@ def summarize(
         cluster=cluster,
         workers=workers,
         metrics=tuple(metrics),
+        observer=observer,
     )
 
 
@@ -407,7 +413,29 @@ def _run_from(obj: _Obj) -> RunSummary:
         workers=tuple(_worker_from(w) for w in obj.objs("workers")),
         # Absent from summaries written before scenario runs shared this model.
         metrics=tuple(_metric_from(m) for m in obj.objs("metrics")) if obj.has("metrics") else (),
+        # Absent from summaries written before the observer measured itself.
+        observer=_observer_from(found) if (found := _opt_new_obj(obj, "observer")) else None,
         schema_version=version,
+    )
+
+
+def _opt_new_obj(obj: _Obj, key: str) -> _Obj | None:
+    """An optional object that older summaries lack altogether."""
+    return obj.opt_obj(key) if obj.has(key) else None
+
+
+def _observer_from(obj: _Obj) -> ObserverCost:
+    return ObserverCost(
+        observer=obj.string("observer"),
+        wall_s=obj.number("wall_s"),
+        harness_cpu_s=obj.number("harness_cpu_s"),
+        engine_cpu_s=obj.opt_number("engine_cpu_s"),
+        attempts_seen=obj.integer("attempts_seen"),
+        latency_median_ms=obj.opt_number("latency_median_ms"),
+        latency_p95_ms=obj.opt_number("latency_p95_ms"),
+        latency_max_ms=obj.opt_number("latency_max_ms"),
+        reconciled=obj.integer("reconciled"),
+        reconnects=obj.integer("reconnects"),
     )
 
 

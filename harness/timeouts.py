@@ -35,10 +35,14 @@ CHECK_FULL: Final = 1080.0
 # level (about 6 minutes when on the curve).
 CHECK_MUTATION: Final = 600.0
 
-# A node whose runtime has not answered this long (its container stopped, the
-# Docker engine gone) ends a run as an error rather than a late timeout. Twice
-# API_REQUEST, the limit of one `docker exec`: a single hung call is tolerated.
+# A node whose reader has not heard from it this long (its container stopped or
+# paused, the Docker engine gone) ends a run as an error rather than a late
+# timeout. Twice API_REQUEST, the limit of one `docker exec`: a reader that
+# hangs once while starting again is tolerated.
 NODE_SILENT: Final = 60.0
+# A node's reader, asked to end (its stdin closed), cleans up within this long
+# or is killed.
+READER_EXIT: Final = 5.0
 
 # Scenarios. The whole observation: the longest window (150s) plus start-up
 # and the default curve's slowest fast restart (0+10+20s back-offs, tolerance

@@ -211,6 +211,7 @@ def _finish(
     went away makes the run an error, a kubelet that stopped a failure.
     """
     live.recorder.stop()
+    result.observer = live.recorder.cost
     ending = run_ending(kubelets_before)
     engine_gone = ending.engine_gone
     if engine_gone is None:
@@ -223,6 +224,8 @@ def _finish(
     result.finished_at = datetime.now(UTC)
     write_outputs(result, cluster)
     gather_evidence(live.core.api_client, cluster, live.namespace, result, ending)
+    if result.observer is not None:
+        progress(result.observer.headline())
     progress(f"run {result.run_id}: {result.status}; outputs in {result.run_dir}")
     return ending
 
@@ -524,6 +527,7 @@ def summary_of(result: ScenarioRun, cluster: Cluster) -> RunSummary:
         attempts_recorded={},
         outcome=outcome_of(result.status),
         reason="; ".join(filter(None, [result.reason, *result.recorder_errors[:3]])),
+        observer=result.observer,
         metrics=[
             MetricSummary(
                 scenario=scenario,

@@ -14,7 +14,10 @@ import pytest
 import urllib3
 from kubernetes import client
 
+from harness.cri import CriEvent, parse_event, parse_ps
 from harness.errors import HarnessError
+from harness.kubeletstate import KubeletProcess
+from harness.nodestream import Listing, Tick
 from harness.recorder import Recorder
 
 
@@ -362,4 +365,125 @@ def test_a_gap_between_listings_is_kept_as_an_unobserved_span(
     after_gap = recorder.listed_at_ns("node-1")
     assert before_gap is not None
     assert after_gap is not None
-    assert recorder.unobserved("node-1") == [(before_gap, after_gap)]
+    # From the last sign of life before the gap to the first after it.
+    (span,) = recorder.unobserved("node-1")
+    assert before_gap <= span[0] < after_gap <= span[1]
+
+
+# The event-driven observer ------------------------------------------------
+
+
+def _event(container_id: str, attempt: int, *, namespace: str = "ns") -> CriEvent:
+    """A stop event whose pod shows attempt ``attempt`` exited."""
+    status = _inspect_item(container_id, attempt)["status"]
+    assert isinstance(status, dict)
+    labels = {**status["labels"], "io.kubernetes.pod.namespace": namespace}
+    return parse_event(
+        {
+            "containerId": container_id,
+            "containerEventType": "CONTAINER_STOPPED_EVENT",
+            "createdAt": "1796059452468416603",
+            "podSandboxStatus": {"id": "sandbox"},
+            "containersStatuses": [{**status, "labels": labels}],
+        }
+    )
+
+
+def test_an_event_records_its_pods_attempts_and_stamps_first_sight_once(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path, FakeNode())
+    recorder.on_event("node-1", _event("first", 0))
+    (record,) = recorder.attempts()
+    assert record.attempt == 0
+    assert record.finished_at_ns is not None
+    assert record.seen_at_ns is not None
+    first_sight = record.seen_at_ns
+    recorder.on_event("node-1", _event("first", 0))
+    (again,) = recorder.attempts()
+    assert again.seen_at_ns == first_sight
+    # Other namespaces on the node are not this run's.
+    recorder.on_event("node-1", _event("other", 1, namespace="kube-system"))
+    assert len(recorder.attempts()) == 1
+
+
+def test_a_listing_counts_only_once_everything_it_shows_is_recorded(tmp_path: Path) -> None:
+    node = FakeNode()
+    recorder = _recorder(tmp_path, node)
+    recorder.on_event("node-1", _event("first", 0))
+    recorder.on_event("node-1", _event("second", 2))
+    complete = Listing(1_000, tuple(parse_ps(json.dumps({"containers": [_ps_item("first", 0)]}))))
+    recorder.on_pulse("node-1", complete)
+    assert recorder.listed_at_ns("node-1") == 1_000
+    assert recorder.reconciled == 0
+    assert not any(call[:2] == ["crictl", "inspect"] for call in node.calls)
+
+
+def test_a_container_the_events_missed_is_inspected_then_the_listing_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("harness.recorder.EVENT_GRACE", 0.05)
+    node = FakeNode()
+    recorder = _recorder(tmp_path, node)
+    listing = Listing(
+        2_000,
+        tuple(parse_ps(json.dumps({"containers": [_ps_item("first", 0), _ps_item("second", 2)]}))),
+    )
+    recorder.on_pulse("node-1", listing)
+    deadline = time.monotonic() + 5
+    while recorder.listed_at_ns("node-1") is None and time.monotonic() < deadline:
+        recorder.wait_for_change(timeout=0.1)
+    assert recorder.listed_at_ns("node-1") == 2_000
+    assert sorted(r.attempt for r in recorder.attempts()) == [0, 2]
+    assert recorder.reconciled == 2
+    assert ["crictl", "inspect", "first", "second"] in node.calls
+
+
+def test_a_listing_with_a_container_that_cannot_be_inspected_does_not_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("harness.recorder.EVENT_GRACE", 0.05)
+    recorder = _recorder(tmp_path, FakeNode())
+    listing = Listing(3_000, tuple(parse_ps(json.dumps({"containers": [_ps_item("gone", 1)]}))))
+    recorder.on_pulse("node-1", listing)
+    deadline = time.monotonic() + 5
+    while not recorder.errors.messages and time.monotonic() < deadline:
+        recorder.wait_for_change(timeout=0.1)
+    assert recorder.listed_at_ns("node-1") is None
+    assert any("gone" in m for m in recorder.errors.messages)
+
+
+def test_a_silent_pulse_leaves_an_unobserved_span(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorder = _recorder(tmp_path, FakeNode())
+    clock = [1000.0]
+    monkeypatch.setattr("harness.recorder.time.monotonic", lambda: clock[0])
+    recorder.on_pulse("node-1", Tick())
+    clock[0] += 0.5
+    recorder.on_pulse("node-1", Tick())
+    assert recorder.unobserved("node-1") == []
+    clock[0] += 12.0  # paused
+    recorder.on_pulse("node-1", Tick())
+    (span,) = recorder.unobserved("node-1")
+    assert span[0] < span[1]
+
+
+def test_a_kubelet_that_changed_between_pulses_is_a_restart(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path, FakeNode(), {"node-1": "fast", "node-2": "reduced"})
+    recorder.on_pulse("node-1", KubeletProcess(pid=10, active_since_us=1))
+    recorder.on_pulse("node-2", KubeletProcess(pid=20, active_since_us=1))
+    recorder.on_pulse("node-1", KubeletProcess(pid=10, active_since_us=1))
+    assert recorder.kubelet_changes().restarted == ()
+    recorder.on_pulse("node-2", KubeletProcess(pid=21, active_since_us=5))
+    (restarted,) = recorder.kubelet_changes().restarted
+    assert "node-2" in restarted
+    assert "20 -> 21" in restarted
+    recorder.on_pulse("node-1", KubeletProcess(pid=0, active_since_us=1))
+    assert any("node-1" in s for s in recorder.kubelet_changes().stopped)
+
+
+def test_a_problem_reported_by_a_reader_is_kept_and_named_for_its_node(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path, FakeNode())
+    recorder.on_problem("node-1", "the node's reader ended (exit code 1); starting it again")
+    assert recorder.errors.messages == [
+        "reading node-1: the node's reader ended (exit code 1); starting it again"
+    ]

@@ -16,6 +16,7 @@ from harness.backoff import (
     BackoffCurve,
 )
 from harness.liveconfig import NodeConfigRow
+from harness.observercost import ObserverCost
 from harness.summary import (
     SUMMARY_FILE,
     ClusterInfo,
@@ -438,3 +439,26 @@ def test_a_scenario_summary_round_trips(tmp_path: Path) -> None:
 )
 def test_a_runs_own_status_maps_to_its_outcome(status: str, outcome: str) -> None:
     assert outcome_of(status) == outcome
+
+
+def test_the_observers_cost_round_trips_and_older_summaries_have_none(tmp_path: Path) -> None:
+    cost = ObserverCost(
+        observer="events",
+        wall_s=180.0,
+        harness_cpu_s=3.6,
+        engine_cpu_s=1.8,
+        attempts_seen=42,
+        latency_median_ms=6.5,
+        latency_p95_ms=20.0,
+        latency_max_ms=310.0,
+        reconciled=1,
+        reconnects=0,
+    )
+    summary = dataclasses.replace(passing_summary(), observer=cost)
+    assert read_summary(write_summary(tmp_path, summary)) == summary
+    raw = json.loads((tmp_path / SUMMARY_FILE).read_text())
+    assert raw["observer"]["share_of_core"] == pytest.approx(0.03)
+    assert raw["observer"]["harness_cpu_per_min_s"] == pytest.approx(1.2)
+    del raw["observer"]
+    (tmp_path / SUMMARY_FILE).write_text(json.dumps(raw))
+    assert read_summary(tmp_path).observer is None
