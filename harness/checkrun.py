@@ -28,7 +28,7 @@ from harness.cluster import Cluster
 from harness.junit import write_junit
 from harness.liveconfig import NodeConfigRow
 from harness.manifests import MAIN_CONTAINER, conformance_pod, crashing_pod
-from harness.recorder import Recorder
+from harness.recorder import Observer, Recorder
 from harness.records import AttemptRecord
 from harness.runsetup import (
     RunState,
@@ -221,6 +221,7 @@ def run_check(
     on_sample: Callable[[CheckResult], None] | None = None,
     stop: threading.Event | None = None,
     expected_curves: Mapping[str, BackoffCurve] | None = None,
+    observer: Observer = "events",
 ) -> CheckResult:
     """Run the conformance observation and judge every worker; never raises on a bad verdict.
 
@@ -231,7 +232,11 @@ def run_check(
     drill runs kubelets on a neighbour config and tells the check the original.
     """
     setup = prepare_run(
-        cluster, f"check-{profile.name}", progress, require_profiles=expected_curves is None
+        cluster,
+        f"check-{profile.name}",
+        progress,
+        require_profiles=expected_curves is None,
+        observer=observer,
     )
     curves = {**setup.curves, **(expected_curves or {})}
     api, nodes, namespace, recorder = setup.api, setup.nodes, setup.namespace, setup.recorder

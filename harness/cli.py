@@ -30,6 +30,7 @@ from harness.nodeimage.assemble import build_node_image
 from harness.nodeselect import check_kubernetes_version, choose_node_image
 from harness.paths import PROJECT_ROOT
 from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec
+from harness.recorder import OBSERVERS, Observer
 from harness.render import config_table, flakiness_table, summary_table, verdict_table
 from harness.report import write_report
 from harness.runsetup import new_run_dir
@@ -105,7 +106,7 @@ def _cmd_down(args: argparse.Namespace) -> int:
 def _cmd_check(args: argparse.Namespace) -> int:
     spec = load_cluster_spec(Path(args.config))
     up = cluster.up(spec, progress, image=args.image)
-    result, summary = _run_and_report_check(up, args.profile)
+    result, summary = _run_and_report_check(up, args.profile, args.observer)
     report = write_report(result.run_dir, summary, result.attempts)
     Console().print(f"results in {result.run_dir}; report: {report}")
     if result.status == "interrupted":
@@ -113,7 +114,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0 if summary.passed else 1
 
 
-def _run_and_report_check(up: cluster.Cluster, profile_name: str) -> tuple[CheckResult, RunSummary]:
+def _run_and_report_check(
+    up: cluster.Cluster, profile_name: str, observer: Observer = "events"
+) -> tuple[CheckResult, RunSummary]:
     profile = CHECK_PROFILES[profile_name]
     seen: dict[str, int] = {}
 
@@ -125,7 +128,7 @@ def _run_and_report_check(up: cluster.Cluster, profile_name: str) -> tuple[Check
             progress("attempts: " + ", ".join(f"{w} {n}" for w, n in sorted(counts.items())))
 
     progress(f"check {profile.name}: at most {profile.timeout_s:.0f}s")
-    result = run_check(up, profile, progress, on_sample=on_sample)
+    result = run_check(up, profile, progress, on_sample=on_sample, observer=observer)
     out = Console()
     for worker, verdict in result.verdicts.items():
         out.print(verdict_table(verdict, result.curves[worker]))
@@ -223,7 +226,7 @@ def _checks_in_a_row(args: argparse.Namespace) -> _Series:
     for number in range(1, args.runs + 1):
         progress(f"check {number} of {args.runs}")
         try:
-            result, summary = _run_and_report_check(up, args.profile)
+            result, summary = _run_and_report_check(up, args.profile, args.observer)
         except KeyboardInterrupt:
             series.interrupted = True
             return series
@@ -340,6 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="quick",
         help="quick: a few minutes; full: about 11 minutes, every curve at its cap",
     )
+    _observer_option(check)
     check.set_defaults(handler=_cmd_check)
 
     scenarios = commands.add_parser(
@@ -360,25 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
     conformance.add_argument("--profile", choices=sorted(CHECK_PROFILES), default="full")
     conformance.set_defaults(handler=_cmd_conformance)
 
-    flakiness = commands.add_parser(
-        "flakiness",
-        help="run the check many times in a row on one cluster; pass count and overshoot spread",
-    )
-    flakiness.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
-    flakiness.add_argument("--image", help="node image to use (must exist locally)")
-    flakiness.add_argument("--profile", choices=sorted(CHECK_PROFILES), default="quick")
-    source = flakiness.add_mutually_exclusive_group()
-    source.add_argument(
-        "--runs", type=_positive_int, default=10, help="how many checks to run (default 10)"
-    )
-    source.add_argument(
-        "--from",
-        dest="runs_from",
-        nargs="+",
-        metavar="RUN_DIR",
-        help="run nothing: aggregate the summaries of these finished check runs",
-    )
-    flakiness.set_defaults(handler=_cmd_flakiness)
+    _add_flakiness(commands)
 
     demo = commands.add_parser("demo", help="the talk's demo: set up, observe live, plot, report")
     demo.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
@@ -401,6 +387,41 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--down", action="store_true", help="delete the cluster afterwards")
     demo.set_defaults(handler=_cmd_demo)
     return parser
+
+
+def _add_flakiness(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`crashloop flakiness`: checks in a row, or the summaries of finished ones."""
+    flakiness = commands.add_parser(
+        "flakiness",
+        help="run the check many times in a row on one cluster; pass count and overshoot spread",
+    )
+    flakiness.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
+    flakiness.add_argument("--image", help="node image to use (must exist locally)")
+    flakiness.add_argument("--profile", choices=sorted(CHECK_PROFILES), default="quick")
+    _observer_option(flakiness)
+    source = flakiness.add_mutually_exclusive_group()
+    source.add_argument(
+        "--runs", type=_positive_int, default=10, help="how many checks to run (default 10)"
+    )
+    source.add_argument(
+        "--from",
+        dest="runs_from",
+        nargs="+",
+        metavar="RUN_DIR",
+        help="run nothing: aggregate the summaries of these finished check runs",
+    )
+    flakiness.set_defaults(handler=_cmd_flakiness)
+
+
+def _observer_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--observer",
+        choices=OBSERVERS,
+        default="events",
+        help="events (default): one reader per node on the runtime's event stream; poll: list "
+        "and inspect every node twice a second through `docker exec` (runtimes without an "
+        "event stream, and to compare the two)",
+    )
 
 
 def _positive_int(text: str) -> int:

@@ -28,7 +28,7 @@ from harness.kube import create_namespace, delete_namespace, force_delete_pods, 
 from harness.liveconfig import NodeConfigRow
 from harness.observercost import ObserverCost
 from harness.paths import runs_dir
-from harness.recorder import Recorder
+from harness.recorder import Observer, Recorder
 from harness.workload import ensure_image, load_into
 
 Progress = Callable[[str], None]
@@ -87,7 +87,12 @@ def worker_nodes(api: client.ApiClient) -> dict[str, str]:
 
 
 def prepare_run(
-    cluster: Cluster, what: str, progress: Progress, *, require_profiles: bool = True
+    cluster: Cluster,
+    what: str,
+    progress: Progress,
+    *,
+    require_profiles: bool = True,
+    observer: Observer = "events",
 ) -> RunSetup:
     """Everything a run needs before its pods are created; fails before creating any.
 
@@ -119,6 +124,7 @@ def prepare_run(
         run_id=run_id,
         run_dir=run_dir,
         node_workers={node: worker for worker, node in nodes.items()},
+        observer=observer,
     )
     return RunSetup(api, rows, nodes, curves, run_id, run_dir, image, namespace, recorder)
 
