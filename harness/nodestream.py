@@ -1,6 +1,6 @@
 """One long-lived reader per node: the runtime's event stream and a slow pulse.
 
-A single ``docker exec -i`` per node runs a small shell program inside the
+A single ``docker exec -i`` per node runs a small bash program inside the
 kind node (:data:`NODE_PROGRAM`) that writes two streams:
 
 - stdout: ``crictl events -o json``, every container event the runtime
@@ -16,8 +16,9 @@ kind node (:data:`NODE_PROGRAM`) that writes two streams:
   (``kubelet MainPID=... ActiveEnterTimestampMonotonic=...``).
 
 The program ends itself, killing what it started and removing its file, when
-its stdin closes (the reader stopped or died) or when its pulse can no longer
-be written. A stream that breaks is started again after RECONNECT_DELAY;
+its stdin closes (the reader stopped or died; the harness never writes to it),
+when its pulse can no longer be written, or when crictl or tail ended (a
+subscription that broke). A stream that breaks is started again after RECONNECT_DELAY;
 containerd holds events for five minutes while nobody subscribes and replays
 them to the next subscriber, and the first listing of the new stream
 reconciles whatever is still missing.
@@ -36,47 +37,45 @@ from harness.cri import CriContainer, CriEvent, CriFormatError, EventSplitter, p
 from harness.kubeletstate import KubeletProcess, parse_systemctl_show
 
 PULSE_PERIOD: Final = 0.5
-# A listing (one crictl process in the node) every 5s: the events carry the
-# timing; the listing only proves that nothing was missed.
-LISTING_EVERY: Final = 10
+# A listing (one crictl and one systemctl process in the node) every 10s: the
+# events carry the timing; the listing only proves that nothing was missed, and
+# bounds how late an overdue restart is noticed. Between listings the pulse
+# forks nothing (bash builtins only; `read -t` is both the wait and the watch
+# for the harness going away).
+LISTING_EVERY: Final = 20
 RECONNECT_DELAY: Final = 1.0
 
 NODE_PROGRAM: Final = f"""
 set -u
+trap '' PIPE
 out=/run/crashloop-observer-$$.json
-subscriber= follower= pulse= reader=
+subscriber= follower=
 cleanup() {{
-  trap - EXIT INT TERM HUP
-  kill $subscriber $follower $pulse $reader 2>/dev/null
+  trap - EXIT
+  kill $subscriber $follower 2>/dev/null
   rm -f "$out"
 }}
 trap cleanup EXIT
-trap 'cleanup; exit 0' INT TERM HUP
+trap 'exit 0' INT TERM HUP
 : > "$out"
 crictl events -o json > "$out" 2>/dev/null &
 subscriber=$!
 tail -n +1 -f "$out" &
 follower=$!
-(
-  while :; do
-    echo "list $(date +%s%N) $(crictl ps -a -o json \
-      --label "io.kubernetes.pod.namespace=$NAMESPACE" 2>&1 | tr -d '\\n')" || break
-    echo "kubelet $(systemctl show kubelet -p MainPID -p ActiveEnterTimestampMonotonic \
-      | tr '\\n' ' ')" || break
-    n=0
-    while [ $n -lt {LISTING_EVERY} ]; do
-      echo tick || break 2
-      sleep {PULSE_PERIOD}
-      n=$((n + 1))
-    done
-  done
-  kill -TERM $$
-) >&2 &
-pulse=$!
 exec 3<&0
-cat <&3 >/dev/null &
-reader=$!
-wait $reader
+n=0
+while kill -0 $subscriber $follower 2>/dev/null; do
+  if [ $((n % {LISTING_EVERY})) -eq 0 ]; then
+    echo "list ${{EPOCHREALTIME//[.,]/}}000 $(crictl ps -a -o json \
+      --label "io.kubernetes.pod.namespace=$NAMESPACE" 2>&1 | tr -d '\n')" >&2 || break
+    echo "kubelet $(systemctl show kubelet -p MainPID -p ActiveEnterTimestampMonotonic \
+      | tr '\n' ' ')" >&2 || break
+  fi
+  echo tick >&2 || break
+  read -r -t {PULSE_PERIOD} -u 3 _
+  [ $? -gt 128 ] || break
+  n=$((n + 1))
+done
 """
 
 
@@ -132,7 +131,7 @@ def docker_exec_argv(node: str, namespace: str) -> list[str]:
         "-e",
         f"NAMESPACE={namespace}",
         node,
-        "sh",
+        "bash",
         "-c",
         NODE_PROGRAM,
     ]

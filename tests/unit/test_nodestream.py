@@ -131,7 +131,7 @@ def test_anything_else_on_the_pulse_is_a_problem_not_a_guess(line: str) -> None:
 
 
 def test_the_node_program_is_valid_shell_that_ends_with_its_stdin() -> None:
-    assert subprocess.run(["sh", "-n", "-c", NODE_PROGRAM], check=False).returncode == 0
+    assert subprocess.run(["bash", "-n", "-c", NODE_PROGRAM], check=False).returncode == 0
     argv = docker_exec_argv("crashloop-worker", "ns-1")
     assert argv[:3] == ["docker", "exec", "-i"]
     assert "NAMESPACE=ns-1" in argv
