@@ -10,7 +10,7 @@ a node went silent, and whether the cluster can still be cleaned up.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -197,12 +197,17 @@ def apply_ending(state: RunState, ending: RunEnding) -> None:
     if ending.errors:
         # A verdict against a curve the kubelet no longer follows would be wrong.
         state.status = "error"
-        state.reason = "; ".join([*filter(None, [state.reason]), *ending.errors])
+        state.reason = _joined(state.reason, ending.errors)
     elif ending.stopped and state.status != "interrupted":
         # A stopped kubelet restarts nothing: the verdicts say which restart
         # went overdue; the run says why.
         state.status = "failed"
-        state.reason = "; ".join([*filter(None, [state.reason]), *ending.stopped])
+        state.reason = _joined(state.reason, ending.stopped)
+
+
+def _joined(reason: str, more: Sequence[str]) -> str:
+    """``reason`` and whatever of ``more`` it does not say already (a restart seen mid-run)."""
+    return "; ".join([*filter(None, [reason]), *(m for m in more if m not in reason)])
 
 
 def gather_evidence(
