@@ -64,7 +64,8 @@ tail -n +1 -f "$out" &
 follower=$!
 exec 3<&0
 n=0
-while kill -0 $subscriber $follower 2>/dev/null; do
+# One pid per kill: `kill -0 a b` succeeds while either lives.
+while kill -0 $subscriber 2>/dev/null && kill -0 $follower 2>/dev/null; do
   if [ $((n % {LISTING_EVERY})) -eq 0 ]; then
     echo "list ${{EPOCHREALTIME//[.,]/}}000 $(crictl ps -a -o json \
       --label "io.kubernetes.pod.namespace=$NAMESPACE" 2>&1 | tr -d '\n')" >&2 || break
