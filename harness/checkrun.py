@@ -25,6 +25,7 @@ from kubernetes import client
 from harness import kubeletstate, pins, timeouts
 from harness.backoff import BackoffCurve
 from harness.cluster import Cluster
+from harness.errors import HarnessError
 from harness.junit import write_junit
 from harness.liveconfig import NodeConfigRow
 from harness.manifests import MAIN_CONTAINER, conformance_pod, crashing_pod
@@ -84,18 +85,51 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class NeedRule:
+    """What every worker must show, in terms of its own curve, not its profile's name.
+
+    Restarts up to the first at the level min(cap, ``level_limit_s``), the cap
+    ``cap_times`` times where the cap lies below that limit (a second capped
+    restart shows that the cap holds), and at least ``min_restarts`` as far as
+    those fit in ``floor_budget_s`` of nominal waits (many samples of a fast
+    curve, without stretching a slow one). A new profile file therefore needs
+    no code: its curve says what it must show.
+    """
+
+    level_limit_s: float
+    min_restarts: int
+    cap_times: int = 1
+    floor_budget_s: float = 120.0
+
+    def need(self, curve: BackoffCurve) -> Need:
+        limit = timedelta(seconds=self.level_limit_s)
+        highest = restarts_needed(curve, until_delay=min(curve.maximum, limit))
+        if curve.maximum < limit:
+            highest += self.cap_times - 1
+        floor, waited = 0, timedelta(0)
+        for n in range(1, self.min_restarts + 1):
+            waited += curve.delay_before_restart(n)
+            if waited > timedelta(seconds=self.floor_budget_s):
+                break
+            floor = n
+        return Need(min_restarts=max(highest, floor))
+
+
+@dataclass(frozen=True)
 class CheckProfile:
     name: str
     timeout_s: float
-    needs: Mapping[str, Need]  # by worker profile name
-    fallback: Need = field(default_factory=lambda: Need(min_restarts=5))
+    rule: NeedRule
+    # By worker name: a need that replaces the rule's (drills that watch one
+    # worker closely, or a level beyond the rule's limit).
+    overrides: Mapping[str, Need] = field(default_factory=dict)
     # A fixed window (the demo): what was measured by the deadline is judged,
     # rather than the run failing for not reaching every need.
     fixed_window: bool = False
     variants: tuple[Variant, ...] = ()
 
-    def need_for(self, profile: str) -> Need:
-        return self.needs.get(profile, self.fallback)
+    def need_for(self, worker: str, curve: BackoffCurve) -> Need:
+        return self.overrides.get(worker) or self.rule.need(curve)
 
 
 # Each attempt works 5s, then crashes: restart n must still wait the full
@@ -125,29 +159,22 @@ CONTROL_590S: Final = Variant(
 
 
 CHECK_PROFILES: Final = {
-    # About 3 minutes: the fast curve many times, the others up to 60s and 80s.
+    # About 3 minutes: the fast curve ten times, every other curve up to its
+    # first capped restart or its 80s level (the reduced curve's 60s cap is the
+    # level that a 30s max would imitate in the delay window alone).
     "quick": CheckProfile(
         "quick",
         timeouts.CHECK_QUICK,
-        {
-            "fast": Need(min_restarts=10),
-            # Up to its first capped restart: the level (60s) that a 30s max
-            # would imitate in the delay window alone.
-            "reduced": Need(until_delay_s=60),
-            "default": Need(until_delay_s=80),
-        },
+        NeedRule(level_limit_s=80, min_restarts=10),
         variants=(RUNS_5S,),
     ),
-    # About 12 minutes: the reduced curve capped twice, the default curve at its 300s
-    # cap, a curve reset by a 610s run and its 590s control.
+    # About 12 minutes: curves capped below 300s reach their cap twice, the
+    # default curve its 300s cap once; a curve reset by a 610s run and its
+    # 590s control.
     "full": CheckProfile(
         "full",
         timeouts.CHECK_FULL,
-        {
-            "fast": Need(min_restarts=20),
-            "reduced": Need(min_restarts=9),
-            "default": Need(until_delay_s=300),
-        },
+        NeedRule(level_limit_s=300, min_restarts=20, cap_times=2),
         variants=(RUNS_5S, RESET_610S, CONTROL_590S),
     ),
 }
@@ -189,6 +216,19 @@ def _by_subject(
     return {subject: sorted(group, key=lambda r: r.attempt) for subject, group in grouped.items()}
 
 
+def check_variants_have_workers(profile: CheckProfile, cluster: Cluster) -> None:
+    """A variant whose worker profile no worker runs would silently not be checked: refuse."""
+    running = {worker.profile.name for worker in cluster.spec.workers}
+    missing = [v for v in profile.variants if v.profile not in running]
+    if missing:
+        raise HarnessError(
+            f"the {profile.name} check runs {', '.join(v.name for v in missing)} beside a worker "
+            f"with profile {', '.join(sorted({v.profile for v in missing}))}, and no worker of "
+            f"cluster {cluster.spec.name} has it (profiles: {', '.join(sorted(running))})",
+            "give one worker that profile in the cluster spec",
+        )
+
+
 def _subjects(
     result: CheckResult, cluster: Cluster, run_id: str, image: str
 ) -> list[dict[str, Any]]:
@@ -198,7 +238,7 @@ def _subjects(
         profile_name = cluster.spec.worker(worker).profile.name
         manifest = crashing_pod(worker, run_id, image)
         pods.append(manifest)
-        result.needs[worker] = result.profile.need_for(profile_name)
+        result.needs[worker] = result.profile.need_for(worker, result.curves[worker])
         result.pods[manifest["metadata"]["name"]] = worker
         for variant in result.profile.variants:
             if variant.profile != profile_name:
@@ -231,6 +271,7 @@ def run_check(
     configs, which are then not required to match the profiles: the mutation
     drill runs kubelets on a neighbour config and tells the check the original.
     """
+    check_variants_have_workers(profile, cluster)
     setup = prepare_run(
         cluster,
         f"check-{profile.name}",

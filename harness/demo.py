@@ -19,7 +19,7 @@ from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElaps
 from rich.table import Table
 
 from harness import cluster, timeouts
-from harness.checkrun import CheckProfile, CheckResult, run_check
+from harness.checkrun import CHECK_PROFILES, CheckProfile, CheckResult, run_check
 from harness.liveview import LiveView, states_from
 from harness.plots import ScenarioMetric
 from harness.profiles import ClusterSpec
@@ -88,7 +88,7 @@ def run_demo(options: DemoOptions, console: Console) -> int:
         up = cluster.up(options.spec, setup.step, image=options.image)
         setup.step(f"cluster {up.name} ready")
 
-    profile = CheckProfile("demo", duration, {}, fixed_window=True)
+    profile = CheckProfile("demo", duration, CHECK_PROFILES["quick"].rule, fixed_window=True)
     stop = threading.Event()
     holder: dict[str, CheckResult] = {}
     latest: dict[str, CheckResult] = {}

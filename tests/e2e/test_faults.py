@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.checkrun import CheckProfile, CheckResult, Need, run_check
+from harness.checkrun import CHECK_PROFILES, CheckProfile, CheckResult, Need, run_check
 from harness.cluster import Cluster
 from harness.proc import run
 from harness.records import AttemptRecord
@@ -36,7 +36,8 @@ pytestmark = pytest.mark.e2e
 FAST_ONLY = CheckProfile(
     "drill",
     180.0,
-    {
+    CHECK_PROFILES["quick"].rule,
+    overrides={
         "fast": Need(min_restarts=10),
         "reduced": Need(min_restarts=1),
         "default": Need(min_restarts=1),

@@ -15,7 +15,7 @@ from datetime import timedelta
 import pytest
 
 from harness import cluster
-from harness.checkrun import CheckProfile, CheckResult, Need, run_check
+from harness.checkrun import CHECK_PROFILES, CheckProfile, CheckResult, Need, run_check
 from harness.paths import PROJECT_ROOT
 from harness.pytest_plugin import ClusterOptions, _options, session_cluster
 
@@ -23,7 +23,12 @@ pytestmark = pytest.mark.e2e
 
 GATE_ONLY_SPEC = PROJECT_ROOT / "clusters" / "gate-only.yaml"
 # Up to the first delay that differs between the readings, with every restart checked.
-OBSERVATION = CheckProfile("gate-only", 420.0, {"gate-only": Need(until_delay_s=64)})
+OBSERVATION = CheckProfile(
+    "gate-only",
+    420.0,
+    CHECK_PROFILES["quick"].rule,
+    overrides={"gate-only": Need(until_delay_s=64)},
+)
 
 
 @pytest.fixture(scope="module")

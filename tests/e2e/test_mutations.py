@@ -139,7 +139,7 @@ DRILL = dataclasses.replace(
     _QUICK,
     name="mutation",
     timeout_s=timeouts.CHECK_MUTATION,
-    needs={**_QUICK.needs, "default": Need(until_delay_s=160)},
+    overrides={"default": Need(until_delay_s=160)},
     variants=(),
 )
 
