@@ -432,11 +432,10 @@ class Recorder:
         return known is None or known.finished_at_ns is None
 
     def _record(self, node: str, container: CriContainer) -> AttemptRecord:
-        """The attempt as ``container`` shows it; first sight of its start stamps ``seen_at_ns``."""
+        """The attempt as ``container`` shows it, stamped now (the log keeps the first stamp)."""
         seen_ns = time.time_ns() + self._clock_offset_ns.get(node, 0)
         with self._lock:
             view = self._api_view.get(container.key, _ApiView())
-            known = {r.key for r in self.log.latest()}
         return AttemptRecord.from_cri(
             container,
             run_id=self.run_id,
@@ -445,7 +444,7 @@ class Recorder:
             reported_backoff_s=view.reported_backoff_s,
             api_started_at=view.api_started_at,
             api_finished_at=view.api_finished_at,
-            seen_at_ns=None if container.key in known else seen_ns,
+            seen_at_ns=seen_ns,
         )
 
     def _write(self, record: AttemptRecord) -> None:

@@ -119,7 +119,8 @@ class AttemptRecord:
 
         Observations come from different moments (the start from one
         inspect, the finish from a later one, the back-off message from the
-        watch), so a later one must not erase what an earlier one knew.
+        watch), so a later one must not erase what an earlier one knew; and
+        ``seen_at_ns``, the first sight, is never replaced by a later one.
         """
         if newer.key != self.key:
             raise ValueError(f"cannot merge attempt {newer.key} into {self.key}")
@@ -128,6 +129,9 @@ class AttemptRecord:
             for field in dataclasses.fields(self)
             if getattr(newer, field.name) is None
         }
+        if self.seen_at_ns is not None:
+            # First sight stays first, whichever source saw the attempt again.
+            filled["seen_at_ns"] = self.seen_at_ns
         return dataclasses.replace(newer, **filled)
 
     def to_json(self) -> str:

@@ -132,6 +132,12 @@ def test_merge_keeps_what_the_older_observation_knew() -> None:
     assert (merged.finished_at_ns, merged.exit_code, merged.reason) == (T0 + 9, 1, "Error")
 
 
+def test_merge_keeps_the_first_sight_whoever_sees_the_attempt_again() -> None:
+    first = record(2, seen_at_ns=T0 + 5)
+    assert first.merged_with(record(2, seen_at_ns=T0 + 900)).seen_at_ns == T0 + 5
+    assert record(2).merged_with(record(2, seen_at_ns=T0 + 900)).seen_at_ns == T0 + 900
+
+
 def test_merge_refuses_another_attempt() -> None:
     with pytest.raises(ValueError, match="cannot merge"):
         record(1).merged_with(record(2))
