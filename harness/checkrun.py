@@ -158,6 +158,9 @@ CONTROL_590S: Final = Variant(
 )
 
 
+# How often the wait loop judges again when no record arrives (a period, not a wait).
+RECHECK_EVERY_S: Final = 1.0
+
 CHECK_PROFILES: Final = {
     # About 3 minutes: the fast curve ten times, every other curve up to its
     # first capped restart or its 80s level (the reduced curve's 60s cap is the
@@ -351,7 +354,7 @@ def _observe(
                     f"{', '.join(undecided)} showed what the profile needs"
                 )
             return
-        recorder.wait_for_change(timeout=1.0)
+        recorder.wait_for_change(timeout=RECHECK_EVERY_S)
 
 
 def _take_sample(result: CheckResult, recorder: Recorder) -> None:

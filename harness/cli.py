@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness import cluster, pins
+from harness import cluster, pins, timeouts
 from harness.atomicfile import write_atomically
 from harness.checkrun import CHECK_PROFILES, CheckResult, run_check
 from harness.demo import DEFAULT_DURATION_S, MAX_DURATION_S, DemoOptions, run_demo
@@ -456,6 +456,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     interrupt_on_hangup_and_terminate()
     args = build_parser().parse_args(argv)
+    if timeouts.SCALE_PROBLEM is not None:
+        console.print(
+            Text("error: ", style="bold red") + Text(timeouts.SCALE_PROBLEM), soft_wrap=True
+        )
+        return 2
     try:
         code: int = args.handler(args)
     except (HarnessError, ProfileError) as error:

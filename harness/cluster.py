@@ -120,7 +120,7 @@ def kubeconfig_path(name: str) -> Path:
 
 
 def kind_clusters(kind_bin: Path) -> list[str]:
-    return run([str(kind_bin), "get", "clusters"], timeout=60).split()
+    return run([str(kind_bin), "get", "clusters"], timeout=timeouts.TOOL_QUERY).split()
 
 
 def node_containers(name: str) -> dict[str, tuple[str, str]]:
@@ -187,7 +187,7 @@ def _export_kubeconfig(kind_bin: Path, name: str, path: Path) -> Path:
     path.touch(mode=0o600, exist_ok=True)
     run(
         [str(kind_bin), "export", "kubeconfig", "--name", name, "--kubeconfig", str(path)],
-        timeout=60,
+        timeout=timeouts.TOOL_QUERY,
     )
     os.chmod(path, 0o600)
     return path

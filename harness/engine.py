@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from harness import timeouts
+from harness import hostpkgs, timeouts
 from harness.errors import HarnessError
 from harness.paths import PROJECT_ROOT, cache_dir, go_env
 from harness.proc import run, succeeds
@@ -86,29 +86,21 @@ def ensure_engine() -> Engine:
         return Engine(_server_info("{{.ServerVersion}}"), started_here, runtime == _WRAPPER_RUNTIME)
 
     if shutil.which("dockerd") is None:
-        _install_engine()
+        install_engine()
     wrapper = _build_wrapper() if needs_wrapper else None
     _start_dockerd(wrapper)
     return Engine(_server_info("{{.ServerVersion}}"), True, wrapper is not None)
 
 
-def _install_engine() -> None:
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+def install_engine() -> None:
+    if not hostpkgs.can_install():
         raise HarnessError(
             "no Docker engine is running and none is installed; the harness can install one "
             "only as root on a machine with apt-get",
             INSTALL_FIX,
         )
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     fix = "check that Debian's package mirror is reachable (`apt-get update`), or " + INSTALL_FIX
-    if not succeeds(["apt-cache", "show", _DOCKER_PACKAGE], timeout=60):
-        run(["apt-get", "update"], env=env, fix=fix, timeout=600)
-    run(
-        ["apt-get", "install", "-y", "--no-install-recommends", _DOCKER_PACKAGE],
-        env=env,
-        fix=fix,
-        timeout=900,
-    )
+    hostpkgs.install([_DOCKER_PACKAGE], fix)
 
 
 def _build_wrapper() -> Path:
@@ -127,7 +119,7 @@ def _build_wrapper() -> Path:
             cwd=str(_WRAPPER_SOURCE),
             env={**go_env(), "CGO_ENABLED": "0", "GOFLAGS": ""},
             fix="check the Go toolchain (`go version`)",
-            timeout=300,
+            timeout=timeouts.GO_BUILD,
         )
     return target
 

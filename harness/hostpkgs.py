@@ -6,6 +6,7 @@ import os
 import shutil
 from collections.abc import Sequence
 
+from harness import timeouts
 from harness.errors import HarnessError
 from harness.proc import run, succeeds
 
@@ -15,7 +16,7 @@ def missing(packages: Sequence[str]) -> list[str]:
 
     def installed(package: str) -> bool:
         try:
-            status = run(["dpkg-query", "-W", "-f=${Status}", package], timeout=30)
+            status = run(["dpkg-query", "-W", "-f=${Status}", package], timeout=timeouts.APT_QUERY)
         except HarnessError:  # unknown to dpkg
             return False
         return status.strip() == "install ok installed"
@@ -29,14 +30,25 @@ def ensure(packages: Sequence[str], why: str) -> None:
     if not needed:
         return
     fix = f"install them: `apt-get install {' '.join(needed)}`"
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+    if not can_install():
         raise HarnessError(f"{why} needs the Debian packages {', '.join(needed)}", fix)
+    install(needed, fix)
+
+
+def can_install() -> bool:
+    """Whether this process may install Debian packages (root, with apt-get)."""
+    return os.geteuid() == 0 and shutil.which("apt-get") is not None
+
+
+def install(packages: Sequence[str], fix: str) -> None:
+    """`apt-get install`, after `apt-get update` when apt does not know a package yet."""
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    if not all(succeeds(["apt-cache", "show", package], timeout=60) for package in needed):
-        run(["apt-get", "update"], env=env, fix=fix, timeout=600)
+    known = (succeeds(["apt-cache", "show", p], timeout=timeouts.APT_SHOW) for p in packages)
+    if not all(known):
+        run(["apt-get", "update"], env=env, fix=fix, timeout=timeouts.APT_UPDATE)
     run(
-        ["apt-get", "install", "-y", "--no-install-recommends", *needed],
+        ["apt-get", "install", "-y", "--no-install-recommends", *packages],
         env=env,
         fix=fix,
-        timeout=900,
+        timeout=timeouts.APT_INSTALL,
     )

@@ -6,7 +6,7 @@ import re
 import shutil
 from pathlib import Path
 
-from harness import pins
+from harness import pins, timeouts
 from harness.errors import HarnessError
 from harness.paths import cache_dir, go_env
 from harness.proc import run
@@ -16,7 +16,7 @@ _VERSION = re.compile(r"kind (v\d+\.\d+\.\d+)")
 
 def binary_version(binary: str | Path) -> str | None:
     try:
-        out = run([str(binary), "version"], timeout=30)
+        out = run([str(binary), "version"], timeout=timeouts.TOOL_QUERY)
     except HarnessError:
         return None
     match = _VERSION.search(out)
@@ -42,7 +42,7 @@ def ensure_kind() -> Path:
         ["go", "install", f"{pins.KIND_MODULE}@{pins.KIND_VERSION}"],
         env={**go_env(), "GOBIN": str(target_dir), "CGO_ENABLED": "0", "GOFLAGS": ""},
         fix="check that the Go module proxy is reachable (`go env GOPROXY`)",
-        timeout=900,
+        timeout=timeouts.GO_INSTALL_KIND,
     )
     if binary_version(target) != pins.KIND_VERSION:
         raise HarnessError(f"the kind binary built at {target} does not report {pins.KIND_VERSION}")

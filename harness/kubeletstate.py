@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from harness import timeouts
 from harness.errors import HarnessError
 from harness.proc import run
 
@@ -41,7 +42,7 @@ def kubelet_process(node: str, exec_in_node: ExecInNode | None = None) -> Kubele
     argv = ["systemctl", "show", "kubelet", "-p", "MainPID", "-p", "ActiveEnterTimestampMonotonic"]
     if exec_in_node is not None:
         return parse_systemctl_show(exec_in_node(node, argv))
-    return parse_systemctl_show(run(["docker", "exec", node, *argv], timeout=30))
+    return parse_systemctl_show(run(["docker", "exec", node, *argv], timeout=timeouts.NODE_EXEC))
 
 
 def snapshot(nodes: list[str]) -> dict[str, KubeletProcess | None]:

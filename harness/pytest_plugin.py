@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from harness import cluster
+from harness import cluster, timeouts
 from harness.errors import HarnessError
 from harness.evidence import collect_failure_evidence, evidence_dir, export_kind_logs
 from harness.kube import create_namespace, delete_namespace, node_configz
@@ -25,6 +25,13 @@ from harness.paths import PROJECT_ROOT, runs_dir
 from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec
 
 KEEP_POLICIES = ("never", "on-failure", "always")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse a timeout scale that is not a number before any cluster is touched."""
+    del config
+    if timeouts.SCALE_PROBLEM is not None:
+        raise pytest.UsageError(timeouts.SCALE_PROBLEM)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -66,6 +66,8 @@ UNOBSERVED_GAP: Final = 2.0
 # this long for the event before the container is inspected directly.
 EVENT_GRACE: Final = 1.0
 WATCH_WINDOW_S: Final = 60
+# After a failed watch request, ask again this soon (a period, not a wait).
+WATCH_RETRY_S: Final = 1.0
 _GONE: Final = 410
 
 
@@ -489,10 +491,10 @@ class Recorder:
                     resource_version = ""
                     continue
                 self.errors.add(f"pod watch: {error.status} {error.reason}")
-                self._stop.wait(1)
+                self._stop.wait(WATCH_RETRY_S)
             except Exception as error:  # a dropped stream: resume from resource_version
                 self.errors.add(f"pod watch: {type(error).__name__}: {error}")
-                self._stop.wait(1)
+                self._stop.wait(WATCH_RETRY_S)
 
     def _observe_pod(self, pod: Any) -> None:
         uid = pod.metadata.uid

@@ -1,57 +1,117 @@
-"""Every wait of the harness, named, in one table.
+"""Every wait of the harness, named, in one table, with one scale factor.
 
 Waits poll a condition (tenacity) and give up after the named time; nothing
 sleeps for a fixed period to synchronise. The values are generous upper
-bounds measured on a 2-core machine, not targets.
+bounds measured on a 2-core machine, not targets. On a slower machine set
+CRASHLOOP_TIMEOUT_SCALE (for example 2) and every wait grows by that factor;
+a value that is not a positive number is reported by the CLI and the pytest
+plugin before anything runs (:data:`SCALE_PROBLEM`), and 1 is used meanwhile.
+Polling periods and the check's tolerances are not waits and do not scale.
 """
 
 from __future__ import annotations
 
+import math
+import os
 from typing import Final
 
+SCALE_VARIABLE: Final = "CRASHLOOP_TIMEOUT_SCALE"
+
+
+def _read_scale() -> tuple[float, str | None]:
+    raw = os.environ.get(SCALE_VARIABLE, "").strip()
+    if not raw:
+        return 1.0, None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        return 1.0, (
+            f"{SCALE_VARIABLE}={raw!r} is not a positive number: set it to a factor such as 2 "
+            "for a slow machine, or unset it"
+        )
+    return value, None
+
+
+SCALE, SCALE_PROBLEM = _read_scale()
+
+
+def _s(seconds: float) -> float:
+    return seconds * SCALE
+
+
 # Docker engine
-ENGINE_START: Final = 90.0
-ENGINE_PROBE: Final = 10.0
+ENGINE_START: Final = _s(90.0)
+ENGINE_PROBE: Final = _s(10.0)
 # dockerd stops every container first (kind nodes take up to ~10s each).
-ENGINE_STOP: Final = 120.0
-IMAGE_PULL: Final = 120.0
+ENGINE_STOP: Final = _s(120.0)
+IMAGE_PULL: Final = _s(120.0)
 
 # Node image assembly: containerd inside the build container answering.
-BUILD_CONTAINERD_READY: Final = 60.0
+BUILD_CONTAINERD_READY: Final = _s(60.0)
 
 # kind cluster
-CLUSTER_CREATE: Final = 900.0
-NODES_READY: Final = 300.0
-SYSTEM_PODS_READY: Final = 300.0
-CLUSTER_DELETE: Final = 180.0
+CLUSTER_CREATE: Final = _s(900.0)
+NODES_READY: Final = _s(300.0)
+SYSTEM_PODS_READY: Final = _s(300.0)
+CLUSTER_DELETE: Final = _s(180.0)
 # An existing cluster must be healthy this soon to be reused; else it is recreated.
-REUSE_HEALTH: Final = 90.0
-API_REQUEST: Final = 30.0
+REUSE_HEALTH: Final = _s(90.0)
+API_REQUEST: Final = _s(30.0)
 
 # Conformance check profiles: the whole observation, all workers at once.
-CHECK_QUICK: Final = 420.0
-CHECK_FULL: Final = 1080.0
+CHECK_QUICK: Final = _s(420.0)
+CHECK_FULL: Final = _s(1080.0)
 # The mutation drill: quick, with the default worker watched up to its 160s
 # level (about 6 minutes when on the curve).
-CHECK_MUTATION: Final = 600.0
+CHECK_MUTATION: Final = _s(600.0)
 
 # A node whose reader has not heard from it this long (its container stopped or
 # paused, the Docker engine gone) ends a run as an error rather than a late
 # timeout. Twice API_REQUEST, the limit of one `docker exec`: a reader that
 # hangs once while starting again is tolerated.
-NODE_SILENT: Final = 60.0
+NODE_SILENT: Final = _s(60.0)
 # A node's reader, asked to end (its stdin closed), cleans up within this long
 # or is killed.
-READER_EXIT: Final = 5.0
+READER_EXIT: Final = _s(5.0)
 
 # Scenarios. The whole observation: the longest window (150s) plus start-up
 # and the default curve's slowest fast restart (0+10+20s back-offs, tolerance
 # up to ~50s).
-SCENARIOS: Final = 300.0
+SCENARIOS: Final = _s(300.0)
 # One fresh pod of the task-isolation baseline, from create to its container
 # started and its 3s session done.
-FRESH_POD: Final = 90.0
+FRESH_POD: Final = _s(90.0)
 
 # Workloads
-POD_RUNNING: Final = 180.0
-NAMESPACE_GONE: Final = 120.0
+POD_RUNNING: Final = _s(180.0)
+NAMESPACE_GONE: Final = _s(120.0)
+
+# Host set-up: Debian packages, Go builds, kind.
+APT_QUERY: Final = _s(30.0)
+APT_SHOW: Final = _s(60.0)
+APT_UPDATE: Final = _s(600.0)
+APT_INSTALL: Final = _s(900.0)
+GO_DOWNLOAD: Final = _s(1200.0)
+GO_GET: Final = _s(1800.0)
+GO_BUILD: Final = _s(600.0)
+GO_INSTALL_KIND: Final = _s(900.0)
+# A tool's `version`, `kind get clusters`, `kind export kubeconfig`.
+TOOL_QUERY: Final = _s(60.0)
+# One `docker exec` into a node for a short command (systemctl, cat, date).
+NODE_EXEC: Final = _s(30.0)
+
+# Images: the workload image, the node image's build steps.
+IMAGE_BUILD: Final = _s(600.0)
+IMAGE_LOAD: Final = _s(300.0)
+DEBOOTSTRAP: Final = _s(1800.0)
+DOCKER_IMPORT: Final = _s(600.0)
+DOCKER_COPY: Final = _s(600.0)
+DOCKER_SAVE: Final = _s(600.0)
+DOCKER_COMMIT: Final = _s(1200.0)
+DOCKER_RUN: Final = _s(120.0)
+DOCKER_REMOVE: Final = _s(120.0)
+BUILD_CONTAINER_EXEC: Final = _s(300.0)
+BUILD_IMAGE_IMPORT: Final = _s(900.0)
+BUILD_PROBE: Final = _s(10.0)

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
+from harness import timeouts
 from harness.nodeimage.cache import files_digest
 from harness.nodeimage.gobuild import build_local
 from harness.nodeselect import image_exists
@@ -48,7 +49,7 @@ def ensure_image() -> str:
             ["docker", "build", "-q", "-t", tag, context],
             env={**os.environ, "DOCKER_BUILDKIT": "0"},
             fix="check the docker engine (`docker info`)",
-            timeout=300,
+            timeout=timeouts.IMAGE_BUILD,
         )
     return tag
 
@@ -58,5 +59,5 @@ def load_into(cluster_name: str, kind_bin: Path, tag: str) -> None:
     run(
         [str(kind_bin), "load", "docker-image", "--name", cluster_name, tag],
         fix="check that the cluster is running (`crashloop status`)",
-        timeout=300,
+        timeout=timeouts.IMAGE_LOAD,
     )

@@ -111,7 +111,7 @@ def _rootfs_image() -> str:
     image = f"crashloop.local/node-rootfs:{rootfs.rootfs_key()}"
     if not succeeds(["docker", "image", "inspect", image], timeout=timeouts.ENGINE_PROBE):
         tar = rootfs.build_rootfs_tar()
-        run(["docker", "import", str(tar), image], timeout=600)
+        run(["docker", "import", str(tar), image], timeout=timeouts.DOCKER_IMPORT)
     return image
 
 
@@ -173,7 +173,7 @@ def _stage_node_files(staging: Path, binaries: dict[str, Path]) -> None:
 
 def _assemble(rootfs_image: str, staging: Path, archive: Path, tag: str, key: str) -> None:
     container = f"crashloop-node-build-{key}"
-    run(["docker", "rm", "-f", container], timeout=60)
+    run(["docker", "rm", "-f", container], timeout=timeouts.DOCKER_REMOVE)
     run(
         [
             "docker",
@@ -188,11 +188,11 @@ def _assemble(rootfs_image: str, staging: Path, archive: Path, tag: str, key: st
             rootfs_image,
             "infinity",
         ],
-        timeout=120,
+        timeout=timeouts.DOCKER_RUN,
     )
     try:
         tar = subprocess.Popen(["tar", "-C", str(staging), "-c", "."], stdout=subprocess.PIPE)
-        run(["docker", "cp", "-", f"{container}:/"], stdin=tar.stdout, timeout=600)
+        run(["docker", "cp", "-", f"{container}:/"], stdin=tar.stdout, timeout=timeouts.DOCKER_COPY)
         tar.wait()
         _exec(container, "systemctl", "enable", "containerd.service", "kubelet.service")
         _exec(container, "mkdir", "-p", "/etc/cni/net.d", "/var/lib/kubelet")
@@ -209,7 +209,11 @@ def _assemble(rootfs_image: str, staging: Path, archive: Path, tag: str, key: st
             wait=wait_fixed(0.5),
             retry=retry_if_result(lambda ready: not ready),
             reraise=True,
-        )(lambda: succeeds(["docker", "exec", container, "ctr", "version"], timeout=10))
+        )(
+            lambda: succeeds(
+                ["docker", "exec", container, "ctr", "version"], timeout=timeouts.BUILD_PROBE
+            )
+        )
         with archive.open("rb") as images:
             run(
                 [
@@ -228,7 +232,7 @@ def _assemble(rootfs_image: str, staging: Path, archive: Path, tag: str, key: st
                     "-",
                 ],
                 stdin=images,
-                timeout=900,
+                timeout=timeouts.BUILD_IMAGE_IMPORT,
             )
         _exec(container, "pkill", "containerd")
         Retrying(
@@ -236,16 +240,26 @@ def _assemble(rootfs_image: str, staging: Path, archive: Path, tag: str, key: st
             wait=wait_fixed(0.5),
             retry=retry_if_result(lambda running: running),
             reraise=True,
-        )(lambda: succeeds(["docker", "exec", container, "pgrep", "-x", "containerd"], timeout=10))
+        )(
+            lambda: succeeds(
+                ["docker", "exec", container, "pgrep", "-x", "containerd"],
+                timeout=timeouts.BUILD_PROBE,
+            )
+        )
         _exec(container, "rm", "-rf", "/tmp/containerd.log", "/run/containerd")
-        snapshot = run(["docker", "commit", container], timeout=1200).strip()
+        snapshot = run(["docker", "commit", container], timeout=timeouts.DOCKER_COMMIT).strip()
         _finish_image(snapshot, tag, key)
     finally:
-        run(["docker", "rm", "-f", container], timeout=120)
+        run(["docker", "rm", "-f", container], timeout=timeouts.DOCKER_REMOVE)
+
+
+def _answers(container: str, *argv: str) -> bool:
+    """Whether a short probe inside the build container succeeds."""
+    return succeeds(["docker", "exec", container, *argv], timeout=timeouts.BUILD_PROBE)
 
 
 def _exec(container: str, *argv: str) -> str:
-    return run(["docker", "exec", container, *argv], timeout=300)
+    return run(["docker", "exec", container, *argv], timeout=timeouts.BUILD_CONTAINER_EXEC)
 
 
 def _finish_image(snapshot: str, tag: str, key: str) -> None:
@@ -269,5 +283,5 @@ def _finish_image(snapshot: str, tag: str, key: str) -> None:
         run(
             ["docker", "build", "-q", "-t", tag, context],
             env={**os.environ, "DOCKER_BUILDKIT": "0"},
-            timeout=600,
+            timeout=timeouts.IMAGE_BUILD,
         )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from harness import pins
+from harness import pins, timeouts
 from harness.proc import run
 
 REGISTRY: Final = "registry.k8s.io"
@@ -93,6 +93,9 @@ def build_and_save(images: list[ComponentImage], rootfs_image: str, archive: Pat
                 ["docker", "build", "-q", "-t", image.tag, context],
                 env=env,
                 fix="check the docker engine (`docker info`)",
-                timeout=600,
+                timeout=timeouts.IMAGE_BUILD,
             )
-    run(["docker", "save", "-o", str(archive), *[image.tag for image in images]], timeout=600)
+    run(
+        ["docker", "save", "-o", str(archive), *[image.tag for image in images]],
+        timeout=timeouts.DOCKER_SAVE,
+    )

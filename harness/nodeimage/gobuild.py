@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import hostpkgs
+from harness import hostpkgs, timeouts
 from harness.errors import HarnessError
 from harness.nodeimage.cache import cached_dir, digest, files_digest
 from harness.paths import go_env
@@ -70,7 +70,7 @@ def download(module: str, version: str) -> Mapping[str, object]:
         ["go", "mod", "download", "-json", f"{module}@{version}"],
         env=go_env(),
         fix=GO_FIX,
-        timeout=1200,
+        timeout=timeouts.GO_DOWNLOAD,
     )
     info: dict[str, object] = json.loads(out)
     if info.get("Error"):
@@ -149,9 +149,9 @@ def _build_into(component: GoComponent, out: Path) -> None:
     fix = f"building {component.module}@{component.version}: " + GO_FIX
     targets = [f"{package}@{component.version}" for package in component.packages]
     if component.own_main is None:
-        run(["go", "get", *targets], cwd=str(work), env=env, fix=fix, timeout=1800)
+        run(["go", "get", *targets], cwd=str(work), env=env, fix=fix, timeout=timeouts.GO_GET)
     else:
-        run(["go", "mod", "tidy"], cwd=str(work), env=env, fix=fix, timeout=1800)
+        run(["go", "mod", "tidy"], cwd=str(work), env=env, fix=fix, timeout=timeouts.GO_GET)
 
     argv = ["go", "build", "-trimpath", "-o", str(out / "bin") + os.sep]
     if component.tags:
@@ -179,7 +179,7 @@ def build_local(source: Path, name: str) -> Path:
             cwd=str(source),
             env={**go_env(), "CGO_ENABLED": "0"},
             fix=GO_FIX,
-            timeout=600,
+            timeout=timeouts.GO_BUILD,
         )
 
     return cached_dir(f"go-{name}", key, _build) / "bin"

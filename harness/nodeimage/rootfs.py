@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Final
 
-from harness import hostpkgs, pins
+from harness import hostpkgs, pins, timeouts
 from harness.errors import HarnessError
 from harness.nodeimage.cache import cached_dir, digest
 from harness.proc import run
@@ -60,7 +60,7 @@ def _debootstrap(out: Path) -> None:
             MIRROR,
         ],
         fix=f"check that the Debian mirror {MIRROR} is reachable (set CRASHLOOP_DEBIAN_MIRROR)",
-        timeout=1800,
+        timeout=timeouts.DEBOOTSTRAP,
     )
     # Package caches and lists are dead weight in every image built on this.
     run(["rm", "-rf", f"{target}/var/cache/apt/archives", f"{target}/var/lib/apt/lists"])
