@@ -7,13 +7,15 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CRASHLOOP := $(BIN)/crashloop
 
-.PHONY: help demo test unit e2e lint engine kind node-image cluster status check flakiness conformance down clean
+.PHONY: help demo test unit e2e lint engine kind node-image cluster status check flakiness conformance down clean workload-image manifests
 
 help:
 	@echo "make demo        set up, then the talk's demo live (5 minutes), plots and a report"
 	@echo "make test        lint, unit tests, then the e2e tests on a real kind cluster"
 	@echo "make node-image  build the offline kind node image (no-op when up to date)"
 	@echo "make cluster     create or reuse the crashloop cluster"
+	@echo "make workload-image  build the workload image, load crashloop.local/workload:v1 into the cluster"
+	@echo "make manifests   write workloads/*.yaml (the talk's workloads for kubectl) from the harness's code"
 	@echo "make check       quick conformance check of every worker's backoff (a few minutes)"
 	@echo "make flakiness   the quick check 10 times in a row: pass count, overshoot spread (~32 min)"
 	@echo "make conformance the nightly job: full check (about 11 min) and every scenario"
@@ -58,6 +60,12 @@ cluster: $(STAMP)
 
 status: $(STAMP)
 	$(CRASHLOOP) status
+
+workload-image: $(STAMP)
+	$(CRASHLOOP) workload-image
+
+manifests: $(STAMP)
+	$(CRASHLOOP) manifests
 
 check: $(STAMP)
 	$(CRASHLOOP) check --profile quick

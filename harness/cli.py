@@ -28,18 +28,21 @@ from harness.kindbin import ensure_kind
 from harness.kube import api_client, node_statuses, unready_system_pods
 from harness.nodeimage.assemble import build_node_image
 from harness.nodeselect import check_kubernetes_version, choose_node_image
-from harness.paths import PROJECT_ROOT
+from harness.paths import PROJECT_ROOT, state_dir
 from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec
 from harness.recorder import OBSERVERS, Observer
 from harness.render import config_table, flakiness_table, summary_table, verdict_table
+from harness.replay import write_manifests
 from harness.report import write_report
 from harness.runsetup import new_run_dir
 from harness.scenarios import SCENARIOS
 from harness.scenarios.headline import headline_metrics
 from harness.scenarios.runner import ScenarioRun, run_scenarios
 from harness.summary import RunSummary, read_summary
+from harness.workload import STABLE_TAG, ensure_image, load_into
 
 DEFAULT_SPEC = PROJECT_ROOT / "clusters" / "crashloop.yaml"
+REPLAY_DIR = PROJECT_ROOT / "workloads"
 
 console = Console(stderr=True)
 _started = time.monotonic()
@@ -100,6 +103,33 @@ def _cmd_status(args: argparse.Namespace) -> int:
 def _cmd_down(args: argparse.Namespace) -> int:
     spec = load_cluster_spec(Path(args.config))
     cluster.delete(spec.name, progress)
+    return 0
+
+
+def _cmd_manifests(args: argparse.Namespace) -> int:
+    """Write the replay YAML from the code the harness deploys with."""
+    spec = load_cluster_spec(Path(args.config))
+    written = write_manifests(Path(args.output_dir), [worker.name for worker in spec.workers])
+    for path in written:
+        Console().print(str(path))
+    return 0
+
+
+def _cmd_workload_image(args: argparse.Namespace) -> int:
+    """Build the workload image, load its stable tag into the cluster, say how to use kubectl."""
+    spec = load_cluster_spec(Path(args.config))
+    up = cluster.up(spec, progress, image=args.image)
+    progress("workload image")
+    ensure_image()
+    load_into(up.name, up.kind_bin, STABLE_TAG)
+    link = state_dir() / "bin" / "kubectl"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.unlink(missing_ok=True)
+    link.symlink_to(up.kubectl_bin)
+    out = Console()
+    out.print(f"{STABLE_TAG} is loaded into every node of cluster {up.name}. In a shell:")
+    out.print(f"  export KUBECONFIG={up.kubeconfig}", soft_wrap=True)
+    out.print(f"  export PATH={link.parent}:$PATH", soft_wrap=True)
     return 0
 
 
@@ -332,6 +362,8 @@ def build_parser() -> argparse.ArgumentParser:
                 "--recreate", action="store_true", help="delete an existing cluster first"
             )
         sub.set_defaults(handler=handler)
+    _add_replay(commands)
+
     check = commands.add_parser(
         "check", help="measure every worker's restarts and check them against the curve"
     )
@@ -411,6 +443,25 @@ def _add_flakiness(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         help="run nothing: aggregate the summaries of these finished check runs",
     )
     flakiness.set_defaults(handler=_cmd_flakiness)
+
+
+def _add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`crashloop manifests` and `crashloop workload-image`: the replay by hand."""
+    manifests = commands.add_parser(
+        "manifests", help="write the talk's workloads as YAML to replay by hand with kubectl"
+    )
+    manifests.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
+    manifests.add_argument(
+        "--output-dir", default=str(REPLAY_DIR), help=f"where to write them (default {REPLAY_DIR})"
+    )
+    manifests.set_defaults(handler=_cmd_manifests)
+    workload = commands.add_parser(
+        "workload-image",
+        help="build the workload image and load its stable tag into the cluster (for the YAML)",
+    )
+    workload.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
+    workload.add_argument("--image", help="node image to use (must exist locally)")
+    workload.set_defaults(handler=_cmd_workload_image)
 
 
 def _observer_option(parser: argparse.ArgumentParser) -> None:

@@ -1,8 +1,9 @@
 """The workload image: our own static program, built offline and loaded into kind.
 
-The image is `FROM scratch` with one binary, tagged with a hash of its source,
-and loaded into every node with `kind load docker-image`; pods use it with
-imagePullPolicy Never, so nothing is ever pulled.
+The image is `FROM scratch` with one binary (source: workloads/program/),
+tagged with a hash of its source and with the stable ``v1`` tag that the YAML
+in workloads/ names, and loaded into every node with `kind load docker-image`;
+pods use it with imagePullPolicy Never, so nothing is ever pulled.
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ from harness.nodeselect import image_exists
 from harness.paths import PROJECT_ROOT
 from harness.proc import run
 
-SOURCE: Final = PROJECT_ROOT / "images" / "workload"
+SOURCE: Final = PROJECT_ROOT / "workloads" / "program"
 REPOSITORY: Final = "crashloop.local/workload"
+# What the YAML in workloads/ names: the build of the current source, moved to
+# each new build (runs use the content-hash tag, which never moves).
+STABLE_TAG: Final = f"{REPOSITORY}:v1"
 BINARY: Final = "/workload"
 # A non-root user for the restricted Pod Security level.
 RUN_AS_USER: Final = 65532
@@ -32,10 +36,18 @@ def image_tag() -> str:
 
 
 def ensure_image() -> str:
-    """Build the workload image if this source has not been built yet; returns its tag."""
+    """Build the workload image if this source has not been built yet; returns its tag.
+
+    The stable tag is moved to it as well.
+    """
     tag = image_tag()
-    if image_exists(tag):
-        return tag
+    if not image_exists(tag):
+        _build(tag)
+    run(["docker", "tag", tag, STABLE_TAG], timeout=timeouts.TOOL_QUERY)
+    return tag
+
+
+def _build(tag: str) -> None:
     binary = build_local(SOURCE, "workload") / "workload"
     with tempfile.TemporaryDirectory(prefix="crashloop-workload-") as context:
         shutil.copy2(binary, Path(context) / "workload")
@@ -51,7 +63,6 @@ def ensure_image() -> str:
             fix="check the docker engine (`docker info`)",
             timeout=timeouts.IMAGE_BUILD,
         )
-    return tag
 
 
 def load_into(cluster_name: str, kind_bin: Path, tag: str) -> None:

@@ -1,0 +1,49 @@
+"""The YAML in workloads/ is what the harness deploys; it must never drift from the code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from harness.paths import PROJECT_ROOT
+from harness.profiles import load_cluster_spec
+from harness.replay import NAMESPACE, replay_manifests, write_manifests
+from harness.scenarios import SCENARIOS
+from harness.workload import STABLE_TAG
+
+WORKLOADS = PROJECT_ROOT / "workloads"
+WORKERS = [w.name for w in load_cluster_spec(PROJECT_ROOT / "clusters" / "crashloop.yaml").workers]
+
+
+def test_the_committed_yaml_is_what_the_code_writes() -> None:
+    for name, text in replay_manifests(WORKERS).items():
+        committed = WORKLOADS / name
+        assert committed.is_file(), f"workloads/{name} is missing: run `make manifests`"
+        assert committed.read_text() == text, f"workloads/{name} drifted: run `make manifests`"
+
+
+def test_every_pod_runs_in_the_replay_namespace_on_the_stable_image() -> None:
+    files = replay_manifests(WORKERS)
+    assert set(files) == {"namespace.yaml", "conformance.yaml", *(f"{s}.yaml" for s in SCENARIOS)}
+    (namespace,) = yaml.safe_load_all(files["namespace.yaml"])
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+    for name, text in files.items():
+        if name == "namespace.yaml":
+            continue
+        pods = list(yaml.safe_load_all(text))
+        assert len(pods) >= len(WORKERS), name
+        for pod in pods:
+            assert pod["metadata"]["namespace"] == NAMESPACE
+            workers = {pod["spec"]["nodeSelector"]["crashloop.harness/worker"]}
+            assert workers <= set(WORKERS)
+            containers = pod["spec"]["containers"] + pod["spec"].get("initContainers", [])
+            assert {c["image"] for c in containers} == {STABLE_TAG}
+            assert {c["imagePullPolicy"] for c in containers} == {"Never"}
+
+
+def test_manifests_are_written_where_asked(tmp_path: Path) -> None:
+    written = write_manifests(tmp_path / "out", ["w1"])
+    assert sorted(p.name for p in written) == sorted(replay_manifests(["w1"]))
+    conformance = list(yaml.safe_load_all((tmp_path / "out" / "conformance.yaml").read_text()))
+    assert [pod["metadata"]["name"] for pod in conformance] == ["crash-w1"]
