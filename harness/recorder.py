@@ -143,6 +143,7 @@ class Recorder:
         # What observing cost, known once stopped.
         self._cpu_before: CpuReading | None = None
         self.cost: ObserverCost | None = None
+        self._closed = False
 
     # lifecycle -----------------------------------------------------------
     def start(self) -> None:
@@ -183,6 +184,7 @@ class Recorder:
         with self._lock:
             records = self.log.latest()
             self.log.close()
+            self._closed = True
         if self._cpu_before is not None:
             self.cost = observer_cost(
                 observer=self.observer,
@@ -451,7 +453,9 @@ class Recorder:
 
     def _write(self, record: AttemptRecord) -> None:
         with self._changed:
-            if self.log.append(record):
+            # A reconciling inspect that returns after the log closed: the
+            # final listing of stop() recorded the attempt already.
+            if not self._closed and self.log.append(record):
                 self._changed.notify_all()
 
     # the API --------------------------------------------------------------
@@ -545,7 +549,7 @@ class Recorder:
             view.api_started_at = started or view.api_started_at
             view.api_finished_at = finished or view.api_finished_at
             known = {r.key: r for r in self.log.latest()}.get(key)
-            if known is None:
+            if known is None or self._closed:
                 return
             updated = AttemptRecord(
                 **{

@@ -487,3 +487,11 @@ def test_a_problem_reported_by_a_reader_is_kept_and_named_for_its_node(tmp_path:
     assert recorder.errors.messages == [
         "reading node-1: the node's reader ended (exit code 1); starting it again"
     ]
+
+
+def test_nothing_is_written_once_the_log_is_closed(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path, FakeNode())
+    recorder.stop()  # never started: the final listing records both attempts
+    recorded = len(recorder.attempts())
+    recorder.on_event("node-1", _event("late", 7))  # a reconcile that returns too late
+    assert len(recorder.attempts()) == recorded
