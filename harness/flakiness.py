@@ -46,9 +46,21 @@ class OvershootDistribution:
 
 
 @dataclass(frozen=True)
+class ObserverSeries:
+    """What observing cost over the runs that measured it (older summaries did not)."""
+
+    runs: int
+    share_of_core_median: float | None
+    share_of_core_max: float | None
+    sight_median_ms: float | None  # median of the runs' medians
+    sight_max_ms: float | None
+
+
+@dataclass(frozen=True)
 class FlakinessReport:
     runs: tuple[RunOutcomeRow, ...]
     workers: tuple[OvershootDistribution, ...]
+    observer: ObserverSeries | None = None
 
     @property
     def passed_runs(self) -> int:
@@ -64,6 +76,7 @@ class FlakinessReport:
             "passed_runs": self.passed_runs,
             "total_runs": len(self.runs),
             "workers": [asdict(worker) for worker in self.workers],
+            "observer": None if self.observer is None else asdict(self.observer),
         }
 
     def to_json(self) -> str:
@@ -111,4 +124,21 @@ def flakiness_of(summaries: Sequence[RunSummary]) -> FlakinessReport:
         for worker, checks in checks_by_worker.items()
         if (found := distribution(worker, checks)) is not None
     )
-    return FlakinessReport(runs, workers)
+    return FlakinessReport(runs, workers, observer_series(summaries))
+
+
+def observer_series(summaries: Sequence[RunSummary]) -> ObserverSeries | None:
+    """The observer's cost over the runs whose summaries carry it; None when none does."""
+    costs = [s.observer for s in summaries if s.observer is not None]
+    if not costs:
+        return None
+    shares = [c.share_of_core for c in costs if c.share_of_core is not None]
+    sights = [c.latency_median_ms for c in costs if c.latency_median_ms is not None]
+    maxima = [c.latency_max_ms for c in costs if c.latency_max_ms is not None]
+    return ObserverSeries(
+        runs=len(costs),
+        share_of_core_median=statistics.median(shares) if shares else None,
+        share_of_core_max=max(shares, default=None),
+        sight_median_ms=statistics.median(sights) if sights else None,
+        sight_max_ms=max(maxima, default=None),
+    )

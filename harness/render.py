@@ -139,13 +139,18 @@ def flakiness_table(report: FlakinessReport) -> Table:
             str(worker.failed_restarts),
             str(worker.unmeasured_restarts),
         )
-    failed = [run for run in report.runs if not run.passed]
-    if failed:
-        table.caption = Text(
-            "\n".join(
-                f"{run.run_id}: {run.status}" + (f" - {run.reason}" if run.reason else "")
-                for run in failed
-            ),
-            justify="left",
+    lines = [
+        f"{run.run_id}: {run.status}" + (f" - {run.reason}" if run.reason else "")
+        for run in report.runs
+        if not run.passed
+    ]
+    observer = report.observer
+    if observer is not None and observer.share_of_core_median is not None:
+        lines.append(
+            f"observer over {observer.runs} runs: {100 * observer.share_of_core_median:.1f}% of "
+            f"one core (median; max {100 * (observer.share_of_core_max or 0):.1f}%), starts seen "
+            f"{observer.sight_median_ms or 0:.0f} ms after they happened (median)"
         )
+    if lines:
+        table.caption = Text("\n".join(lines), justify="left")
     return table

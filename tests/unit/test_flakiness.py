@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from rich.console import Console
 
 from harness import cli
 from harness.flakiness import distribution, flakiness_of, p95
+from harness.observercost import ObserverCost
 from harness.render import flakiness_table
 from harness.summary import write_summary
 from tests.unit.test_summary import (
@@ -108,3 +110,36 @@ def test_a_bad_run_count_is_refused(runs: str, capsys: pytest.CaptureFixture[str
     with pytest.raises(SystemExit):
         cli.main(["flakiness", "--runs", runs])
     assert "at least 1" in capsys.readouterr().err
+
+
+def _observed(share: float, sight_ms: float) -> ObserverCost:
+    return ObserverCost(
+        observer="events",
+        wall_s=100.0,
+        harness_cpu_s=share * 50.0,
+        engine_cpu_s=share * 50.0,
+        attempts_seen=10,
+        latency_median_ms=sight_ms,
+        latency_p95_ms=sight_ms,
+        latency_max_ms=2 * sight_ms,
+    )
+
+
+def test_the_observers_cost_is_pooled_over_the_runs_that_measured_it() -> None:
+    summaries = [
+        dataclasses.replace(passing_summary(), observer=_observed(0.04, 30.0)),
+        dataclasses.replace(passing_summary(), observer=_observed(0.06, 50.0)),
+        passing_summary(),  # written before the observer measured itself
+    ]
+    report = flakiness_of(summaries)
+    assert report.observer is not None
+    assert report.observer.runs == 2
+    assert report.observer.share_of_core_median == pytest.approx(0.05)
+    assert report.observer.share_of_core_max == pytest.approx(0.06)
+    assert report.observer.sight_median_ms == pytest.approx(40.0)
+    assert report.observer.sight_max_ms == pytest.approx(100.0)
+    console = Console(width=200, record=True)
+    console.print(flakiness_table(report))
+    assert "observer over 2 runs: 5.0% of one core" in console.export_text()
+    assert json.loads(report.to_json())["observer"]["runs"] == 2
+    assert flakiness_of([passing_summary()]).observer is None
