@@ -31,12 +31,11 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
-from kubernetes import client, watch
+from kubernetes import client
 
 from harness import timeouts
-from harness.backoff import parse_backoff_message
 from harness.cri import (
     POD_NAMESPACE_LABEL,
     STATE_EXITED,
@@ -50,6 +49,7 @@ from harness.errors import HarnessError, first_line
 from harness.kubeletstate import KubeletChanges, KubeletProcess, changes_between
 from harness.nodestream import Listing, NodeStream, PulseLine, Spawn, Tick, docker_exec_argv
 from harness.observercost import CpuReading, ObserverCost, observer_cost, read_cpu
+from harness.podwatch import PodWatch
 from harness.proc import run
 from harness.records import AttemptKey, AttemptLog, AttemptRecord
 
@@ -65,15 +65,11 @@ UNOBSERVED_GAP: Final = 2.0
 # A listing that shows a container the events have not delivered yet waits
 # this long for the event before the container is inspected directly.
 EVENT_GRACE: Final = 1.0
-WATCH_WINDOW_S: Final = 60
-# After a failed watch request, ask again this soon (a period, not a wait).
-WATCH_RETRY_S: Final = 1.0
-_GONE: Final = 410
 
 
 @dataclass
-class _ApiView:
-    """What the pod status told about one attempt."""
+class ApiView:
+    """What the pod status told about one attempt (noted by the pod watch)."""
 
     reported_backoff_s: float | None = None
     api_started_at: str | None = None
@@ -120,11 +116,10 @@ class Recorder:
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
-        self._api_view: dict[AttemptKey, _ApiView] = {}
-        self._pod_nodes: dict[str, str] = {}
+        self._api_view: dict[AttemptKey, ApiView] = {}
         self._threads: list[threading.Thread] = []
         self._streams: list[NodeStream] = []
-        self.relists = 0
+        self.watch = PodWatch(api, namespace, self._note, self.errors.add, self._stop)
         # Containers a listing showed before any event did, then inspected.
         self.reconciled = 0
         # Per node: when it last spoke (monotonic), and how it last failed.
@@ -151,7 +146,7 @@ class Recorder:
         for node in self.node_workers:
             self._clock_offset_ns[node] = self._read_clock_offset(node)
         self._answered_at = dict.fromkeys(self.node_workers, time.monotonic())
-        self._threads = [threading.Thread(target=self._watch_pods, name="watch-pods", daemon=True)]
+        self._threads = [threading.Thread(target=self.watch.run, name="watch-pods", daemon=True)]
         if self.observer == "poll":
             self._threads += [
                 threading.Thread(
@@ -260,6 +255,11 @@ class Recorder:
                 if known is None or known[0] < attempt:
                     pending[(uid, container)] = (attempt, view.reported_backoff_s)
             return pending
+
+    def api_view(self, key: AttemptKey) -> ApiView | None:
+        """What the pod status has said about one attempt so far; None when nothing."""
+        with self._lock:
+            return self._api_view.get(key)
 
     def wait_for_change(self, timeout: float) -> None:
         """Block until a record is written or ``timeout`` passes (a condition, not a sleep)."""
@@ -439,7 +439,7 @@ class Recorder:
         """The attempt as ``container`` shows it, stamped now (the log keeps the first stamp)."""
         seen_ns = time.time_ns() + self._clock_offset_ns.get(node, 0)
         with self._lock:
-            view = self._api_view.get(container.key, _ApiView())
+            view = self._api_view.get(container.key, ApiView())
         return AttemptRecord.from_cri(
             container,
             run_id=self.run_id,
@@ -458,83 +458,7 @@ class Recorder:
             if not self._closed and self.log.append(record):
                 self._changed.notify_all()
 
-    # the API --------------------------------------------------------------
-    def _watch_pods(self) -> None:
-        core = client.CoreV1Api(self.api)
-        resource_version = ""
-        while not self._stop.is_set():
-            try:
-                if not resource_version:
-                    listed = core.list_namespaced_pod(
-                        self.namespace, _request_timeout=timeouts.API_REQUEST
-                    )
-                    for pod in listed.items:
-                        self._observe_pod(pod)
-                    resource_version = listed.metadata.resource_version
-                    self.relists += 1
-                stream = watch.Watch().stream(
-                    core.list_namespaced_pod,
-                    self.namespace,
-                    resource_version=resource_version,
-                    timeout_seconds=WATCH_WINDOW_S,
-                    _request_timeout=WATCH_WINDOW_S + timeouts.API_REQUEST,
-                )
-                for event in stream:
-                    if self._stop.is_set():
-                        break
-                    if event["type"] == "ERROR":
-                        if event["raw_object"].get("code") == _GONE:
-                            resource_version = ""
-                            break
-                        continue
-                    pod = event["object"]
-                    resource_version = pod.metadata.resource_version
-                    self._observe_pod(pod)
-            except client.ApiException as error:
-                if error.status == _GONE:
-                    resource_version = ""
-                    continue
-                self.errors.add(f"pod watch: {error.status} {error.reason}")
-                self._stop.wait(WATCH_RETRY_S)
-            except Exception as error:  # a dropped stream: resume from resource_version
-                self.errors.add(f"pod watch: {type(error).__name__}: {error}")
-                self._stop.wait(WATCH_RETRY_S)
-
-    def _observe_pod(self, pod: Any) -> None:
-        uid = pod.metadata.uid
-        if pod.spec.node_name:
-            self._pod_nodes[uid] = pod.spec.node_name
-        statuses = [
-            *(pod.status.init_container_statuses or []),
-            *(pod.status.container_statuses or []),
-        ]
-        for status in statuses:
-            restarts = int(status.restart_count or 0)
-            waiting = status.state.waiting if status.state else None
-            if waiting is not None and waiting.message:
-                backoff = parse_backoff_message(waiting.message)
-                if backoff is not None:
-                    # The wait before the next attempt, numbered like the runtime's.
-                    self._note((uid, status.name, restarts + 1), reported=backoff.total_seconds())
-            running = status.state.running if status.state else None
-            if running is not None and running.started_at is not None:
-                self._note((uid, status.name, restarts), started=running.started_at.isoformat())
-            terminated = status.state.terminated if status.state else None
-            if terminated is not None:
-                started, finished = _times(terminated)
-                self._note((uid, status.name, restarts), started=started, finished=finished)
-            # While the container waits out its back-off (a waiting state with the
-            # kubelet's reason), the kubelet has moved the attempt that just exited
-            # (number `restarts`) into lastState. While an attempt runs, shows as
-            # terminated, or is created but not yet started (waiting with no
-            # reason, `restarts` already counting it), lastState is the one before.
-            last = status.last_state.terminated if status.last_state else None
-            backing_off = waiting is not None and bool(waiting.reason)
-            last_attempt = restarts if backing_off else restarts - 1
-            if last is not None and last_attempt >= 0:
-                started, finished = _times(last)
-                self._note((uid, status.name, last_attempt), started=started, finished=finished)
-
+    # the pod watch's notes (called from its thread) ------------------------
     def _note(
         self,
         key: AttemptKey,
@@ -544,7 +468,7 @@ class Recorder:
         finished: str | None = None,
     ) -> None:
         with self._changed:
-            view = self._api_view.setdefault(key, _ApiView())
+            view = self._api_view.setdefault(key, ApiView())
             view.reported_backoff_s = reported if reported is not None else view.reported_backoff_s
             view.api_started_at = started or view.api_started_at
             view.api_finished_at = finished or view.api_finished_at
@@ -561,14 +485,6 @@ class Recorder:
             )
             if self.log.append(known.merged_with(updated)):
                 self._changed.notify_all()
-
-
-def _times(terminated: Any) -> tuple[str | None, str | None]:
-    """A terminated state's start and finish, as the pod status gives them."""
-    return (
-        terminated.started_at.isoformat() if terminated.started_at else None,
-        terminated.finished_at.isoformat() if terminated.finished_at else None,
-    )
 
 
 def _docker_exec(node: str, argv: list[str]) -> str:

@@ -18,7 +18,7 @@ from harness.cri import CriEvent, parse_event, parse_ps
 from harness.errors import HarnessError
 from harness.kubeletstate import KubeletProcess
 from harness.nodestream import Listing, Tick
-from harness.recorder import Recorder
+from harness.recorder import ApiView, Recorder
 
 
 def _ps_item(container_id: str, attempt: int) -> dict[str, object]:
@@ -55,6 +55,12 @@ def _inspect_item(container_id: str, attempt: int) -> dict[str, object]:
             "annotations": _ps_item(container_id, attempt)["annotations"],
         }
     }
+
+
+def _view(recorder: Recorder, key: tuple[str, str, int]) -> ApiView:
+    view = recorder.api_view(key)
+    assert view is not None, f"the watch noted nothing about {key}"
+    return view
 
 
 def _recorder(
@@ -174,7 +180,7 @@ def _watch_with(
     monkeypatch.setattr("kubernetes.watch.Watch", lambda: api)
     # No wait between attempts: the recorder's stop event is what it waits on.
     monkeypatch.setattr(recorder._stop, "wait", lambda _timeout: False)
-    recorder._watch_pods()
+    recorder.watch.run()
     return recorder, api
 
 
@@ -194,7 +200,7 @@ def test_gone_relists_and_watches_from_the_new_list(
     gone = client.ApiException(status=410, reason="Expired: too old resource version")
     recorder, api = _watch_with(tmp_path, monkeypatch, [_pod("7"), gone, _pod("12")])
     assert api.lists == 2
-    assert recorder.relists == 2
+    assert recorder.watch.relists == 2
     assert api.watched_from == ["list-1", "7", "list-2", "12"]
     assert recorder.errors.messages == [], "410 is routine, not an error"
 
@@ -202,11 +208,11 @@ def test_gone_relists_and_watches_from_the_new_list(
 def test_the_reported_backoff_reaches_the_attempt_it_precedes(tmp_path: Path) -> None:
     recorder = _recorder(tmp_path, FakeNode())
     recorder._sample_once("node-1")
-    recorder._observe_pod(_pod("3", backoff="40s"))
+    recorder.watch.observe_pod(_pod("3", backoff="40s"))
     # restartCount 2 and waiting: the back-off precedes attempt 3; attempt 2 has none.
     by_attempt = {r.attempt: r for r in recorder.attempts()}
     assert by_attempt[2].reported_backoff_s is None
-    assert recorder._api_view[("uid-1", "app", 3)].reported_backoff_s == 40.0
+    assert _view(recorder, ("uid-1", "app", 3)).reported_backoff_s == 40.0
 
 
 # Which attempt the pod status's times belong to -----------------------------
@@ -238,7 +244,7 @@ def _terminated(started: datetime, finished: datetime) -> client.V1ContainerStat
 
 
 def _api_times(recorder: Recorder, attempt: int) -> tuple[str | None, str | None]:
-    view = recorder._api_view[("uid-1", "app", attempt)]
+    view = _view(recorder, ("uid-1", "app", attempt))
     return view.api_started_at, view.api_finished_at
 
 
@@ -251,17 +257,17 @@ def test_while_waiting_last_state_is_the_attempt_that_just_exited(tmp_path: Path
         message="back-off 20s restarting failed container=app pod=crash-default_ns(uid-1)",
     )
     status = _status(2, client.V1ContainerState(waiting=waiting), _terminated(T2_START, T2_END))
-    recorder._observe_pod(_pod_with("5", status))
+    recorder.watch.observe_pod(_pod_with("5", status))
     assert _api_times(recorder, 2) == (T2_START.isoformat(), T2_END.isoformat())
-    assert ("uid-1", "app", 1) not in recorder._api_view
-    assert recorder._api_view[("uid-1", "app", 3)].reported_backoff_s == 20.0
+    assert recorder.api_view(("uid-1", "app", 1)) is None
+    assert _view(recorder, ("uid-1", "app", 3)).reported_backoff_s == 20.0
 
 
 def test_while_running_last_state_is_the_attempt_before(tmp_path: Path) -> None:
     recorder = _recorder(tmp_path, FakeNode())
     running = client.V1ContainerStateRunning(started_at=T3_START)
     status = _status(3, client.V1ContainerState(running=running), _terminated(T2_START, T2_END))
-    recorder._observe_pod(_pod_with("6", status))
+    recorder.watch.observe_pod(_pod_with("6", status))
     assert _api_times(recorder, 2) == (T2_START.isoformat(), T2_END.isoformat())
     assert _api_times(recorder, 3) == (T3_START.isoformat(), None)
 
@@ -272,7 +278,7 @@ def test_just_terminated_is_this_attempt_and_last_state_the_one_before(tmp_path:
     status = _status(
         3, client.V1ContainerState(terminated=terminated), _terminated(T2_START, T2_END)
     )
-    recorder._observe_pod(_pod_with("7", status))
+    recorder.watch.observe_pod(_pod_with("7", status))
     assert _api_times(recorder, 2) == (T2_START.isoformat(), T2_END.isoformat())
     assert _api_times(recorder, 3) == (T3_START.isoformat(), T3_END.isoformat())
 
@@ -284,15 +290,15 @@ def test_created_not_started_counts_the_new_attempt_and_last_state_the_one_befor
     recorder = _recorder(tmp_path, FakeNode())
     created = client.V1ContainerState(waiting=client.V1ContainerStateWaiting())
     status = _status(3, created, _terminated(T2_START, T2_END))
-    recorder._observe_pod(_pod_with("8", status))
+    recorder.watch.observe_pod(_pod_with("8", status))
     assert _api_times(recorder, 2) == (T2_START.isoformat(), T2_END.isoformat())
-    assert ("uid-1", "app", 3) not in recorder._api_view
+    assert recorder.api_view(("uid-1", "app", 3)) is None
 
 
 def test_a_pending_backoff_is_offered_until_its_attempt_is_recorded(tmp_path: Path) -> None:
     recorder = _recorder(tmp_path, FakeNode())
     recorder._sample_once("node-1")
-    recorder._observe_pod(_pod("3", backoff="40s"))
+    recorder.watch.observe_pod(_pod("3", backoff="40s"))
     assert recorder.pending_backoffs() == {("uid-1", "app"): (3, 40.0)}
 
 
