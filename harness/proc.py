@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import IO
 
 from harness.errors import HarnessError
@@ -40,6 +41,12 @@ def run(
             check=False,
         )
     except FileNotFoundError as error:
+        # Python reports a missing working directory the same way as a missing command.
+        if cwd is not None and not Path(cwd).is_dir():
+            raise HarnessError(
+                f"cannot run `{argv[0]}` in {cwd}: no such directory",
+                "the source tree changed under a running harness: run the command again",
+            ) from error
         raise HarnessError(f"command not found: {argv[0]}", fix) from error
     except subprocess.TimeoutExpired as error:
         raise HarnessError(
