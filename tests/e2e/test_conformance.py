@@ -17,7 +17,7 @@ from harness.cluster import Cluster
 from harness.records import read_attempts
 from harness.summary import read_summary
 from harness.verdict import CONFIRM_FROM, Observation, judge_worker
-from tests.unit.test_verdict import neighbour_curve
+from tests.unit.factories import neighbour_curve
 
 pytestmark = [pytest.mark.e2e, pytest.mark.conformance]
 

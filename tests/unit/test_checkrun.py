@@ -11,7 +11,7 @@ from harness import timeouts
 from harness.checkrun import CHECK_PROFILES, CheckResult, _decide_early, _judge, _take_sample
 from harness.recorder import Recorder
 from harness.records import AttemptRecord
-from tests.unit.test_verdict import FAST, NS, attempts
+from tests.unit.factories import FAST, NS, attempts
 
 
 def _result(status: str, delays: list[float], tmp_path: Path) -> CheckResult:

@@ -24,7 +24,7 @@ from harness.evidence import (
 )
 from harness.junit import check_failure_message
 from harness.verdict import RestartCheck
-from tests.unit.test_summary import (
+from tests.unit.factories import (
     failing_summary,
     fast_verdict,
     make_summary,

@@ -14,7 +14,7 @@ from harness.flakiness import distribution, flakiness_of, p95
 from harness.observercost import ObserverCost
 from harness.render import flakiness_table
 from harness.summary import write_summary
-from tests.unit.test_summary import (
+from tests.unit.factories import (
     FAST_MEDIAN_OVERSHOOT,
     check,
     default_verdict,

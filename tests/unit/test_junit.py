@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.junit import JUNIT_FILE, junit_bytes, write_junit
 from harness.summary import RunSummary, read_summary, write_summary
-from tests.unit.test_summary import (
+from tests.unit.factories import (
     default_verdict,
     empty_verdict,
     failing_summary,

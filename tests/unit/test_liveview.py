@@ -20,8 +20,17 @@ from harness.liveview import (
     timeline_bar,
 )
 from harness.records import AttemptRecord
-from tests.unit.test_plots import WORKERS, quick_attempts, quick_summary
-from tests.unit.test_verdict import DEFAULT, FAST, NS, REDUCED, T0, attempts
+from tests.unit.factories import (
+    DEFAULT,
+    FAST,
+    NS,
+    REDUCED,
+    T0,
+    WORKERS,
+    attempts,
+    quick_attempts,
+    quick_summary,
+)
 
 
 @dataclass

@@ -18,7 +18,7 @@ from harness.checkrun import (
 )
 from harness.errors import HarnessError
 from harness.verdict import restarts_needed
-from tests.unit.test_verdict import DEFAULT, FAST, REDUCED
+from tests.unit.factories import DEFAULT, FAST, REDUCED
 
 QUICK = CHECK_PROFILES["quick"]
 FULL = CHECK_PROFILES["full"]

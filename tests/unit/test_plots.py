@@ -9,7 +9,6 @@ import pytest
 
 from harness.plots import (
     KNOWN_STYLES,
-    ScenarioMetric,
     plot_delays,
     plot_scenario_metrics,
     plot_start_latency,
@@ -17,40 +16,14 @@ from harness.plots import (
     restart_times_s,
     styles_for,
 )
-from harness.records import AttemptRecord, read_attempts
-from harness.summary import RunSummary, read_summary
-from tests.unit.test_summary import failing_summary
-
-# A real `crashloop check --profile quick` run on kind v1.35, cut to 11 fast restarts.
-RUN_QUICK = Path(__file__).parent / "data" / "run_quick"
-WORKERS = ("fast", "reduced", "default")
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def quick_summary() -> RunSummary:
-    return read_summary(RUN_QUICK)
-
-
-def quick_attempts() -> dict[str, list[AttemptRecord]]:
-    by_worker: dict[str, list[AttemptRecord]] = {}
-    for record in read_attempts(RUN_QUICK / "attempts.jsonl"):
-        by_worker.setdefault(record.worker, []).append(record)
-    return by_worker
-
-
-def scenario_metrics() -> list[ScenarioMetric]:
-    """Numbers shaped like the talk's three scenarios; reduced never reached the third."""
-    return [
-        ScenarioMetric("task isolation", "fast", "reset time", "s", 2, 3.1),
-        ScenarioMetric("task isolation", "reduced", "reset time", "s", 1, 2.2),
-        ScenarioMetric("task isolation", "default", "reset time", "s", 10, 14.8),
-        ScenarioMetric("transient failure", "fast", "time to healthy", "s", 6, 9.0),
-        ScenarioMetric("transient failure", "reduced", "time to healthy", "s", 7, 11.2),
-        ScenarioMetric("transient failure", "default", "time to healthy", "s", 70, 84.1),
-        ScenarioMetric("critical sidecar", "fast", "app isolated", "s", 2, 3.3),
-        ScenarioMetric("critical sidecar", "reduced", "app isolated", "s", 1, None),
-        ScenarioMetric("critical sidecar", "default", "app isolated", "s", 10, 15.2),
-    ]
+from tests.unit.factories import (
+    PNG_MAGIC,
+    WORKERS,
+    failing_summary,
+    quick_attempts,
+    quick_summary,
+    scenario_metrics,
+)
 
 
 def svg_of(paths: list[Path]) -> str:

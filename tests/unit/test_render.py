@@ -9,13 +9,16 @@ from rich.table import Table
 
 from harness.render import summary_table, verdict_table
 from harness.verdict import WorkerVerdict, judge_worker
-from tests.unit.test_summary import (
+from tests.unit.factories import (
+    DEFAULT,
+    FAST,
+    attempts,
     default_verdict,
+    expected_reports,
     failing_summary,
     fast_verdict,
     make_summary,
 )
-from tests.unit.test_verdict import DEFAULT, FAST, attempts, expected_reports
 
 
 def text_of(table: Table) -> str:

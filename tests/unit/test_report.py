@@ -23,14 +23,14 @@ from harness.report import (
     write_report,
 )
 from harness.summary import RunSummary
-from tests.unit.test_plots import (
+from tests.unit.factories import (
     PNG_MAGIC,
     WORKERS,
+    failing_summary,
     quick_attempts,
     quick_summary,
     scenario_metrics,
 )
-from tests.unit.test_summary import failing_summary
 
 EVIL = "<script>alert('x')</script> & | *bold*"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -13,104 +13,32 @@ import pytest
 from harness.backoff import (
     KUBELET_CRASHLOOP_BACKOFF_MAX,
     REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
-    BackoffCurve,
 )
-from harness.liveconfig import NodeConfigRow
 from harness.observercost import ObserverCost
 from harness.summary import (
     SUMMARY_FILE,
-    ClusterInfo,
-    MetricSummary,
-    RunSummary,
     SummaryError,
     outcome_of,
     overshoot,
     read_summary,
-    summarize,
     utc_iso,
     write_summary,
 )
-from harness.verdict import RestartCheck, WorkerVerdict, judge_worker
-from tests.unit.test_verdict import DEFAULT, FAST, REDUCED, attempts, expected_reports
-
-STARTED = datetime(2026, 1, 1, 10, 0, 0, tzinfo=UTC)
-FINISHED = STARTED + timedelta(minutes=3, seconds=20, milliseconds=250)
-CLUSTER = ClusterInfo(
-    name="crashloop", node_image="kindest/node:v1.35.0", kubernetes_version="v1.35.0"
+from harness.verdict import judge_worker
+from tests.unit.factories import (
+    FAST,
+    FAST_MEDIAN_OVERSHOOT,
+    ROWS,
+    attempts,
+    check,
+    empty_verdict,
+    failing_summary,
+    fast_verdict,
+    make_summary,
+    passing_summary,
+    scenario_metric,
+    scenario_summary,
 )
-
-# Restart 1 is slow on purpose (0.9s): it must not count in the overshoot.
-# Restart 3's 2.4134567s checks the millisecond rounding of measured delays.
-FAST_DELAYS = [0.9, 2.25, 2.4134567, 2.31, 2.5]
-FAST_MEDIAN_OVERSHOOT = (0.31 + 0.4134567) / 2
-# Restart 3 waits 35s where the default curve allows 20s + 10s + 1.5s.
-DEFAULT_DELAYS = [0.4, 10.6, 35.0]
-
-
-def row(
-    worker: str, node: str, curve: BackoffCurve, period: str, *, reduced: bool = False
-) -> NodeConfigRow:
-    return NodeConfigRow(
-        node=node,
-        worker=worker,
-        profile=worker,
-        max_container_restart_period=period,
-        feature_gates={
-            KUBELET_CRASHLOOP_BACKOFF_MAX: True,
-            REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY: reduced,
-        },
-        curve=curve,
-        mismatches=(),
-    )
-
-
-ROWS = (
-    row("fast", "crashloop-worker", FAST, "2s"),
-    row("default", "crashloop-worker2", DEFAULT, "5m"),
-    row("reduced", "crashloop-worker3", REDUCED, "1m", reduced=True),
-)
-
-
-def fast_verdict() -> WorkerVerdict:
-    return judge_worker(attempts(FAST_DELAYS), FAST, worker="fast", node="crashloop-worker")
-
-
-def default_verdict() -> WorkerVerdict:
-    return judge_worker(
-        attempts(DEFAULT_DELAYS, reported=expected_reports(DEFAULT, len(DEFAULT_DELAYS))),
-        DEFAULT,
-        worker="default",
-        node="crashloop-worker2",
-    )
-
-
-def empty_verdict() -> WorkerVerdict:
-    return judge_worker([], REDUCED, worker="reduced", node="crashloop-worker3")
-
-
-def make_summary(*verdicts: WorkerVerdict, **kwargs: object) -> RunSummary:
-    args: dict[str, object] = {
-        "run_id": "20260101T100000Z-conformance",
-        "kind": "conformance",
-        "profile": "quick",
-        "started_at": STARTED,
-        "finished_at": FINISHED,
-        "cluster": CLUSTER,
-        "verdicts": verdicts,
-        "configs": ROWS,
-        "attempts_recorded": {"fast": 6, "default": 4, "reduced": 0},
-        **kwargs,
-    }
-    return summarize(**args)  # type: ignore[arg-type]
-
-
-def passing_summary() -> RunSummary:
-    return make_summary(fast_verdict())
-
-
-def failing_summary() -> RunSummary:
-    return make_summary(fast_verdict(), default_verdict(), empty_verdict())
-
 
 # --- building ------------------------------------------------------------------------------
 
@@ -149,20 +77,6 @@ def test_overshoot_is_over_restarts_that_wait() -> None:
     # Restart 1's 0.9s would be the max if it counted.
     assert worker.overshoot_median_s == pytest.approx(FAST_MEDIAN_OVERSHOOT, abs=1e-9)
     assert worker.overshoot_max_s == pytest.approx(0.5, abs=1e-9)
-
-
-def check(n: int, curve_n: int, margin: float | None) -> RestartCheck:
-    return RestartCheck(
-        n=n,
-        expected_s=2.0 if curve_n > 1 else 0.0,
-        measured_s=None if margin is None else 2.0 + margin,
-        margin_s=margin,
-        upper_bound_s=4.5,
-        reported_s=None,
-        passed=margin is not None,
-        reason="",
-        curve_n=curve_n,
-    )
 
 
 def test_overshoot_skips_resets_and_unmeasured_restarts() -> None:
@@ -367,45 +281,11 @@ def test_a_summary_written_before_start_latency_still_reads(tmp_path: Path) -> N
     raw = make_summary(fast_verdict()).to_dict()
     for worker in raw["workers"]:
         del worker["start_latency_median_s"], worker["start_latency_max_s"]
-        for check in worker["checks"]:
-            del check["start_latency_s"]
+        for restart in worker["checks"]:
+            del restart["start_latency_s"]
     (tmp_path / "summary.json").write_text(json.dumps(raw))
     (fast,) = read_summary(tmp_path).workers
     assert fast.start_latency_median_s is None
-
-
-def scenario_metric(passed: bool, worker: str = "fast") -> MetricSummary:
-    return MetricSummary(
-        scenario="fast-restart",
-        worker=worker,
-        node=f"node-{worker}",
-        name="time_to_ready_s",
-        unit="s",
-        expected=6.0,
-        measured=7.1 if passed else 19.0,
-        lower=6.0,
-        upper=12.0,
-        passed=passed,
-        detail="first failure to Ready",
-        message=f"fast-restart {worker}: time_to_ready_s: measured ...",
-    )
-
-
-def scenario_summary(*metrics: MetricSummary, **kwargs: object) -> RunSummary:
-    args: dict[str, object] = {
-        "run_id": "20260101T100000Z-scenarios",
-        "kind": "scenario:fast-restart",
-        "profile": "scenarios",
-        "started_at": STARTED,
-        "finished_at": STARTED + timedelta(seconds=60),
-        "cluster": CLUSTER,
-        "verdicts": [],
-        "configs": [],
-        "attempts_recorded": {},
-        "metrics": metrics,
-        **kwargs,
-    }
-    return summarize(**args)  # type: ignore[arg-type]
 
 
 def test_a_scenario_run_is_judged_by_its_metrics() -> None:

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from datetime import timedelta
 
 import pytest
 
 from harness.backoff import (
-    REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
     BackoffCurve,
-    KubeletBackoffConfig,
-    curve_for,
 )
 from harness.records import AttemptRecord
 from harness.verdict import (
@@ -23,68 +19,20 @@ from harness.verdict import (
     judge_worker,
     observed_enough,
 )
-
-NS = 1_000_000_000
-T0 = 1_767_261_600 * NS
-RUN_NS = 50_000_000  # a crashing container lives about 50ms
-
-FAST = curve_for(KubeletBackoffConfig(max_container_restart_period=timedelta(seconds=2)))
-REDUCED = curve_for(
-    KubeletBackoffConfig(
-        feature_gates=((REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY, True),),
-        max_container_restart_period=timedelta(seconds=60),
-    )
+from tests.unit.factories import (
+    DEFAULT,
+    FAST,
+    NS,
+    REDUCED,
+    attempts,
+    expected_reports,
+    neighbour_curve,
 )
-DEFAULT = curve_for(KubeletBackoffConfig())
-
-
-def attempts(
-    delays_s: Sequence[float],
-    *,
-    runs_s: Sequence[float] | None = None,
-    reported: Sequence[float | None] | None = None,
-    last_running: bool = False,
-) -> list[AttemptRecord]:
-    """Attempt 0 plus one attempt per delay; restart n starts delays_s[n-1] after exit n-1."""
-    runs = list(runs_s) if runs_s is not None else [RUN_NS / NS] * (len(delays_s) + 1)
-    reports = list(reported) if reported is not None else [None] * len(delays_s)
-    records: list[AttemptRecord] = []
-    started = T0
-    for attempt in range(len(delays_s) + 1):
-        if attempt:
-            started = records[-1].finished_at_ns or 0
-            started += round(delays_s[attempt - 1] * NS)
-        finished: int | None = started + round(runs[attempt] * NS)
-        if last_running and attempt == len(delays_s):
-            finished = None
-        records.append(
-            AttemptRecord(
-                run_id="r1",
-                worker="fast-1",
-                node="crashloop-worker",
-                namespace="crashloop-e2e",
-                pod="crashloop-fast",
-                pod_uid="7c1f1e2a-4b7d-4a53-9a55-2f0d7e3c9b10",
-                container="app",
-                attempt=attempt,
-                container_id=f"c{attempt}",
-                started_at_ns=started,
-                finished_at_ns=finished,
-                exit_code=None if finished is None else 1,
-                reported_backoff_s=reports[attempt - 1] if attempt else None,
-            )
-        )
-    return records
 
 
 def nominal(curve: BackoffCurve, count: int, extra_s: float = 0.3) -> list[float]:
     """Delays a little after each nominal back-off, as a healthy kubelet restarts."""
     return [d.total_seconds() + extra_s for d in curve.delays(count)]
-
-
-def expected_reports(curve: BackoffCurve, count: int) -> list[float | None]:
-    values = [curve.expected_reported_backoff(n) for n in range(1, count + 1)]
-    return [None if v is None else v.total_seconds() for v in values]
 
 
 # --- curves that pass ----------------------------------------------------------------------
@@ -307,16 +255,6 @@ def test_a_pending_level_off_the_model_fails_before_the_restart() -> None:
 def _measured_on(actual: BackoffCurve, count: int) -> list[AttemptRecord]:
     """What a kubelet on ``actual`` produces: delays just over its levels, its levels reported."""
     return attempts(nominal(actual, count), reported=expected_reports(actual, count))
-
-
-def neighbour_curve(max_s: float, *, reduced: bool = False) -> BackoffCurve:
-    """The curve of a kubelet capped at ``max_s`` (with the reduced gate when ``reduced``)."""
-    gates = ((REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY, True),) if reduced else ()
-    return curve_for(
-        KubeletBackoffConfig(
-            feature_gates=gates, max_container_restart_period=timedelta(seconds=max_s)
-        )
-    )
 
 
 @pytest.mark.parametrize(
