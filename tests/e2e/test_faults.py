@@ -48,11 +48,19 @@ FAST_ONLY = CheckProfile(
 def _observe_with(
     cluster: Cluster, when_fast_restarts: int, fault: Callable[[], None]
 ) -> CheckResult:
-    """Run the observation; inject ``fault`` once the fast worker has restarted enough."""
+    """Run the observation; inject ``fault`` once the fast worker has restarted enough.
+
+    The fault comes while the fast container waits out its back-off (its latest
+    attempt seen exited): the recorder sees a start within milliseconds, and a
+    fault that lands while the container still runs delays its exit instead of
+    the kubelet's restart.
+    """
     fired = threading.Event()
 
     def on_sample(result: CheckResult) -> None:
-        if not fired.is_set() and len(result.attempts.get("fast", [])) > when_fast_restarts:
+        fast = result.attempts.get("fast", [])
+        in_back_off = bool(fast) and fast[-1].finished_at_ns is not None
+        if not fired.is_set() and len(fast) > when_fast_restarts and in_back_off:
             fired.set()
             threading.Thread(target=fault, daemon=True).start()
 
