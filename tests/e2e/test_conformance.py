@@ -73,6 +73,10 @@ def test_the_pod_status_agrees_with_the_runtime(conformance: CheckResult) -> Non
         assert checked, f"{worker}: the pod status's times were never cross-checked"
 
 
+# How much later than the process the runtime may stamp a container's start.
+_START_STAMP_NS = 10_000_000
+
+
 def test_the_back_off_counts_from_the_exit_not_the_start(conformance: CheckResult) -> None:
     """Attempts that work 5s still wait the fast worker's full 2s after they exit."""
     verdict = conformance.verdicts[RUNS_5S]
@@ -81,7 +85,9 @@ def test_the_back_off_counts_from_the_exit_not_the_start(conformance: CheckResul
     assert len(attempts) >= 5
     for finished in attempts[:-1]:
         assert finished.finished_at_ns is not None
-        assert finished.finished_at_ns - finished.started_at_ns >= 5 * NS_PER_S
+        # The runtime stamps the start once runc has started the process, whose
+        # own 5s timer is already running then (seen 0.4 ms short).
+        assert finished.finished_at_ns - finished.started_at_ns >= 5 * NS_PER_S - _START_STAMP_NS
     # Restart 1 is immediate on every curve; from restart 2 on each waits 2s after the exit.
     for previous, current in itertools.pairwise(attempts[1:]):
         assert previous.finished_at_ns is not None
