@@ -423,6 +423,13 @@ def test_a_listing_counts_only_once_everything_it_shows_is_recorded(tmp_path: Pa
     assert not any(call[:2] == ["crictl", "inspect"] for call in node.calls)
 
 
+def _wait_until(recorder: Recorder, condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Wait on the recorder's changes (a condition, not a sleep) until ``condition`` holds."""
+    deadline = time.monotonic() + timeout
+    while not condition() and time.monotonic() < deadline:
+        recorder.wait_for_change(timeout=0.1)
+
+
 def test_a_container_the_events_missed_is_inspected_then_the_listing_counts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -434,9 +441,7 @@ def test_a_container_the_events_missed_is_inspected_then_the_listing_counts(
         tuple(parse_ps(json.dumps({"containers": [_ps_item("first", 0), _ps_item("second", 2)]}))),
     )
     recorder.on_pulse("node-1", listing)
-    deadline = time.monotonic() + 5
-    while recorder.listed_at_ns("node-1") is None and time.monotonic() < deadline:
-        recorder.wait_for_change(timeout=0.1)
+    _wait_until(recorder, lambda: recorder.listed_at_ns("node-1") is not None)
     assert recorder.listed_at_ns("node-1") == 2_000
     assert sorted(r.attempt for r in recorder.attempts()) == [0, 2]
     assert recorder.reconciled == 2
@@ -450,9 +455,7 @@ def test_a_listing_with_a_container_that_cannot_be_inspected_does_not_count(
     recorder = _recorder(tmp_path, FakeNode())
     listing = Listing(3_000, tuple(parse_ps(json.dumps({"containers": [_ps_item("gone", 1)]}))))
     recorder.on_pulse("node-1", listing)
-    deadline = time.monotonic() + 5
-    while not recorder.errors.messages and time.monotonic() < deadline:
-        recorder.wait_for_change(timeout=0.1)
+    _wait_until(recorder, lambda: bool(recorder.errors.messages))
     assert recorder.listed_at_ns("node-1") is None
     assert any("gone" in m for m in recorder.errors.messages)
 
