@@ -16,30 +16,31 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness import cluster, pins, timeouts
-from harness.atomicfile import write_atomically
-from harness.checkrun import CHECK_PROFILES, CheckResult, run_check
+from harness.cluster import lifecycle
+from harness.cluster.kube import api_client, node_statuses, unready_system_pods
+from harness.core import pins, timeouts
+from harness.core.atomicfile import write_atomically
+from harness.core.errors import HarnessError, first_line
+from harness.core.paths import PROJECT_ROOT, state_dir
 from harness.demo import DEFAULT_DURATION_S, MAX_DURATION_S, DemoOptions, run_demo
-from harness.engine import engine_answers, ensure_engine, stop_engine
-from harness.errors import HarnessError, first_line
-from harness.evidence import explain
-from harness.flakiness import flakiness_of
-from harness.kindbin import ensure_kind
-from harness.kube import api_client, node_statuses, unready_system_pods
-from harness.nodeimage.assemble import build_node_image
-from harness.nodeselect import check_kubernetes_version, choose_node_image
-from harness.paths import PROJECT_ROOT, state_dir
+from harness.outputs.evidence import explain
+from harness.outputs.flakiness import flakiness_of
+from harness.outputs.render import config_table, flakiness_table, summary_table, verdict_table
+from harness.outputs.report import write_report
+from harness.outputs.summary import RunSummary, read_summary
+from harness.pods.export import write_manifests
 from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec
-from harness.recorder import OBSERVERS, Observer
-from harness.render import config_table, flakiness_table, summary_table, verdict_table
-from harness.replay import write_manifests
-from harness.report import write_report
-from harness.runsetup import new_run_dir
+from harness.recording.recorder import OBSERVERS, Observer
+from harness.runs.check import CHECK_PROFILES, CheckResult, run_check
+from harness.runs.lifecycle import new_run_dir
+from harness.runs.scenarios import ScenarioRun, run_scenarios
 from harness.scenarios import SCENARIOS
 from harness.scenarios.headline import headline_metrics
-from harness.scenarios.runner import ScenarioRun, run_scenarios
-from harness.summary import RunSummary, read_summary
-from harness.workload import STABLE_TAG, ensure_image, load_into
+from harness.substrate.engine import engine_answers, ensure_engine, stop_engine
+from harness.substrate.kindbin import ensure_kind
+from harness.substrate.nodeimage.assemble import build_node_image
+from harness.substrate.nodeselect import check_kubernetes_version, choose_node_image
+from harness.substrate.workloadimage import STABLE_TAG, ensure_image, load_into
 
 DEFAULT_SPEC = PROJECT_ROOT / "clusters" / "crashloop.yaml"
 REPLAY_DIR = PROJECT_ROOT / "workloads"
@@ -80,7 +81,7 @@ def _cmd_node_image(args: argparse.Namespace) -> int:
 
 def _cmd_up(args: argparse.Namespace) -> int:
     spec = load_cluster_spec(Path(args.config))
-    up = cluster.up(spec, progress, image=args.image, recreate=args.recreate)
+    up = lifecycle.up(spec, progress, image=args.image, recreate=args.recreate)
     progress(f"cluster {up.name} ready; KUBECONFIG={up.kubeconfig}")
     _print_status(up.kubeconfig, spec)
     return 0
@@ -93,7 +94,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
             "the docker engine is not running, so no cluster is either",
             "start it with `make engine`, or bring the cluster back with `crashloop up`",
         )
-    kubeconfig = cluster.kubeconfig_path(spec.name)
+    kubeconfig = lifecycle.kubeconfig_path(spec.name)
     if not kubeconfig.exists():
         raise HarnessError(f"no cluster {spec.name} is known here", "run `crashloop up`")
     _print_status(kubeconfig, spec)
@@ -102,7 +103,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
 def _cmd_down(args: argparse.Namespace) -> int:
     spec = load_cluster_spec(Path(args.config))
-    cluster.delete(spec.name, progress)
+    lifecycle.delete(spec.name, progress)
     return 0
 
 
@@ -118,7 +119,7 @@ def _cmd_manifests(args: argparse.Namespace) -> int:
 def _cmd_workload_image(args: argparse.Namespace) -> int:
     """Build the workload image, load its stable tag into the cluster, say how to use kubectl."""
     spec = load_cluster_spec(Path(args.config))
-    up = cluster.up(spec, progress, image=args.image)
+    up = lifecycle.up(spec, progress, image=args.image)
     progress("workload image")
     ensure_image()
     load_into(up.name, up.kind_bin, STABLE_TAG)
@@ -135,7 +136,7 @@ def _cmd_workload_image(args: argparse.Namespace) -> int:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     spec = load_cluster_spec(Path(args.config))
-    up = cluster.up(spec, progress, image=args.image)
+    up = lifecycle.up(spec, progress, image=args.image)
     result, summary = _run_and_report_check(up, args.profile, args.observer)
     report = write_report(result.run_dir, summary, result.attempts)
     Console().print(f"results in {result.run_dir}; report: {report}")
@@ -145,7 +146,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _run_and_report_check(
-    up: cluster.Cluster, profile_name: str, observer: Observer = "events"
+    up: lifecycle.Cluster, profile_name: str, observer: Observer = "events"
 ) -> tuple[CheckResult, RunSummary]:
     profile = CHECK_PROFILES[profile_name]
     seen: dict[str, int] = {}
@@ -172,7 +173,7 @@ def _run_and_report_check(
     return result, summary
 
 
-def _run_scenarios_one_by_one(up: cluster.Cluster, names: Sequence[str]) -> list[ScenarioRun]:
+def _run_scenarios_one_by_one(up: lifecycle.Cluster, names: Sequence[str]) -> list[ScenarioRun]:
     """Each scenario on its own: together they load two cores past the verdict's tolerance."""
     runs = []
     for name in names:
@@ -187,7 +188,7 @@ def _run_scenarios_one_by_one(up: cluster.Cluster, names: Sequence[str]) -> list
 
 def _cmd_scenarios(args: argparse.Namespace) -> int:
     spec = load_cluster_spec(Path(args.config))
-    up = cluster.up(spec, progress, image=args.image)
+    up = lifecycle.up(spec, progress, image=args.image)
     runs = _run_scenarios_one_by_one(up, args.scenarios)
     for run in runs:
         Console().print(f"{', '.join(run.scenarios)}: {run.status} ({run.run_dir})")
@@ -197,7 +198,7 @@ def _cmd_scenarios(args: argparse.Namespace) -> int:
 def _cmd_conformance(args: argparse.Namespace) -> int:
     """The nightly job: the full check and every scenario; the exit code is the verdict."""
     spec = load_cluster_spec(Path(args.config))
-    up = cluster.up(spec, progress, image=args.image)
+    up = lifecycle.up(spec, progress, image=args.image)
     result, summary = _run_and_report_check(up, args.profile)
     runs = _run_scenarios_one_by_one(up, SCENARIOS)
     metrics = [metric for run in runs for metric in headline_metrics(run)]
@@ -251,7 +252,7 @@ def _summary_in(run_dir: Path) -> RunSummary:
 
 def _checks_in_a_row(args: argparse.Namespace) -> _Series:
     spec = load_cluster_spec(Path(args.config))
-    up = cluster.up(spec, progress, image=args.image)
+    up = lifecycle.up(spec, progress, image=args.image)
     series = _Series([])
     for number in range(1, args.runs + 1):
         progress(f"check {number} of {args.runs}")
@@ -309,9 +310,9 @@ def _print_status(kubeconfig: Path, spec: ClusterSpec) -> None:
         if not waiting
         else f"kube-system waiting: {waiting}"
     )
-    rows = cluster.live_config_rows(api, spec)
+    rows = lifecycle.live_config_rows(api, spec)
     Console().print(config_table(rows))
-    cluster.check_live_configs(rows)
+    lifecycle.check_live_configs(rows)
 
 
 def build_parser() -> argparse.ArgumentParser:

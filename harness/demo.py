@@ -18,16 +18,17 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from harness import cluster, timeouts
-from harness.checkrun import CHECK_PROFILES, CheckProfile, CheckResult, run_check
-from harness.liveview import LiveView, states_from
-from harness.plots import ScenarioMetric
+from harness.cluster import lifecycle
+from harness.core import timeouts
+from harness.outputs.liveview import LiveView, states_from
+from harness.outputs.plots import ScenarioMetric
+from harness.outputs.report import write_report
+from harness.outputs.summary import read_summary
 from harness.profiles import ClusterSpec
-from harness.report import write_report
+from harness.runs.check import CHECK_PROFILES, CheckProfile, CheckResult, run_check
+from harness.runs.scenarios import ScenarioRun, run_scenarios
 from harness.scenarios import SCENARIOS
 from harness.scenarios.headline import headline_metrics
-from harness.scenarios.runner import ScenarioRun, run_scenarios
-from harness.summary import read_summary
 
 # The default window, announced before anything starts; the issue caps it at 6 minutes.
 DEFAULT_DURATION_S: Final = 300.0
@@ -85,7 +86,7 @@ def run_demo(options: DemoOptions, console: Console) -> int:
         "Ctrl-C stops it cleanly and keeps every result."
     )
     with SetupProgress(console) as setup:
-        up = cluster.up(options.spec, setup.step, image=options.image)
+        up = lifecycle.up(options.spec, setup.step, image=options.image)
         setup.step(f"cluster {up.name} ready")
 
     profile = CheckProfile("demo", duration, CHECK_PROFILES["quick"].rule, fixed_window=True)
@@ -143,7 +144,7 @@ def run_demo(options: DemoOptions, console: Console) -> int:
     if "run" in scenario_runs:
         console.print(f"scenario records: {scenario_runs['run'].run_dir}")
     if not options.keep_cluster:
-        cluster.delete(up.name, console.print)
+        lifecycle.delete(up.name, console.print)
     return 130 if interrupted else 0
 
 

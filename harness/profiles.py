@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import yaml
 
-from harness.backoff import (
+from harness.model.backoff import (
     BackoffCurve,
     KubeletBackoffConfig,
     KubeletConfigError,

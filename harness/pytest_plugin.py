@@ -17,11 +17,12 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from harness import cluster, timeouts
-from harness.errors import HarnessError
-from harness.evidence import collect_failure_evidence, evidence_dir, export_kind_logs
-from harness.kube import create_namespace, delete_namespace, node_configz
-from harness.paths import PROJECT_ROOT, runs_dir
+from harness.cluster import lifecycle
+from harness.cluster.kube import create_namespace, delete_namespace, node_configz
+from harness.core import timeouts
+from harness.core.errors import HarnessError
+from harness.core.paths import PROJECT_ROOT, runs_dir
+from harness.outputs.evidence import collect_failure_evidence, evidence_dir, export_kind_logs
 from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec
 
 KEEP_POLICIES = ("never", "on-failure", "always")
@@ -121,10 +122,10 @@ def _progress(message: str) -> None:
 
 def session_cluster(
     request: pytest.FixtureRequest, options: ClusterOptions
-) -> Iterator[cluster.Cluster]:
+) -> Iterator[lifecycle.Cluster]:
     """Bring a cluster up for a scope and tear it down according to the keep policy."""
     try:
-        up = cluster.up(
+        up = lifecycle.up(
             options.spec,
             _progress,
             image=options.image,
@@ -149,26 +150,26 @@ def session_cluster(
         else:
             _progress(message)
     else:
-        cluster.delete(up.name, _progress, kind_bin=up.kind_bin, kubeconfig=up.kubeconfig)
+        lifecycle.delete(up.name, _progress, kind_bin=up.kind_bin, kubeconfig=up.kubeconfig)
 
 
 @pytest.fixture(scope="session")
 def crashloop_cluster(
     request: pytest.FixtureRequest, cluster_options: ClusterOptions
-) -> Iterator[cluster.Cluster]:
+) -> Iterator[lifecycle.Cluster]:
     """The crashloop cluster (one control-plane, one worker per profile), Ready."""
     yield from session_cluster(request, cluster_options)
 
 
 @pytest.fixture(scope="session")
-def kube_api(crashloop_cluster: cluster.Cluster) -> client.ApiClient:
+def kube_api(crashloop_cluster: lifecycle.Cluster) -> client.ApiClient:
     """An official-client ApiClient bound to the session cluster's own kubeconfig."""
     return crashloop_cluster.api()
 
 
 @pytest.fixture(scope="session")
 def node_configs(
-    crashloop_cluster: cluster.Cluster, kube_api: client.ApiClient
+    crashloop_cluster: lifecycle.Cluster, kube_api: client.ApiClient
 ) -> dict[str, dict[str, Any]]:
     """Each node's live kubelet config (/configz), read once per session."""
     nodes = client.CoreV1Api(kube_api).list_node().items
@@ -199,7 +200,7 @@ def session_evidence_dir(config: pytest.Config) -> Path:
 
 @pytest.fixture
 def namespace(
-    request: pytest.FixtureRequest, kube_api: client.ApiClient, crashloop_cluster: cluster.Cluster
+    request: pytest.FixtureRequest, kube_api: client.ApiClient, crashloop_cluster: lifecycle.Cluster
 ) -> Iterator[str]:
     """A fresh namespace at the `restricted` Pod Security level, deleted afterwards.
 

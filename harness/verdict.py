@@ -1,7 +1,7 @@
 """Measured restart delays of one container against the expected curve.
 
 Pure: the input is a worker's attempt records (one container of one pod) and
-the :class:`~harness.backoff.BackoffCurve` of that worker's live kubelet
+the :class:`~harness.model.backoff.BackoffCurve` of that worker's live kubelet
 config; the output says, restart by restart, whether the kubelet kept to the
 curve, and why not when it did not.
 
@@ -14,7 +14,7 @@ own, so a slow runtime under load is never blamed on the kubelet. It passes when
 
     expected - CLOCK_ROUNDING <= delay <= upper_tolerance(expected)
 
-(see :mod:`harness.backoff` for the upper bound), and when the back-off the
+(see :mod:`harness.model.backoff` for the upper bound), and when the back-off the
 kubelet reported while waiting is the model's. Near the caps the delay
 windows of neighbouring levels overlap (reduced max 30s against 60s, default
 max 150s against 300s), so for a back-off of :data:`CONFIRM_FROM` or more the
@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final
 
-from harness.backoff import BackoffCurve, upper_tolerance
-from harness.cri import CriFormatError, parse_rfc3339_nano
-from harness.durations import format_duration
-from harness.records import AttemptRecord
+from harness.model.backoff import BackoffCurve, upper_tolerance
+from harness.model.durations import format_duration
+from harness.recording.cri import CriFormatError, parse_rfc3339_nano
+from harness.recording.records import AttemptRecord
 
 # Lower slack. The kubelet restarts only once time.Now() - finishedAt has
 # reached the back-off, so the true delay is never short. But the two ends
@@ -189,7 +189,7 @@ def judge_worker(
     ``confirm_levels`` a restart whose back-off is :data:`CONFIRM_FROM` or more
     fails when its reported level was not seen. Raises ValueError when the
     records mix containers or pods, or repeat an attempt: that is a caller's
-    mistake (read them through :func:`harness.records.read_attempts`), not
+    mistake (read them through :func:`harness.recording.records.read_attempts`), not
     something the kubelet did.
     """
     by_attempt = _index(attempts)
@@ -355,7 +355,7 @@ def _index(attempts: Sequence[AttemptRecord]) -> dict[int, AttemptRecord]:
         if record.attempt in by_attempt:
             raise ValueError(
                 f"attempt {record.attempt} of {record.pod}/{record.container} appears twice; "
-                "read records with harness.records.read_attempts, which keeps the latest"
+                "read records with harness.recording.records.read_attempts, which keeps the latest"
             )
         by_attempt[record.attempt] = record
     return dict(sorted(by_attempt.items()))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from harness.plots import ScenarioMetric
+from harness.outputs.plots import ScenarioMetric
+from harness.runs.scenarios import ScenarioRun
 from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, TASK_ISOLATION
-from harness.scenarios.runner import ScenarioRun
 
 # scenario -> (metric name, what it says)
 HEADLINES: Final = {

@@ -1,11 +1,11 @@
 """Per-worker metrics of the three scenarios (pure: records and log text in, metrics out).
 
-Inputs are a worker's :class:`~harness.records.AttemptRecord` list (runtime
+Inputs are a worker's :class:`~harness.recording.records.AttemptRecord` list (runtime
 nanoseconds), the workload's own logs from the pod's emptyDir, and the
-worker's :class:`~harness.backoff.BackoffCurve`. Every metric carries the
+worker's :class:`~harness.model.backoff.BackoffCurve`. Every metric carries the
 model's expected value and the accepted range, built with the conformance
 check's tolerance: a nominal back-off ``B`` may take from ``B`` to
-:func:`~harness.backoff.upper_tolerance` ``(B)``; per-restart delays are judged
+:func:`~harness.model.backoff.upper_tolerance` ``(B)``; per-restart delays are judged
 by :func:`harness.verdict.judge_worker` itself, so a scenario and the
 conformance check can never disagree on a restart.
 """
@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any, Final
 
-from harness.backoff import BackoffCurve, upper_tolerance
-from harness.records import AttemptRecord
+from harness.model.backoff import BackoffCurve, upper_tolerance
+from harness.recording.records import AttemptRecord
 from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, TASK_ISOLATION
 from harness.verdict import CLOCK_ROUNDING, RestartCheck, judge_worker
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from harness import cluster
-from harness.backoff import KubeletBackoffConfig, curve_for
-from harness.errors import HarnessError
-from harness.kindconfig import WORKER_LABEL
-from harness.kube import node_statuses
+from harness.cluster import lifecycle
+from harness.cluster.kindconfig import WORKER_LABEL
+from harness.cluster.kube import node_statuses
+from harness.core.errors import HarnessError
+from harness.model.backoff import KubeletBackoffConfig, curve_for
 from harness.profiles import load_cluster_spec
 
 pytestmark = pytest.mark.e2e
@@ -26,9 +26,9 @@ EXPECTED_LIVE = {
 
 
 def test_every_worker_runs_its_profile(
-    crashloop_cluster: cluster.Cluster, node_configs: dict[str, dict[str, Any]]
+    crashloop_cluster: lifecycle.Cluster, node_configs: dict[str, dict[str, Any]]
 ) -> None:
-    rows = cluster.live_config_rows(crashloop_cluster.api(), crashloop_cluster.spec)
+    rows = lifecycle.live_config_rows(crashloop_cluster.api(), crashloop_cluster.spec)
     assert [row.mismatches for row in rows if not row.matches] == []
     workers = {
         status.labels[WORKER_LABEL]: status.name
@@ -49,7 +49,7 @@ def test_every_worker_runs_its_profile(
 
 
 def test_a_changed_profile_is_never_silently_reused(
-    crashloop_cluster: cluster.Cluster, tmp_path: Path
+    crashloop_cluster: lifecycle.Cluster, tmp_path: Path
 ) -> None:
     changed = tmp_path / "clusters"
     shutil.copytree(crashloop_cluster.spec.path.parent, changed)
@@ -59,7 +59,7 @@ def test_a_changed_profile_is_never_silently_reused(
     spec = type(spec)(name=crashloop_cluster.name, path=spec.path, workers=spec.workers)
 
     with pytest.raises(HarnessError, match="different config") as raised:
-        cluster.up(
+        lifecycle.up(
             spec,
             lambda _message: None,
             image=crashloop_cluster.image,
@@ -68,5 +68,5 @@ def test_a_changed_profile_is_never_silently_reused(
         )
     assert "--recreate" in raised.value.fix
     # The refused cluster is untouched.
-    assert cluster.node_containers(crashloop_cluster.name)
+    assert lifecycle.node_containers(crashloop_cluster.name)
     assert all(s.ready for s in node_statuses(crashloop_cluster.api()))

@@ -11,11 +11,11 @@ import itertools
 
 import pytest
 
-from harness.backoff import BackoffCurve
-from harness.checkrun import CHECK_PROFILES, CheckResult, run_check
-from harness.cluster import Cluster
-from harness.records import read_attempts
-from harness.summary import read_summary
+from harness.cluster.lifecycle import Cluster
+from harness.model.backoff import BackoffCurve
+from harness.outputs.summary import read_summary
+from harness.recording.records import read_attempts
+from harness.runs.check import CHECK_PROFILES, CheckResult, run_check
 from harness.verdict import CONFIRM_FROM, Observation, judge_worker
 from tests.unit.factories import neighbour_curve
 

@@ -10,15 +10,11 @@ import yaml
 from kubernetes import client
 from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from harness import timeouts
-from harness.cluster import Cluster
-from harness.evidence import (
-    ERRORS_FILE,
-    collect_namespace_evidence,
-    collect_node_configs,
-)
-from harness.manifests import MAIN_CONTAINER, crashing_pod
-from harness.workload import ensure_image, load_into
+from harness.cluster.lifecycle import Cluster
+from harness.core import timeouts
+from harness.outputs.evidence import ERRORS_FILE, collect_namespace_evidence, collect_node_configs
+from harness.pods.skeleton import MAIN_CONTAINER, crashing_pod
+from harness.substrate.workloadimage import ensure_image, load_into
 
 pytestmark = pytest.mark.e2e
 

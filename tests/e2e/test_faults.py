@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.checkrun import CHECK_PROFILES, CheckProfile, CheckResult, Need, run_check
-from harness.cluster import Cluster
-from harness.proc import run
-from harness.records import AttemptRecord
+from harness.cluster.lifecycle import Cluster
+from harness.core.proc import run
+from harness.recording.records import AttemptRecord
+from harness.runs.check import CHECK_PROFILES, CheckProfile, CheckResult, Need, run_check
 from tests.e2e.tcprelay import TcpRelay, server_address, through_port
 
 pytestmark = pytest.mark.e2e

@@ -14,10 +14,10 @@ from datetime import timedelta
 
 import pytest
 
-from harness import cluster
-from harness.checkrun import CHECK_PROFILES, CheckProfile, CheckResult, Need, run_check
-from harness.paths import PROJECT_ROOT
+from harness.cluster import lifecycle
+from harness.core.paths import PROJECT_ROOT
 from harness.pytest_plugin import ClusterOptions, _options, session_cluster
+from harness.runs.check import CHECK_PROFILES, CheckProfile, CheckResult, Need, run_check
 
 pytestmark = pytest.mark.e2e
 
@@ -34,13 +34,13 @@ OBSERVATION = CheckProfile(
 @pytest.fixture(scope="module")
 def gate_only_cluster(
     request: pytest.FixtureRequest, pytestconfig: pytest.Config
-) -> Iterator[cluster.Cluster]:
+) -> Iterator[lifecycle.Cluster]:
     options: ClusterOptions = _options(pytestconfig, str(GATE_ONLY_SPEC))
     yield from session_cluster(request, options)
 
 
 @pytest.fixture(scope="module")
-def observed(gate_only_cluster: cluster.Cluster) -> CheckResult:
+def observed(gate_only_cluster: lifecycle.Cluster) -> CheckResult:
     return run_check(gate_only_cluster, OBSERVATION, lambda m: print(f"[gate-only] {m}"))
 
 

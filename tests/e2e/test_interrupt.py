@@ -13,10 +13,10 @@ import pytest
 from kubernetes import client
 from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from harness import timeouts
-from harness.cluster import Cluster
-from harness.paths import PROJECT_ROOT
-from harness.records import read_attempts
+from harness.cluster.lifecycle import Cluster
+from harness.core import timeouts
+from harness.core.paths import PROJECT_ROOT
+from harness.recording.records import read_attempts
 
 pytestmark = pytest.mark.e2e
 

@@ -30,14 +30,14 @@ import pytest
 import yaml
 from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from harness import timeouts
-from harness.backoff import BackoffCurve
-from harness.checkrun import CHECK_PROFILES, CheckResult, Need, run_check
-from harness.cluster import Cluster, live_config_rows
-from harness.durations import parse_duration
-from harness.kube import node_statuses
-from harness.proc import run
-from harness.runsetup import worker_nodes
+from harness.cluster.kube import node_statuses
+from harness.cluster.lifecycle import Cluster, live_config_rows
+from harness.core import timeouts
+from harness.core.proc import run
+from harness.model.backoff import BackoffCurve
+from harness.model.durations import parse_duration
+from harness.runs.check import CHECK_PROFILES, CheckResult, Need, run_check
+from harness.runs.lifecycle import worker_nodes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.conformance]
 

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from harness import timeouts
-from harness.checkrun import CHECK_PROFILES, CheckProfile, CheckResult, Need, run_check
-from harness.cluster import Cluster
-from harness.leftovers import RUN_LABEL
-from harness.proc import run
-from harness.recorder import Recorder
-from harness.records import AttemptKey, AttemptRecord
+from harness.cluster.lifecycle import Cluster
+from harness.core import timeouts
+from harness.core.proc import run
+from harness.recording.recorder import Recorder
+from harness.recording.records import AttemptKey, AttemptRecord
+from harness.runs.check import CHECK_PROFILES, CheckProfile, CheckResult, Need, run_check
+from harness.runs.leftovers import RUN_LABEL
 
 pytestmark = pytest.mark.e2e
 

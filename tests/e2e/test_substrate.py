@@ -14,10 +14,16 @@ import pytest
 from kubernetes import client
 from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from harness import cluster, pins, timeouts
-from harness.errors import HarnessError
-from harness.kube import create_namespace, delete_namespace, node_statuses, unready_system_pods
-from harness.paths import PROJECT_ROOT
+from harness.cluster import lifecycle
+from harness.cluster.kube import (
+    create_namespace,
+    delete_namespace,
+    node_statuses,
+    unready_system_pods,
+)
+from harness.core import pins, timeouts
+from harness.core.errors import HarnessError
+from harness.core.paths import PROJECT_ROOT
 from harness.pytest_plugin import ClusterOptions, _options, session_cluster
 
 pytestmark = pytest.mark.e2e
@@ -33,25 +39,25 @@ def substrate_options(pytestconfig: pytest.Config) -> ClusterOptions:
 @pytest.fixture(scope="module")
 def substrate(
     request: pytest.FixtureRequest, substrate_options: ClusterOptions
-) -> Iterator[cluster.Cluster]:
+) -> Iterator[lifecycle.Cluster]:
     yield from session_cluster(request, substrate_options)
 
 
-def test_every_node_runs_the_pinned_kubernetes(substrate: cluster.Cluster) -> None:
+def test_every_node_runs_the_pinned_kubernetes(substrate: lifecycle.Cluster) -> None:
     statuses = node_statuses(substrate.api())
     assert len(statuses) == 2
     assert {status.kubelet_version for status in statuses} == {pins.KUBERNETES_VERSION}
     assert all(status.ready for status in statuses), statuses
 
 
-def test_every_system_pod_is_running_and_ready(substrate: cluster.Cluster) -> None:
+def test_every_system_pod_is_running_and_ready(substrate: lifecycle.Cluster) -> None:
     assert unready_system_pods(substrate.api()) == []
     pods = client.CoreV1Api(substrate.api()).list_namespaced_pod("kube-system").items
     names = {pod.metadata.name.rsplit("-", 2)[0] for pod in pods}
     assert "coredns" in names
 
 
-def test_a_pod_runs_on_the_worker(substrate: cluster.Cluster) -> None:
+def test_a_pod_runs_on_the_worker(substrate: lifecycle.Cluster) -> None:
     api = substrate.api()
     core = client.CoreV1Api(api)
     worker = next(s.name for s in node_statuses(api) if "control-plane" not in s.name)
@@ -106,5 +112,5 @@ def test_a_missing_node_image_is_refused_before_anything_is_created(
     with pytest.raises(
         HarnessError, match=r"'crashloop\.local/node:does-not-exist' does not exist"
     ):
-        cluster.up(spec, lambda _message: None, image="crashloop.local/node:does-not-exist")
-    assert cluster.node_containers(spec.name) == {}
+        lifecycle.up(spec, lambda _message: None, image="crashloop.local/node:does-not-exist")
+    assert lifecycle.node_containers(spec.name) == {}

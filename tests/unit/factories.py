@@ -6,30 +6,18 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from harness.backoff import (
+from harness.cluster.liveconfig import NodeConfigRow
+from harness.model.backoff import (
     KUBELET_CRASHLOOP_BACKOFF_MAX,
     REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
     BackoffCurve,
     KubeletBackoffConfig,
     curve_for,
 )
-from harness.liveconfig import NodeConfigRow
-from harness.plots import (
-    ScenarioMetric,
-)
-from harness.records import AttemptRecord, read_attempts
-from harness.summary import (
-    ClusterInfo,
-    MetricSummary,
-    RunSummary,
-    read_summary,
-    summarize,
-)
-from harness.verdict import (
-    RestartCheck,
-    WorkerVerdict,
-    judge_worker,
-)
+from harness.outputs.plots import ScenarioMetric
+from harness.outputs.summary import ClusterInfo, MetricSummary, RunSummary, read_summary, summarize
+from harness.recording.records import AttemptRecord, read_attempts
+from harness.verdict import RestartCheck, WorkerVerdict, judge_worker
 
 NS = 1_000_000_000
 T0 = 1_767_261_600 * NS

@@ -1,4 +1,4 @@
-"""The v1.35 kubelet backoff model (harness.backoff)."""
+"""The v1.35 kubelet backoff model (harness.model.backoff)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from harness.backoff import (
+from harness.model.backoff import (
     FIRST_RESTART_UPPER_BOUND,
     KNOWN_FEATURE_GATES,
     KUBELET_CRASHLOOP_BACKOFF_MAX,
@@ -23,7 +23,7 @@ from harness.backoff import (
     upper_tolerance,
     validate_config,
 )
-from harness.durations import DurationError
+from harness.model.durations import DurationError
 
 MAX_GATE = KUBELET_CRASHLOOP_BACKOFF_MAX
 REDUCE_GATE = REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY

@@ -7,10 +7,10 @@ from typing import cast
 
 import pytest
 
-from harness import timeouts
-from harness.checkrun import CHECK_PROFILES, CheckResult, _decide_early, _judge, _take_sample
-from harness.recorder import Recorder
-from harness.records import AttemptRecord
+from harness.core import timeouts
+from harness.recording.recorder import Recorder
+from harness.recording.records import AttemptRecord
+from harness.runs.check import CHECK_PROFILES, CheckResult, _decide_early, _judge, _take_sample
 from tests.unit.factories import FAST, NS, attempts
 
 

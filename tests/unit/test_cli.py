@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from harness import cli, cluster, engine, nodeselect, pins
-from harness.errors import HarnessError
-from harness.kube import NodeStatus
-from harness.paths import PROJECT_ROOT
+from harness import cli
+from harness.cluster import lifecycle
+from harness.cluster.kube import NodeStatus
+from harness.core import pins
+from harness.core.errors import HarnessError
+from harness.core.paths import PROJECT_ROOT
+from harness.substrate import engine, nodeselect
 
 
 @pytest.fixture
@@ -27,7 +30,7 @@ def nothing_is_created(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("the CLI tried to create a cluster from bad input")
 
-    monkeypatch.setattr(cluster, "up", refuse)
+    monkeypatch.setattr(lifecycle, "up", refuse)
 
 
 @pytest.mark.parametrize(
@@ -90,7 +93,7 @@ def test_the_pinned_kubernetes_version_is_accepted() -> None:
 def test_an_engine_the_harness_did_not_start_is_not_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("harness.engine.cache_dir", lambda: tmp_path)
+    monkeypatch.setattr("harness.substrate.engine.cache_dir", lambda: tmp_path)
     (tmp_path / "engine").mkdir()
     # A pid no process has: the pidfile of an engine that is long gone.
     (tmp_path / "engine" / "dockerd.pid").write_text("999999999\n")
@@ -145,11 +148,11 @@ def test_nodes_whose_addresses_swapped_after_a_restart_are_named() -> None:
         "crashloop-control-plane": "172.18.0.2",
         "crashloop-worker3": "172.18.0.5",
     }
-    assert cluster.moved_nodes(statuses, ips) == [
+    assert lifecycle.moved_nodes(statuses, ips) == [
         "crashloop-worker: the API server has 172.18.0.3, the container has 172.18.0.4",
         "crashloop-worker2: the API server has 172.18.0.4, the container has 172.18.0.3",
     ]
-    assert cluster.moved_nodes(statuses[2:], ips) == []
+    assert lifecycle.moved_nodes(statuses[2:], ips) == []
 
 
 def test_sigint_interrupts_even_when_inherited_as_ignored(

@@ -1,4 +1,4 @@
-"""Go duration parsing and display (harness.durations)."""
+"""Go duration parsing and display (harness.model.durations)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,12 @@ from datetime import timedelta
 
 import pytest
 
-from harness.durations import DurationError, format_duration, parse_duration, parse_duration_ns
+from harness.model.durations import (
+    DurationError,
+    format_duration,
+    parse_duration,
+    parse_duration_ns,
+)
 
 NS = 1
 US = 1_000

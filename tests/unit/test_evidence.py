@@ -1,4 +1,4 @@
-"""Evidence collection (harness.evidence): explain() and never raising, without a cluster."""
+"""Evidence collection (harness.outputs.evidence): explain(), never raising, no cluster."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from harness.evidence import (
+from harness.outputs.evidence import (
     ERRORS_FILE,
     KIND_LOGS_MARKER,
     collect_failure_evidence,
@@ -22,7 +22,7 @@ from harness.evidence import (
     explain,
     export_kind_logs,
 )
-from harness.junit import check_failure_message
+from harness.outputs.junit import check_failure_message
 from harness.verdict import RestartCheck
 from tests.unit.factories import (
     failing_summary,
@@ -261,7 +261,7 @@ class FakeCore:
 
 @pytest.fixture
 def fake_core(monkeypatch: pytest.MonkeyPatch) -> Iterator[client.ApiClient]:
-    # harness.evidence builds its CoreV1Api from the client module at call
+    # harness.outputs.evidence builds its CoreV1Api from the client module at call
     # time; monkeypatch restores the real class after the test.
     monkeypatch.setattr(client, "CoreV1Api", FakeCore)
     # A real ApiClient only for its model serialisation; it never connects.

@@ -10,10 +10,10 @@ import pytest
 from rich.console import Console
 
 from harness import cli
-from harness.flakiness import distribution, flakiness_of, p95
-from harness.observercost import ObserverCost
-from harness.render import flakiness_table
-from harness.summary import write_summary
+from harness.outputs.flakiness import distribution, flakiness_of, p95
+from harness.outputs.render import flakiness_table
+from harness.outputs.summary import write_summary
+from harness.recording.observercost import ObserverCost
 from tests.unit.factories import (
     FAST_MEDIAN_OVERSHOOT,
     check,
@@ -87,7 +87,7 @@ def test_the_report_round_trips_as_json() -> None:
 def test_aggregating_finished_runs_writes_the_report_and_gives_the_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("harness.runsetup.runs_dir", lambda: tmp_path / "runs")
+    monkeypatch.setattr("harness.runs.lifecycle.runs_dir", lambda: tmp_path / "runs")
     passed, failed = tmp_path / "passed", tmp_path / "failed"
     for run_dir, summary in ((passed, passing_summary()), (failed, failing_summary())):
         run_dir.mkdir()

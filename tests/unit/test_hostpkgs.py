@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from harness import engine, hostpkgs
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
+from harness.substrate import engine, hostpkgs
 
 
 class _Apt:

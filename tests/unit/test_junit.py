@@ -1,4 +1,4 @@
-"""JUnit XML for a run (harness.junit)."""
+"""JUnit XML for a run (harness.outputs.junit)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from harness.junit import JUNIT_FILE, junit_bytes, write_junit
-from harness.summary import RunSummary, read_summary, write_summary
+from harness.outputs.junit import JUNIT_FILE, junit_bytes, write_junit
+from harness.outputs.summary import RunSummary, read_summary, write_summary
 from tests.unit.factories import (
     default_verdict,
     empty_verdict,

@@ -1,4 +1,4 @@
-"""Rendering the kind cluster config (harness.kindconfig)."""
+"""Rendering the kind cluster config (harness.cluster.kindconfig)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.kindconfig import (
+from harness.cluster.kindconfig import (
     CONFIG_HASH_LABEL,
     PATCH_FILE_NAME,
     PATCHES_MOUNT,

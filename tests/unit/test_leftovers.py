@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness import leftovers
 from harness.cli import interrupt_on_hangup_and_terminate
-from harness.leftovers import RunNamespace, classify, from_metadata
+from harness.runs import leftovers
+from harness.runs.leftovers import RunNamespace, classify, from_metadata
 
 ME = "laptop/100"
 

@@ -1,4 +1,4 @@
-"""The live demo view (harness.liveview): states from records, rich and plain rendering."""
+"""The live demo view (harness.outputs.liveview): states from records, rich and plain rendering."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from datetime import timedelta
 
 from rich.console import Console
 
-from harness.backoff import BackoffCurve
-from harness.liveview import (
+from harness.model.backoff import BackoffCurve
+from harness.outputs.liveview import (
     LiveView,
     WorkerState,
     plain_line,
@@ -19,7 +19,7 @@ from harness.liveview import (
     states_from,
     timeline_bar,
 )
-from harness.records import AttemptRecord
+from harness.recording.records import AttemptRecord
 from tests.unit.factories import (
     DEFAULT,
     FAST,

@@ -8,15 +8,15 @@ from typing import Any, cast
 
 import pytest
 
-from harness.backoff import KubeletBackoffConfig, curve_for
-from harness.checkrun import (
+from harness.core.errors import HarnessError
+from harness.model.backoff import KubeletBackoffConfig, curve_for
+from harness.runs.check import (
     CHECK_PROFILES,
     CheckProfile,
     Need,
     NeedRule,
     check_variants_have_workers,
 )
-from harness.errors import HarnessError
 from harness.verdict import restarts_needed
 from tests.unit.factories import DEFAULT, FAST, REDUCED
 

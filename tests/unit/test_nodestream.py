@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cri import (
+from harness.cluster.kubeletstate import KubeletProcess
+from harness.recording.cri import (
     EVENT_CREATED,
     EVENT_STARTED,
     EVENT_STOPPED,
@@ -21,8 +22,7 @@ from harness.cri import (
     EventSplitter,
     parse_event,
 )
-from harness.kubeletstate import KubeletProcess
-from harness.nodestream import (
+from harness.recording.nodestream import (
     NODE_PROGRAM,
     Listing,
     NodeStream,

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.observercost import (
+from harness.recording.observercost import (
     CpuReading,
     engine_cpu_s,
     observation_latencies_ms,
     observer_cost,
 )
-from harness.records import AttemptRecord
+from harness.recording.records import AttemptRecord
 
 TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -1,4 +1,4 @@
-"""Plots of a run (harness.plots), from a real quick run and from synthetic data."""
+"""Plots of a run (harness.outputs.plots), from a real quick run and from synthetic data."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.plots import (
+from harness.outputs.plots import (
     KNOWN_STYLES,
     plot_delays,
     plot_scenario_metrics,

@@ -14,11 +14,11 @@ import pytest
 import urllib3
 from kubernetes import client
 
-from harness.cri import CriEvent, parse_event, parse_ps
-from harness.errors import HarnessError
-from harness.kubeletstate import KubeletProcess
-from harness.nodestream import Listing, Tick
-from harness.recorder import ApiView, Recorder
+from harness.cluster.kubeletstate import KubeletProcess
+from harness.core.errors import HarnessError
+from harness.recording.cri import CriEvent, parse_event, parse_ps
+from harness.recording.nodestream import Listing, Tick
+from harness.recording.recorder import ApiView, Recorder
 
 
 def _ps_item(container_id: str, attempt: int) -> dict[str, object]:
@@ -333,7 +333,7 @@ def test_a_node_that_stops_answering_is_named_with_its_last_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock = [1000.0]
-    monkeypatch.setattr("harness.recorder.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("harness.recording.recorder.time.monotonic", lambda: clock[0])
     node = SwitchableNode()
     recorder = _recorder(tmp_path, node, {"node-1": "fast", "node-2": "default"})
     recorder._sample_once("node-1")
@@ -360,7 +360,7 @@ def test_a_gap_between_listings_is_kept_as_an_unobserved_span(
 ) -> None:
     recorder = _recorder(tmp_path, FakeNode())
     clock = [1000.0]
-    monkeypatch.setattr("harness.recorder.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("harness.recording.recorder.time.monotonic", lambda: clock[0])
     recorder._sample_once("node-1")
     clock[0] += 1.5  # a normal pace: nothing unobserved
     recorder._sample_once("node-1")
@@ -433,7 +433,7 @@ def _wait_until(recorder: Recorder, condition: Callable[[], bool], timeout: floa
 def test_a_container_the_events_missed_is_inspected_then_the_listing_counts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("harness.recorder.EVENT_GRACE", 0.05)
+    monkeypatch.setattr("harness.recording.recorder.EVENT_GRACE", 0.05)
     node = FakeNode()
     recorder = _recorder(tmp_path, node)
     listing = Listing(
@@ -451,7 +451,7 @@ def test_a_container_the_events_missed_is_inspected_then_the_listing_counts(
 def test_a_listing_with_a_container_that_cannot_be_inspected_does_not_count(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("harness.recorder.EVENT_GRACE", 0.05)
+    monkeypatch.setattr("harness.recording.recorder.EVENT_GRACE", 0.05)
     recorder = _recorder(tmp_path, FakeNode())
     listing = Listing(3_000, tuple(parse_ps(json.dumps({"containers": [_ps_item("gone", 1)]}))))
     recorder.on_pulse("node-1", listing)
@@ -465,7 +465,7 @@ def test_a_silent_pulse_leaves_an_unobserved_span(
 ) -> None:
     recorder = _recorder(tmp_path, FakeNode())
     clock = [1000.0]
-    monkeypatch.setattr("harness.recorder.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("harness.recording.recorder.time.monotonic", lambda: clock[0])
     recorder.on_pulse("node-1", Tick())
     clock[0] += 0.5
     recorder.on_pulse("node-1", Tick())

@@ -1,4 +1,4 @@
-"""Attempt records and the append-only attempts.jsonl (harness.records)."""
+"""Attempt records and the append-only attempts.jsonl (harness.recording.records)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from harness.cri import parse_inspect, parse_ps
-from harness.records import (
+from harness.recording.cri import parse_inspect, parse_ps
+from harness.recording.records import (
     ATTEMPTS_FILE,
     AttemptLog,
     AttemptLogError,

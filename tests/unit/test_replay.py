@@ -6,11 +6,11 @@ from pathlib import Path
 
 import yaml
 
-from harness.paths import PROJECT_ROOT
+from harness.core.paths import PROJECT_ROOT
+from harness.pods.export import NAMESPACE, replay_manifests, write_manifests
 from harness.profiles import load_cluster_spec
-from harness.replay import NAMESPACE, replay_manifests, write_manifests
 from harness.scenarios import SCENARIOS
-from harness.workload import STABLE_TAG
+from harness.substrate.workloadimage import STABLE_TAG
 
 WORKLOADS = PROJECT_ROOT / "workloads"
 WORKERS = [w.name for w in load_cluster_spec(PROJECT_ROOT / "clusters" / "crashloop.yaml").workers]

@@ -1,4 +1,4 @@
-"""The run report (harness.report): Markdown and self-contained HTML."""
+"""The run report (harness.outputs.report): Markdown and self-contained HTML."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.plots import ScenarioMetric
-from harness.report import (
+from harness.outputs.plots import ScenarioMetric
+from harness.outputs.report import (
     REPORT_MD,
     Block,
     Bullets,
@@ -22,7 +22,7 @@ from harness.report import (
     to_markdown,
     write_report,
 )
-from harness.summary import RunSummary
+from harness.outputs.summary import RunSummary
 from tests.unit.factories import (
     PNG_MAGIC,
     WORKERS,

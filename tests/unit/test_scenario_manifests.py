@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from harness.kindconfig import WORKER_LABEL
-from harness.manifests import MAIN_CONTAINER, RECORD_DIR, ROLE_LABEL, RUN_LABEL
+from harness.cluster.kindconfig import WORKER_LABEL
+from harness.pods import scenarios as sm
+from harness.pods.skeleton import MAIN_CONTAINER, RECORD_DIR, ROLE_LABEL, RUN_LABEL
 from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, SCENARIOS, TASK_ISOLATION
-from harness.scenarios import manifests as sm
-from harness.workload import BINARY, RUN_AS_USER
+from harness.substrate.workloadimage import BINARY, RUN_AS_USER
 
 IMAGE = "crashloop.local/workload:test"
 WORKERS = ("fast", "reduced", "default")

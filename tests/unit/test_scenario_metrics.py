@@ -8,8 +8,8 @@ from datetime import timedelta
 
 import pytest
 
-from harness.backoff import BackoffCurve, upper_tolerance
-from harness.records import AttemptRecord
+from harness.model.backoff import BackoffCurve, upper_tolerance
+from harness.recording.records import AttemptRecord
 from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, TASK_ISOLATION
 from harness.scenarios import metrics as m
 

@@ -1,4 +1,4 @@
-"""The run summary (harness.summary): building it, its statistics, summary.json."""
+"""The run summary (harness.outputs.summary): building it, its statistics, summary.json."""
 
 from __future__ import annotations
 
@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.backoff import (
+from harness.model.backoff import (
     KUBELET_CRASHLOOP_BACKOFF_MAX,
     REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
 )
-from harness.observercost import ObserverCost
-from harness.summary import (
+from harness.outputs.summary import (
     SUMMARY_FILE,
     SummaryError,
     outcome_of,
@@ -24,6 +23,7 @@ from harness.summary import (
     utc_iso,
     write_summary,
 )
+from harness.recording.observercost import ObserverCost
 from harness.verdict import judge_worker
 from tests.unit.factories import (
     FAST,

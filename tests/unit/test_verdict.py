@@ -7,10 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from harness.backoff import (
-    BackoffCurve,
-)
-from harness.records import AttemptRecord
+from harness.model.backoff import BackoffCurve
+from harness.recording.records import AttemptRecord
 from harness.verdict import (
     CLOCK_ROUNDING,
     CONFIRM_FROM,

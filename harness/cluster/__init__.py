@@ -1,0 +1,1 @@
+"""Stage 2: one kind cluster, its kubeadm patches and its live kubelet configs."""

@@ -1,0 +1,110 @@
+"""Compare each node's live kubelet config (/configz) with the profile it is labelled with.
+
+Every verdict of the harness assumes that a worker's kubelet really runs its
+profile; this module checks that assumption on the live node and produces the
+rows of the status table. Pure: it takes configz payloads, not an API client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness.cluster.kindconfig import PROFILE_LABEL, WORKER_LABEL
+from harness.model.backoff import (
+    KUBELET_CRASHLOOP_BACKOFF_MAX,
+    REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
+    BackoffCurve,
+    KubeletBackoffConfig,
+    curve_for,
+)
+from harness.model.durations import format_duration
+from harness.profiles import ClusterSpec
+
+# The gates whose value decides the curve; shown in the table.
+BACKOFF_GATES = (KUBELET_CRASHLOOP_BACKOFF_MAX, REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY)
+CURVE_PREVIEW = 8
+
+
+@dataclass(frozen=True)
+class NodeConfigRow:
+    """One node's live backoff settings and whether they match its profile."""
+
+    node: str
+    worker: str | None  # None for the control-plane
+    profile: str | None
+    max_container_restart_period: str
+    feature_gates: dict[str, bool]
+    curve: BackoffCurve
+    mismatches: tuple[str, ...]
+
+    @property
+    def matches(self) -> bool:
+        return not self.mismatches
+
+    def preview(self, count: int = CURVE_PREVIEW) -> str:
+        return ", ".join(format_duration(delay) for delay in self.curve.delays(count))
+
+
+def row_for(
+    node: str, labels: Mapping[str, str], configz: Mapping[str, Any], spec: ClusterSpec
+) -> NodeConfigRow:
+    live = KubeletBackoffConfig.from_configz(configz)
+    live_curve = curve_for(live)
+    worker_name = labels.get(WORKER_LABEL)
+    profile_name = labels.get(PROFILE_LABEL)
+    mismatches: list[str] = []
+    if worker_name is not None:
+        try:
+            worker = spec.worker(worker_name)
+        except KeyError:
+            mismatches.append(f"node {node}: worker {worker_name!r} is not in {spec.path}")
+        else:
+            mismatches += _compare(node, worker.name, worker.profile.config, live)
+            if profile_name != worker.profile.name:
+                mismatches.append(
+                    f"node {node}: label {PROFILE_LABEL}={profile_name}, "
+                    f"spec says {worker.profile.name}"
+                )
+    period = live.effective_max_container_restart_period
+    return NodeConfigRow(
+        node=node,
+        worker=worker_name,
+        profile=profile_name,
+        max_container_restart_period=format_duration(period) if period is not None else "-",
+        feature_gates={gate: live.gate_enabled(gate) for gate in BACKOFF_GATES},
+        curve=live_curve,
+        mismatches=tuple(mismatches),
+    )
+
+
+def _compare(
+    node: str, worker: str, wanted: KubeletBackoffConfig, live: KubeletBackoffConfig
+) -> list[str]:
+    """Field by field, what the live kubelet runs that the profile did not ask for."""
+    problems = []
+    where = f"node {node} (worker {worker})"
+    wanted_period = wanted.effective_max_container_restart_period
+    live_period = live.effective_max_container_restart_period
+    if wanted_period != live_period:
+        problems.append(
+            f"{where}: crashLoopBackOff.maxContainerRestartPeriod is "
+            f"{_show(live_period)} live, the profile asks for {_show(wanted_period)}"
+        )
+    for gate, value in wanted.feature_gates:
+        if live.gate_enabled(gate) != value:
+            problems.append(
+                f"{where}: featureGates.{gate} is {live.gate_enabled(gate)} live, "
+                f"the profile sets {value}"
+            )
+    if not problems and curve_for(wanted) != curve_for(live):
+        problems.append(
+            f"{where}: the live curve ({curve_for(live).describe()}) differs from the "
+            f"profile's ({curve_for(wanted).describe()})"
+        )
+    return problems
+
+
+def _show(value: Any) -> str:
+    return "unset" if value is None else format_duration(value)

@@ -1,0 +1,1 @@
+"""Tools every stage uses; imports nothing else of the harness."""

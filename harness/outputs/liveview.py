@@ -1,0 +1,334 @@
+"""The live terminal view of ``make demo``: one column per worker, side by side.
+
+Pure rendering plus one thin wrapper: :func:`states_from` turns what the
+recorder has seen (attempt records) and the model (a curve per worker) into
+:class:`WorkerState` values, :func:`render` turns those into a rich
+renderable, :func:`plain_line` into one line of text. :class:`LiveView`
+redraws the renderable in place on a terminal, and prints a plain line only
+when something changed anywhere else (a CI log, a pipe), where a redrawn
+screen would be thousands of lines of noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Final, Literal, Protocol
+
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.live import Live
+from rich.panel import Panel
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+from harness.model.backoff import BackoffCurve
+from harness.recording.records import AttemptRecord
+
+WorkerPhase = Literal["running", "waiting", "crashed"]
+
+_NS_PER_S: Final = 1_000_000_000
+TIMELINE_WIDTH: Final = 40  # when no width is given
+# Restarts per timeline cell, drawn denser the more fall into one cell.
+_MARKS: Final = "▁▃▅▇█"
+_ELAPSED_CELL: Final = "·"
+_PHASE_STYLE: Final[Mapping[str, str]] = {
+    "running": "bold green",
+    "waiting": "yellow",
+    "crashed": "bold red",
+}
+# Which KEP a profile demonstrates; shown so the audience can map the column to the talk.
+KEP_BY_PROFILE: Final[Mapping[str, str]] = {
+    "fast": "KEP-5593",
+    "reduced": "KEP-4603 (alpha)",
+    "default": "none (default)",
+}
+
+
+@dataclass(frozen=True)
+class WorkerState:
+    """What one worker's column shows at one moment.
+
+    ``state`` is "running" while the latest attempt has not exited, "waiting"
+    while it is in its back-off (``next_restart_in_s`` counts down), and
+    "crashed" once the modelled back-off is over but no new attempt has been
+    seen: the restart is due, or late. Before the first start the state is
+    "waiting" with no countdown. ``timeline`` holds restart times in seconds
+    since the run started.
+    """
+
+    worker: str
+    profile: str
+    kep: str
+    restarts: int
+    last_delay_s: float | None
+    last_expected_s: float | None
+    state: WorkerPhase
+    next_restart_in_s: float | None
+    timeline: Sequence[float]
+
+
+class ResultLike(Protocol):
+    """What :func:`states_from` needs of a run (a :class:`harness.runs.check.CheckResult`)."""
+
+    @property
+    def attempts(self) -> Mapping[str, Sequence[AttemptRecord]]: ...
+
+
+def states_from(
+    result_like: ResultLike,
+    curves: Mapping[str, BackoffCurve],
+    now_ns: int,
+    *,
+    start_ns: int | None = None,
+    profiles: Mapping[str, str] | None = None,
+) -> list[WorkerState]:
+    """Every worker's state at ``now_ns`` (Unix nanoseconds, the runtime's clock).
+
+    Workers come in the order of ``curves``, then any that only have records.
+    ``start_ns`` is when the run started (default: the first container
+    start); ``profiles`` maps worker to profile name (default: the worker's
+    own name, as in the harness's cluster). Curve resets after a long run
+    are not modelled: the demo's containers crash at once.
+    """
+    attempts = result_like.attempts
+    every = [a for records in attempts.values() for a in records]
+    origin = (
+        start_ns if start_ns is not None else min((a.started_at_ns for a in every), default=now_ns)
+    )
+    workers = list(curves) + [w for w in attempts if w not in curves]
+    states = []
+    for worker in workers:
+        profile = (profiles or {}).get(worker, worker)
+        states.append(
+            _state(
+                worker,
+                profile,
+                attempts.get(worker, ()),
+                curve=curves.get(worker),
+                now_ns=now_ns,
+                origin_ns=origin,
+            )
+        )
+    return states
+
+
+def _state(
+    worker: str,
+    profile: str,
+    records: Sequence[AttemptRecord],
+    *,
+    curve: BackoffCurve | None,
+    now_ns: int,
+    origin_ns: int,
+) -> WorkerState:
+    records = sorted(records, key=lambda a: (a.attempt, a.started_at_ns))
+    latest = records[-1] if records else None
+    base = WorkerState(
+        worker=worker,
+        profile=profile,
+        kep=KEP_BY_PROFILE.get(profile, "-"),
+        restarts=0,
+        last_delay_s=None,
+        last_expected_s=None,
+        # No container has started yet: the pod is still being scheduled or pulled.
+        state="waiting",
+        next_restart_in_s=None,
+        timeline=(),
+    )
+    if latest is None:
+        return base
+    previous = next((a for a in records if a.attempt == latest.attempt - 1), None)
+    last_delay = None
+    if previous is not None and previous.finished_at_ns is not None:
+        last_delay = (latest.started_at_ns - previous.finished_at_ns) / _NS_PER_S
+
+    def expected(n: int) -> float | None:
+        return None if curve is None else curve.delay_before_restart(n).total_seconds()
+
+    state: WorkerPhase = "running"
+    next_in = None
+    if latest.finished_at_ns is not None:
+        wait = expected(latest.attempt + 1)
+        elapsed = (now_ns - latest.finished_at_ns) / _NS_PER_S
+        next_in = None if wait is None else max(wait - elapsed, 0.0)
+        # Without a curve the wait is unknown, so it cannot be called overdue.
+        state = "crashed" if next_in == 0.0 else "waiting"
+    return WorkerState(
+        worker=worker,
+        profile=profile,
+        kep=base.kep,
+        restarts=latest.attempt,
+        last_delay_s=last_delay,
+        last_expected_s=expected(latest.attempt) if latest.attempt >= 1 else None,
+        state=state,
+        next_restart_in_s=next_in,
+        timeline=tuple(
+            (a.started_at_ns - origin_ns) / _NS_PER_S for a in records if a.attempt >= 1
+        ),
+    )
+
+
+# --- rendering -----------------------------------------------------------------------------
+
+
+def _secs(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}s"
+
+
+def next_restart_text(state: WorkerState) -> str:
+    """e.g. "in 1.4s", "due now", or "-" while running or unknown."""
+    if state.state == "crashed":
+        return "due now"
+    if state.next_restart_in_s is None:
+        return "-"
+    return f"in {state.next_restart_in_s:.1f}s"
+
+
+def timeline_bar(
+    restart_times_s: Sequence[float],
+    elapsed_s: float,
+    duration_s: float,
+    width: int = TIMELINE_WIDTH,
+) -> str:
+    """One line of ``width`` cells over 0..duration: a mark per cell with restarts.
+
+    Cells already lived through are dotted, the future is blank, so the bar
+    doubles as the run's progress.
+    """
+    span = max(duration_s, elapsed_s, 1e-9)
+    counts = [0] * width
+    for moment in restart_times_s:
+        cell = min(int(max(moment, 0.0) / span * width), width - 1)
+        counts[cell] += 1
+    lived = min(int(elapsed_s / span * width + 0.999), width)
+    cells = []
+    for index, count in enumerate(counts):
+        if count:
+            cells.append(_MARKS[min(count, len(_MARKS)) - 1])
+        else:
+            cells.append(_ELAPSED_CELL if index < lived else " ")
+    return "".join(cells)
+
+
+@dataclass(frozen=True)
+class _Timeline:
+    """The timeline bar, as wide as the space it is given (a panel's inner width)."""
+
+    times: Sequence[float]
+    elapsed_s: float
+    duration_s: float
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # Two cells for the bar's ends; at least one for the bar itself.
+        width = max(options.max_width - 2, 1)
+        bar = timeline_bar(self.times, self.elapsed_s, self.duration_s, width)
+        yield Text(f"|{bar}|", no_wrap=True, overflow="crop")
+
+
+def _panel(state: WorkerState, elapsed_s: float, duration_s: float) -> Panel:
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column()
+    last = f"{_secs(state.last_delay_s)} (model {_secs(state.last_expected_s)})"
+    # Text, not markup: worker and profile names come from the user's files.
+    grid.add_row("profile", Text(state.profile))
+    grid.add_row("KEP", Text(state.kep))
+    grid.add_row("restarts", Text(str(state.restarts), style="bold"))
+    grid.add_row("last delay", Text(last))
+    grid.add_row("state", Text(state.state, style=_PHASE_STYLE[state.state]))
+    grid.add_row("next restart", Text(next_restart_text(state)))
+    timeline = _Timeline(state.timeline, elapsed_s, duration_s)
+    return Panel(
+        Group(grid, Text("restarts over the run", style="dim"), timeline),
+        title=Text(state.worker, style="bold"),
+        title_align="left",
+    )
+
+
+def render(states: Sequence[WorkerState], elapsed_s: float, duration_s: float) -> RenderableType:
+    """A header with the run's progress over one panel per worker, side by side."""
+    header = Table.grid(padding=(0, 1))
+    header.add_row(
+        Text(f"crashloop demo: {elapsed_s:.0f}s of {duration_s:.0f}s"),
+        ProgressBar(total=max(duration_s, 1e-9), completed=min(elapsed_s, duration_s), width=40),
+    )
+    # A grid with equal-ratio columns, not rich.columns.Columns: Columns wraps
+    # onto new rows when narrow, and the point is to see the workers side by side.
+    row = Table.grid(expand=True, padding=(0, 1))
+    for _ in states:
+        row.add_column(ratio=1)
+    row.add_row(*(_panel(s, elapsed_s, duration_s) for s in states))
+    return Group(header, row)
+
+
+def plain_line(states: Sequence[WorkerState], elapsed_s: float) -> str:
+    """One line for logs: "[  12.0s] fast: 4 restarts, running | ..."."""
+    parts = []
+    for s in states:
+        last = ""
+        if s.last_delay_s is not None:
+            last = f", last {s.last_delay_s:.1f}s (model {_secs(s.last_expected_s)})"
+        upcoming = next_restart_text(s)
+        state = s.state if upcoming == "-" else f"{s.state}, next restart {upcoming}"
+        parts.append(f"{s.worker}: {s.restarts} restarts, {state}{last}")
+    return f"[{elapsed_s:7.1f}s] " + " | ".join(parts)
+
+
+def _change_key(states: Sequence[WorkerState]) -> tuple[tuple[str, int, str], ...]:
+    # The countdown moves on every sample; only a restart or a new state is news.
+    return tuple((s.worker, s.restarts, s.state) for s in states)
+
+
+class LiveView:
+    """``with LiveView(duration_s) as view: view.update(states, elapsed_s)``.
+
+    On a terminal the view is redrawn in place (and stays on screen after
+    the run); elsewhere one plain line is printed per change.
+    """
+
+    def __init__(
+        self,
+        duration_s: float,
+        console: Console | None = None,
+        refresh_per_second: float = 4,
+    ) -> None:
+        self.duration_s = duration_s
+        self.console = console or Console()
+        self._refresh = refresh_per_second
+        self._live: Live | None = None
+        self._last_key: tuple[tuple[str, int, str], ...] | None = None
+
+    def __enter__(self) -> LiveView:
+        if self.console.is_terminal:
+            self._live = Live(
+                console=self.console,
+                refresh_per_second=self._refresh,
+                transient=False,
+                screen=False,
+            )
+            self._live.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def update(self, states: Sequence[WorkerState], elapsed_s: float) -> None:
+        if self._live is not None:
+            self._live.update(render(states, elapsed_s, self.duration_s), refresh=True)
+            return
+        key = _change_key(states)
+        if key != self._last_key:
+            self._last_key = key
+            # markup/highlight off: the line is data, printed as is.
+            self.console.print(
+                plain_line(states, elapsed_s), markup=False, highlight=False, soft_wrap=True
+            )

@@ -1,0 +1,419 @@
+"""A self-contained report of one run: ``report.md`` and ``report.html`` in its run directory.
+
+The report is what a reader opens first: what ran where, the verdict, every
+restart against the model, the scenarios' takeaways and the plots. The HTML
+file stands alone (plots embedded as data URIs) so it survives being mailed
+or attached to a CI job; the Markdown file links the PNGs next to it.
+
+Both are rendered from one list of blocks, so they cannot drift apart. Every
+piece of text from the run (names, reasons, kubelet messages) is escaped for
+the format it lands in: a pod named ``<script>`` must print, not run.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from harness.core.atomicfile import write_atomically
+from harness.outputs.plots import (
+    ScenarioMetric,
+    plot_delays,
+    plot_scenario_metrics,
+    plot_start_latency,
+    plot_timeline,
+)
+from harness.outputs.render import restart_cells
+from harness.outputs.summary import RunSummary, WorkerSummary
+from harness.recording.records import AttemptRecord
+
+REPORT_MD: Final = "report.md"
+REPORT_HTML: Final = "report.html"
+PLOT_DELAYS: Final = "delays"
+PLOT_TIMELINE: Final = "timeline"
+PLOT_SCENARIOS: Final = "scenarios"
+PLOT_START_LATENCY: Final = "start-latency"
+
+# Notes are many (one per pod-status timestamp that disagrees with the
+# runtime's); the Markdown shows the first few, summary.json keeps them all.
+_MD_NOTES_SHOWN: Final = 5
+_PASS: Final = "PASS"
+_FAIL: Final = "FAIL"
+
+
+# --- blocks --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    text: str
+
+
+@dataclass(frozen=True)
+class Bullets:
+    """A list; with ``folded`` set, the HTML folds it under that title."""
+
+    items: tuple[str, ...]
+    folded: str | None = None
+
+
+@dataclass(frozen=True)
+class Table:
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class Image:
+    """A PNG next to the report: linked from the Markdown, embedded in the HTML."""
+
+    path: Path
+    alt: str
+
+
+Block = Heading | Paragraph | Bullets | Table | Image
+
+
+# --- content -------------------------------------------------------------------------------
+
+
+def _seconds(value: float | None, spec: str = ".3f") -> str:
+    return "-" if value is None else f"{value:{spec}}s"
+
+
+def _result(passed: bool) -> str:
+    return _PASS if passed else _FAIL
+
+
+def report_blocks(
+    summary: RunSummary,
+    plots: Sequence[Image] = (),
+    scenario_metrics: Sequence[ScenarioMetric] = (),
+) -> list[Block]:
+    """The report's content, top to bottom."""
+    blocks: list[Block] = [
+        Heading(1, f"CrashLoopBackOff run {summary.run_id}"),
+        Paragraph(
+            f"{summary.kind} run, profile {summary.profile}, "
+            f"from {summary.started_at} to {summary.finished_at}."
+        ),
+        *_verdict_blocks(summary),
+        Heading(2, "Cluster"),
+        Table(
+            ("cluster", "node image", "Kubernetes"),
+            (
+                (
+                    summary.cluster.name,
+                    summary.cluster.node_image,
+                    summary.cluster.kubernetes_version,
+                ),
+            ),
+        ),
+        Heading(2, "Live kubelet config per worker"),
+        _config_table(summary.workers),
+        *_observer_blocks(summary),
+    ]
+    if scenario_metrics:
+        blocks += [
+            Heading(2, "Takeaways: scenarios, measured vs model"),
+            _takeaways(scenario_metrics),
+        ]
+    if plots:
+        blocks += [Heading(2, "Plots"), *plots]
+    blocks.append(Heading(2, "Restarts per worker"))
+    for worker in summary.workers:
+        blocks += _worker_blocks(worker)
+    return blocks
+
+
+def _observer_blocks(summary: RunSummary) -> list[Block]:
+    """What observing the run cost the machine whose kubelets it judged."""
+    cost = summary.observer
+    if cost is None:
+        return []
+
+    def value(number: float | None, spec: str) -> str:
+        return "n/a" if number is None else format(number, spec)
+
+    return [
+        Heading(2, "Observer"),
+        Paragraph(cost.headline()),
+        Table(
+            (
+                "observer",
+                "wall",
+                "harness CPU",
+                "engine CPU",
+                "per minute (harness + engine)",
+                "share of a core",
+                "seen median",
+                "seen p95",
+                "seen max",
+                "inspected after a listing",
+                "reader restarts",
+            ),
+            (
+                (
+                    cost.observer,
+                    f"{cost.wall_s:.0f} s",
+                    f"{cost.harness_cpu_s:.1f} s",
+                    value(cost.engine_cpu_s, ".1f") + " s",
+                    f"{cost.harness_per_min_s:.2f} + {value(cost.engine_per_min_s, '.2f')} s",
+                    value(None if cost.share_of_core is None else 100 * cost.share_of_core, ".1f")
+                    + " %",
+                    value(cost.latency_median_ms, ".0f") + " ms",
+                    value(cost.latency_p95_ms, ".0f") + " ms",
+                    value(cost.latency_max_ms, ".0f") + " ms",
+                    str(cost.reconciled),
+                    str(cost.reconnects),
+                ),
+            ),
+        ),
+    ]
+
+
+def _verdict_blocks(summary: RunSummary) -> list[Block]:
+    verdict = summary.status.upper()
+    if summary.reason:
+        verdict += f": {summary.reason}"
+    blocks: list[Block] = [Heading(2, "Verdict"), Paragraph(verdict)]
+    if summary.failures:
+        blocks.append(Bullets(tuple(summary.failures)))
+    rows = tuple(
+        (
+            w.worker,
+            w.profile or "-",
+            str(len(w.checks)),
+            _seconds(w.overshoot_median_s, "+.3f"),
+            _seconds(w.overshoot_max_s, "+.3f"),
+            f"{w.reported_seen}/{w.reported_expected}",
+            _seconds(w.start_latency_median_s, ".3f"),
+            _result(w.passed),
+        )
+        for w in summary.workers
+    )
+    headers = (
+        "worker",
+        "profile",
+        "restarts checked",
+        "median overshoot",
+        "max overshoot",
+        "back-offs reported",
+        "median start latency",
+        "result",
+    )
+    blocks.append(Table(headers, rows))
+    return blocks
+
+
+def _config_table(workers: Sequence[WorkerSummary]) -> Table:
+    rows = []
+    for w in workers:
+        config = w.live_config
+        if config is None:
+            rows.append((w.worker, w.node, w.profile or "-", "not read", "-", "-", "-"))
+            continue
+        gates = ", ".join(
+            f"{name}={'on' if on else 'off'}" for name, on in sorted(config.feature_gates.items())
+        )
+        rows.append(
+            (
+                w.worker,
+                w.node,
+                w.profile or "-",
+                config.max_container_restart_period,
+                gates or "-",
+                f"{config.initial_s:g}s..{config.max_s:g}s",
+                "; ".join(config.mismatches) or "yes",
+            )
+        )
+    headers = (
+        "worker",
+        "node",
+        "profile",
+        "maxContainerRestartPeriod",
+        "feature gates",
+        "curve",
+        "matches profile",
+    )
+    return Table(headers, tuple(rows))
+
+
+def _takeaways(metrics: Sequence[ScenarioMetric]) -> Table:
+    """The talk's summary shape: a row per scenario and metric, a column per worker."""
+    workers = list(dict.fromkeys(m.worker for m in metrics))
+    keys = list(dict.fromkeys((m.scenario, m.metric, m.unit) for m in metrics))
+    cells = {(m.scenario, m.metric, m.unit, m.worker): m for m in metrics}
+    rows = []
+    for scenario, metric, unit in keys:
+        row = [scenario, f"{metric} ({unit})"]
+        for worker in workers:
+            found = cells.get((scenario, metric, unit, worker))
+            if found is None:
+                row.append("-")
+                continue
+            measured = "not reached" if found.measured is None else f"{found.measured:.3g}"
+            row.append(f"{measured} (model {found.expected:.3g})")
+        rows.append(tuple(row))
+    return Table(("scenario", "metric", *workers), tuple(rows))
+
+
+def _worker_blocks(worker: WorkerSummary) -> list[Block]:
+    rows = tuple((*restart_cells(c), _result(c.passed), c.reason) for c in worker.checks)
+    headers = ("restart n", "expected", "measured", "margin", "upper bound", "kubelet reported")
+    blocks: list[Block] = [
+        Heading(3, f"{worker.worker} on {worker.node}: {_result(worker.passed)}"),
+        Table((*headers, "result", "why"), rows) if rows else Paragraph("no restart was measured"),
+    ]
+    if worker.problems:
+        blocks.append(Bullets(worker.problems))
+    if worker.notes:
+        blocks.append(Bullets(worker.notes, folded=f"{len(worker.notes)} notes"))
+    return blocks
+
+
+# --- Markdown ------------------------------------------------------------------------------
+
+# Characters that would start emphasis, code, links, HTML or end a table cell.
+_MD_SPECIAL: Final = re.compile(r"([\\`*_\[\]<>|~&#])")
+
+
+def md_escape(text: str) -> str:
+    """``text`` as literal Markdown inline text, on one line."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+def to_markdown(blocks: Sequence[Block]) -> str:
+    parts = [_md_block(block) for block in blocks]
+    return "\n\n".join(parts) + "\n"
+
+
+def _md_block(block: Block) -> str:
+    match block:
+        case Heading(level, text):
+            return f"{'#' * level} {md_escape(text)}"
+        case Paragraph(text):
+            return md_escape(text)
+        case Bullets(items, folded):
+            shown = items if folded is None else items[:_MD_NOTES_SHOWN]
+            lines = [f"- {md_escape(item)}" for item in shown]
+            if len(shown) < len(items):
+                lines.append(f"- ... {len(items) - len(shown)} more in summary.json")
+            return "\n".join(lines)
+        case Table(headers, rows):
+            lines = [
+                _md_row(headers),
+                "|" + "|".join("---" for _ in headers) + "|",
+                *(_md_row(row) for row in rows),
+            ]
+            return "\n".join(lines)
+        case Image(path, alt):
+            return f"![{md_escape(alt)}]({path.name})"
+
+
+def _md_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(md_escape(cell) for cell in cells) + " |"
+
+
+# --- HTML ----------------------------------------------------------------------------------
+
+_CSS: Final = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #bbb; padding: 0.25em 0.6em; text-align: left; }
+th { background: #f0f0f0; }
+td.pass { color: #006400; font-weight: bold; }
+td.fail { color: #b00000; font-weight: bold; }
+img { max-width: 100%; height: auto; display: block; margin: 1em 0; }
+"""
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def to_html(blocks: Sequence[Block], title: str) -> str:
+    body = "\n".join(_html_block(block) for block in blocks)
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{_esc(title)}</title>\n<style>{_CSS}</style>\n</head>\n"
+        f"<body>\n{body}\n</body>\n</html>\n"
+    )
+
+
+def _html_block(block: Block) -> str:
+    match block:
+        case Heading(level, text):
+            return f"<h{level}>{_esc(text)}</h{level}>"
+        case Paragraph(text):
+            return f"<p>{_esc(text)}</p>"
+        case Bullets(items, folded):
+            listing = "<ul>" + "".join(f"<li>{_esc(item)}</li>" for item in items) + "</ul>"
+            if folded is None:
+                return listing
+            return f"<details><summary>{_esc(folded)}</summary>{listing}</details>"
+        case Table(headers, rows):
+            head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
+            body = "".join("<tr>" + "".join(_html_cell(c) for c in row) + "</tr>" for row in rows)
+            return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        case Image(path, alt):
+            data = base64.b64encode(path.read_bytes()).decode("ascii")
+            return f'<img alt="{_esc(alt)}" src="data:image/png;base64,{data}">'
+
+
+def _html_cell(text: str) -> str:
+    # The word carries the verdict; the class only colours it.
+    css = {_PASS: ' class="pass"', _FAIL: ' class="fail"'}.get(text, "")
+    return f"<td{css}>{_esc(text)}</td>"
+
+
+# --- the files -----------------------------------------------------------------------------
+
+
+def _ordered(
+    summary: RunSummary, attempts_by_worker: Mapping[str, Sequence[AttemptRecord]]
+) -> dict[str, Sequence[AttemptRecord]]:
+    # The summary's worker order, so every plot and table lists workers alike.
+    order = [w.worker for w in summary.workers]
+    order += [w for w in attempts_by_worker if w not in order]
+    return {w: attempts_by_worker[w] for w in order if w in attempts_by_worker}
+
+
+def write_report(
+    run_dir: Path,
+    summary: RunSummary,
+    attempts_by_worker: Mapping[str, Sequence[AttemptRecord]],
+    scenario_metrics: Sequence[ScenarioMetric] = (),
+) -> Path:
+    """Write the plots, ``report.md`` and ``report.html`` into ``run_dir``; the HTML's path."""
+    run_dir = Path(run_dir)
+    images = [
+        Image(plot_delays(summary, run_dir / PLOT_DELAYS)[0], "restart delay per restart"),
+        Image(
+            plot_timeline(_ordered(summary, attempts_by_worker), run_dir / PLOT_TIMELINE)[0],
+            "cumulative restarts over time",
+        ),
+        Image(
+            plot_start_latency(summary, run_dir / PLOT_START_LATENCY)[0],
+            "start latency per restart (started - created), kept out of the judged delays",
+        ),
+    ]
+    if scenario_metrics:
+        written = plot_scenario_metrics(scenario_metrics, run_dir / PLOT_SCENARIOS)
+        images.append(Image(written[0], "scenario metrics, measured vs model"))
+    blocks = report_blocks(summary, images, scenario_metrics)
+    write_atomically(run_dir / REPORT_MD, to_markdown(blocks).encode("utf-8"))
+    title = f"CrashLoopBackOff run {summary.run_id}"
+    return write_atomically(run_dir / REPORT_HTML, to_html(blocks, title).encode("utf-8"))

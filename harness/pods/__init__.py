@@ -1,0 +1,1 @@
+"""Stage 4, pure: every pod the harness deploys, and the same pods as YAML for workloads/."""

@@ -1,0 +1,103 @@
+"""Workload manifests, rendered per worker (pure: plain dicts for the API).
+
+Every pod passes the `restricted` Pod Security level (non-root, no privilege
+escalation, all capabilities dropped, RuntimeDefault seccomp), has requests and
+limits, never pulls its image, and is pinned to one worker by its label.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from harness.cluster.kindconfig import WORKER_LABEL
+from harness.substrate.workloadimage import RUN_AS_USER
+
+RUN_LABEL: Final = "crashloop.harness/run"
+ROLE_LABEL: Final = "crashloop.harness/role"
+MAIN_CONTAINER: Final = "app"
+RECORD_DIR: Final = "/records"
+
+_RESOURCES: Final = {
+    "requests": {"cpu": "10m", "memory": "16Mi"},
+    "limits": {"cpu": "100m", "memory": "32Mi"},
+}
+
+
+def container_security() -> dict[str, Any]:
+    return {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "runAsNonRoot": True,
+        "runAsUser": RUN_AS_USER,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def workload_container(
+    name: str, image: str, args: list[str], resources: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "image": image,
+        "imagePullPolicy": "Never",
+        "args": args,
+        "resources": resources or _RESOURCES,
+        "securityContext": container_security(),
+        "volumeMounts": [{"name": "records", "mountPath": RECORD_DIR}],
+    }
+
+
+def pod_for_worker(
+    *,
+    name: str,
+    worker: str,
+    run_id: str,
+    role: str,
+    containers: list[dict[str, Any]],
+    init_containers: list[dict[str, Any]] | None = None,
+    restart_policy: str = "Always",
+) -> dict[str, Any]:
+    """A pod on ``worker``, labelled with the run and its role in it."""
+    spec: dict[str, Any] = {
+        "nodeSelector": {WORKER_LABEL: worker},
+        "restartPolicy": restart_policy,
+        # The harness deletes its pods; no need to wait for a graceful stop.
+        "terminationGracePeriodSeconds": 1,
+        "securityContext": {
+            "runAsNonRoot": True,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": containers,
+        # An emptyDir outlives container restarts: the workload's own timeline.
+        "volumes": [{"name": "records", "emptyDir": {"sizeLimit": "1Mi"}}],
+    }
+    if init_containers:
+        spec["initContainers"] = init_containers
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "labels": {RUN_LABEL: run_id, ROLE_LABEL: role, WORKER_LABEL: worker},
+        },
+        "spec": spec,
+    }
+
+
+def crashing_pod(worker: str, run_id: str, image: str, exit_code: int = 1) -> dict[str, Any]:
+    """The bare conformance workload: a container that exits at once, forever."""
+    args = ["--mode", "exit", "--exit-code", str(exit_code)]
+    return conformance_pod(f"crash-{worker}", worker, run_id, image, args)
+
+
+def conformance_pod(
+    name: str, worker: str, run_id: str, image: str, args: list[str]
+) -> dict[str, Any]:
+    """A conformance pod: the workload with ``args`` (plus its record dir) as its one container."""
+    return pod_for_worker(
+        name=name,
+        worker=worker,
+        run_id=run_id,
+        role="conformance",
+        containers=[workload_container(MAIN_CONTAINER, image, [*args, "--record-dir", RECORD_DIR])],
+    )

@@ -1,0 +1,142 @@
+"""The pod watch: what the pod status says about each attempt of a run.
+
+It reads the kubelet's own decision (``state.waiting.message``, the back-off
+before the next attempt) and the API's whole-second times, a cross-check of
+the runtime's, and hands each to the recorder as a note keyed like the
+runtime's attempts. It resumes from its resourceVersion after a dropped
+stream and relists after 410 Gone; a relist loses nothing, since the runtime
+is the source of attempts.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, Final, Protocol
+
+from kubernetes import client, watch
+
+from harness.core import timeouts
+from harness.model.backoff import parse_backoff_message
+from harness.recording.records import AttemptKey
+
+WATCH_WINDOW_S: Final = 60
+# After a failed watch request, ask again this soon (a period, not a wait).
+WATCH_RETRY_S: Final = 1.0
+_GONE: Final = 410
+
+
+class Note(Protocol):
+    """Where the watch hands what it read about one attempt."""
+
+    def __call__(
+        self,
+        key: AttemptKey,
+        *,
+        reported: float | None = None,
+        started: str | None = None,
+        finished: str | None = None,
+    ) -> None: ...
+
+
+class PodWatch:
+    """Watches the pods of ``namespace`` and notes what their statuses say."""
+
+    def __init__(
+        self,
+        api: client.ApiClient,
+        namespace: str,
+        note: Note,
+        problem: Callable[[str], None],
+        stop: threading.Event,
+    ) -> None:
+        self.api = api
+        self.namespace = namespace
+        self.relists = 0
+        self._note = note
+        self._problem = problem
+        self._stop = stop
+
+    def run(self) -> None:
+        """List, then watch, until stopped; resume or relist as the API requires."""
+        core = client.CoreV1Api(self.api)
+        resource_version = ""
+        while not self._stop.is_set():
+            try:
+                if not resource_version:
+                    listed = core.list_namespaced_pod(
+                        self.namespace, _request_timeout=timeouts.API_REQUEST
+                    )
+                    for pod in listed.items:
+                        self.observe_pod(pod)
+                    resource_version = listed.metadata.resource_version
+                    self.relists += 1
+                stream = watch.Watch().stream(
+                    core.list_namespaced_pod,
+                    self.namespace,
+                    resource_version=resource_version,
+                    timeout_seconds=WATCH_WINDOW_S,
+                    _request_timeout=WATCH_WINDOW_S + timeouts.API_REQUEST,
+                )
+                for event in stream:
+                    if self._stop.is_set():
+                        break
+                    if event["type"] == "ERROR":
+                        if event["raw_object"].get("code") == _GONE:
+                            resource_version = ""
+                            break
+                        continue
+                    pod = event["object"]
+                    resource_version = pod.metadata.resource_version
+                    self.observe_pod(pod)
+            except client.ApiException as error:
+                if error.status == _GONE:
+                    resource_version = ""
+                    continue
+                self._problem(f"pod watch: {error.status} {error.reason}")
+                self._stop.wait(WATCH_RETRY_S)
+            except Exception as error:  # a dropped stream: resume from resource_version
+                self._problem(f"pod watch: {type(error).__name__}: {error}")
+                self._stop.wait(WATCH_RETRY_S)
+
+    def observe_pod(self, pod: Any) -> None:
+        """Note what one pod's container statuses say about each attempt."""
+        uid = pod.metadata.uid
+        statuses = [
+            *(pod.status.init_container_statuses or []),
+            *(pod.status.container_statuses or []),
+        ]
+        for status in statuses:
+            restarts = int(status.restart_count or 0)
+            waiting = status.state.waiting if status.state else None
+            if waiting is not None and waiting.message:
+                backoff = parse_backoff_message(waiting.message)
+                if backoff is not None:
+                    # The wait before the next attempt, numbered like the runtime's.
+                    self._note((uid, status.name, restarts + 1), reported=backoff.total_seconds())
+            running = status.state.running if status.state else None
+            if running is not None and running.started_at is not None:
+                self._note((uid, status.name, restarts), started=running.started_at.isoformat())
+            terminated = status.state.terminated if status.state else None
+            if terminated is not None:
+                started, finished = _times(terminated)
+                self._note((uid, status.name, restarts), started=started, finished=finished)
+            # While the container waits out its back-off (a waiting state with the
+            # kubelet's reason), the kubelet has moved the attempt that just exited
+            # (number `restarts`) into lastState. While an attempt runs, shows as
+            # terminated, or is created but not yet started (waiting with no
+            # reason, `restarts` already counting it), lastState is the one before.
+            last = status.last_state.terminated if status.last_state else None
+            backing_off = waiting is not None and bool(waiting.reason)
+            last_attempt = restarts if backing_off else restarts - 1
+            if last is not None and last_attempt >= 0:
+                started, finished = _times(last)
+                self._note((uid, status.name, last_attempt), started=started, finished=finished)
+
+
+def _times(terminated: Any) -> tuple[str | None, str | None]:
+    """A terminated state's start and finish, as the pod status gives them."""
+    return (
+        terminated.started_at.isoformat() if terminated.started_at else None,
+        terminated.finished_at.isoformat() if terminated.finished_at else None,
+    )

@@ -1,0 +1,498 @@
+"""Record every container attempt of a run, as it happens.
+
+Two sources feed one append-only log:
+
+- per node, one long-lived reader (:mod:`harness.recording.nodestream`) follows the
+  container runtime's own event stream inside the kind node: every start and
+  exit arrives within milliseconds, with nanosecond start and finish times
+  from the same clock the kubelet uses. Its pulse proves the node alive
+  (node silence, frozen spans), lists the run's containers every few seconds
+  as a safety net (anything an event did not deliver is inspected then) and
+  reports the kubelet's process (a restart mid-run ends the run). Nothing
+  else polls the nodes. The ``poll`` observer instead lists and inspects
+  every node each SAMPLE_PERIOD through `docker exec`: the way attempts were
+  recorded before, kept to compare both on the same runs;
+- a pod watch reads the kubelet's own decision (`state.waiting.message`, the
+  back-off before the next attempt) and the API's whole-second times as a
+  cross-check. It resumes from its resourceVersion after a dropped stream and
+  relists after 410 Gone; a relist loses nothing, since the runtime is the
+  source of attempts.
+
+Each node's clock is read once at the start (``date +%s%N`` in the node). A
+listing's time on the node's clock is what an overdue restart is judged
+against, and a listing counts only once every container it shows is in the
+records: a reader that falls behind can never make a restart look overdue.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Literal
+
+from kubernetes import client
+
+from harness.cluster.kubeletstate import KubeletChanges, KubeletProcess, changes_between
+from harness.core import timeouts
+from harness.core.errors import HarnessError, first_line
+from harness.core.proc import run
+from harness.recording.cri import (
+    POD_NAMESPACE_LABEL,
+    STATE_EXITED,
+    STATE_RUNNING,
+    CriContainer,
+    CriEvent,
+    parse_inspect_all,
+    parse_ps,
+)
+from harness.recording.nodestream import (
+    Listing,
+    NodeStream,
+    PulseLine,
+    Spawn,
+    Tick,
+    docker_exec_argv,
+)
+from harness.recording.observercost import CpuReading, ObserverCost, observer_cost, read_cpu
+from harness.recording.podwatch import PodWatch
+from harness.recording.records import AttemptKey, AttemptLog, AttemptRecord
+
+Observer = Literal["events", "poll"]
+OBSERVERS: Final[tuple[Observer, ...]] = ("events", "poll")
+# The poll observer's period.
+SAMPLE_PERIOD: Final = 0.5
+# A node normally speaks every PULSE_PERIOD (0.5s; the poll observer every
+# SAMPLE_PERIOD plus one `docker exec`). A longer silence means the node
+# (paused, frozen) or the host (overloaded) did not run as it should: a
+# restart late across such a gap is not the kubelet's fault to judge.
+UNOBSERVED_GAP: Final = 2.0
+# A listing that shows a container the events have not delivered yet waits
+# this long for the event before the container is inspected directly.
+EVENT_GRACE: Final = 1.0
+
+
+@dataclass
+class ApiView:
+    """What the pod status told about one attempt (noted by the pod watch)."""
+
+    reported_backoff_s: float | None = None
+    api_started_at: str | None = None
+    api_finished_at: str | None = None
+
+
+@dataclass
+class RecorderErrors:
+    """Problems the threads met; kept for the summary instead of being lost."""
+
+    messages: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, message: str) -> None:
+        with self.lock:
+            if message not in self.messages[-5:]:
+                self.messages.append(message)
+
+
+class Recorder:
+    """Records the attempts of every pod in ``namespace`` into ``run_dir``."""
+
+    def __init__(
+        self,
+        *,
+        api: client.ApiClient,
+        namespace: str,
+        run_id: str,
+        run_dir: Path,
+        node_workers: Mapping[str, str],
+        exec_in_node: Callable[[str, list[str]], str] | None = None,
+        observer: Observer = "events",
+        spawn: Spawn | None = None,
+    ) -> None:
+        self.api = api
+        self.namespace = namespace
+        self.run_id = run_id
+        self.node_workers = dict(node_workers)
+        self.observer = observer
+        self.log = AttemptLog(run_dir)
+        self.errors = RecorderErrors()
+        self._exec = exec_in_node or _docker_exec
+        self._spawn = spawn
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._stop = threading.Event()
+        self._api_view: dict[AttemptKey, ApiView] = {}
+        self._threads: list[threading.Thread] = []
+        self._streams: list[NodeStream] = []
+        self.watch = PodWatch(api, namespace, self._note, self.errors.add, self._stop)
+        # Containers a listing showed before any event did, then inspected.
+        self.reconciled = 0
+        # Per node: when it last spoke (monotonic), and how it last failed.
+        self._answered_at = dict.fromkeys(self.node_workers, time.monotonic())
+        self._last_failure: dict[str, str] = {}
+        # Per node: node clock minus host clock, and the node-clock time of its
+        # last complete listing (taken just before the listing was asked for).
+        self._clock_offset_ns: dict[str, int] = {}
+        self._listed_at_ns: dict[str, int] = {}
+        self._heard_ns: dict[str, int] = {}
+        # Per node: (from, to) node-clock ns between two signs of life UNOBSERVED_GAP apart.
+        self._unobserved: dict[str, list[tuple[int, int]]] = {}
+        # Per node: the kubelet process its first and latest pulse reported.
+        self._kubelet_first: dict[str, KubeletProcess] = {}
+        self._kubelet_last: dict[str, KubeletProcess] = {}
+        # What observing cost, known once stopped.
+        self._cpu_before: CpuReading | None = None
+        self.cost: ObserverCost | None = None
+        self._closed = False
+
+    # lifecycle -----------------------------------------------------------
+    def start(self) -> None:
+        self._cpu_before = read_cpu()
+        for node in self.node_workers:
+            self._clock_offset_ns[node] = self._read_clock_offset(node)
+        self._answered_at = dict.fromkeys(self.node_workers, time.monotonic())
+        self._threads = [threading.Thread(target=self.watch.run, name="watch-pods", daemon=True)]
+        if self.observer == "poll":
+            self._threads += [
+                threading.Thread(
+                    target=self._sample_node, args=(node,), name=f"cri-{node}", daemon=True
+                )
+                for node in self.node_workers
+            ]
+        else:
+            self._streams = [
+                NodeStream(node, docker_exec_argv(node, self.namespace), self, **self._spawn_arg())
+                for node in self.node_workers
+            ]
+        for thread in self._threads:
+            thread.start()
+        for stream in self._streams:
+            stream.start()
+
+    def _spawn_arg(self) -> dict[str, Spawn]:
+        return {} if self._spawn is None else {"spawn": self._spawn}
+
+    def stop(self) -> None:
+        """Stop reading, take one last listing of every node, close the log."""
+        self._stop.set()
+        for stream in self._streams:
+            stream.stop()
+        for thread in self._threads:
+            thread.join(timeout=timeouts.API_REQUEST)
+        for node in self.node_workers:
+            self._sample_once(node)
+        with self._lock:
+            records = self.log.latest()
+            self.log.close()
+            self._closed = True
+        if self._cpu_before is not None:
+            self.cost = observer_cost(
+                observer=self.observer,
+                before=self._cpu_before,
+                after=read_cpu(),
+                records=records,
+                reconciled=self.reconciled,
+                reconnects=sum(max(0, s.connects - 1) for s in self._streams),
+            )
+
+    def __enter__(self) -> Recorder:
+        self.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    # reading -------------------------------------------------------------
+    def attempts(self) -> list[AttemptRecord]:
+        with self._lock:
+            return self.log.latest()
+
+    def silent_nodes(self, longer_than: float) -> list[str]:
+        """Nodes not heard from for ``longer_than`` seconds, with their last error.
+
+        A node that stops answering (its container stopped, the Docker engine
+        gone) records nothing more: waiting out the whole window for it would
+        only end in a timeout that names the wrong cause.
+        """
+        now = time.monotonic()
+        with self._lock:
+            return [
+                f"node {node} has not answered for {now - answered:.0f}s "
+                f"({self._last_failure.get(node, 'no error recorded')})"
+                for node, answered in self._answered_at.items()
+                if now - answered > longer_than
+            ]
+
+    def kubelet_changes(self) -> KubeletChanges:
+        """What happened to each node's kubelet between its first and latest pulse."""
+        with self._lock:
+            first, last = dict(self._kubelet_first), dict(self._kubelet_last)
+        return changes_between(first, {node: last.get(node) for node in first})
+
+    def listed_at_ns(self, node: str) -> int | None:
+        """The node-clock time of the node's last complete listing, None before the first.
+
+        Everything that had happened on the node by then is in the records.
+        """
+        with self._lock:
+            return self._listed_at_ns.get(node)
+
+    def unobserved(self, node: str) -> list[tuple[int, int]]:
+        """Node-clock spans (ns) in which the node was silent for over UNOBSERVED_GAP seconds."""
+        with self._lock:
+            return list(self._unobserved.get(node, []))
+
+    def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]:
+        """(pod uid, container) -> (attempt, back-off) reported for an attempt not yet run.
+
+        The back-off message is posted while the container waits for its
+        next attempt; until that attempt runs there is no record to carry it,
+        yet it already confirms (or contradicts) the level.
+        """
+        with self._lock:
+            recorded = {r.key for r in self.log.latest()}
+            pending: dict[tuple[str, str], tuple[int, float]] = {}
+            for key, view in self._api_view.items():
+                if key in recorded or view.reported_backoff_s is None:
+                    continue
+                uid, container, attempt = key
+                known = pending.get((uid, container))
+                if known is None or known[0] < attempt:
+                    pending[(uid, container)] = (attempt, view.reported_backoff_s)
+            return pending
+
+    def api_view(self, key: AttemptKey) -> ApiView | None:
+        """What the pod status has said about one attempt so far; None when nothing."""
+        with self._lock:
+            return self._api_view.get(key)
+
+    def wait_for_change(self, timeout: float) -> None:
+        """Block until a record is written or ``timeout`` passes (a condition, not a sleep)."""
+        with self._changed:
+            self._changed.wait(timeout)
+
+    # the node streams (called from their threads) -------------------------
+    def on_event(self, node: str, event: CriEvent) -> None:
+        self._heard(node)
+        for container in event.containers:
+            if container.pod_namespace == self.namespace and container.started_at_ns is not None:
+                self._write(self._record(node, container))
+
+    def on_pulse(self, node: str, pulse: PulseLine) -> None:
+        self._heard(node)
+        if isinstance(pulse, Tick):
+            return
+        if isinstance(pulse, KubeletProcess):
+            with self._lock:
+                self._kubelet_first.setdefault(node, pulse)
+                self._kubelet_last[node] = pulse
+            return
+        self._check_listing(node, pulse)
+
+    def on_problem(self, node: str, message: str) -> None:
+        self.errors.add(f"reading {node}: {message}")
+        with self._lock:
+            self._last_failure[node] = message
+
+    def _check_listing(self, node: str, listing: Listing) -> None:
+        """Count the listing once every container it shows is recorded.
+
+        A container the events have not delivered (yet) gets EVENT_GRACE to
+        arrive, then is inspected directly, off the pulse's thread so that a
+        slow inspect cannot look like a silent node.
+        """
+        ours = [c for c in listing.containers if c.pod_namespace == self.namespace]
+        if not any(self._unrecorded(c) for c in ours):
+            self._set_listed(node, listing.listed_at_ns)
+            return
+        threading.Thread(
+            target=self._reconcile,
+            args=(node, listing, ours),
+            name=f"reconcile-{node}",
+            daemon=True,
+        ).start()
+
+    def _reconcile(self, node: str, listing: Listing, ours: list[CriContainer]) -> None:
+        deadline = time.monotonic() + EVENT_GRACE
+        missing = [c for c in ours if self._unrecorded(c)]
+        while missing and time.monotonic() < deadline:
+            self.wait_for_change(timeout=deadline - time.monotonic())
+            missing = [c for c in missing if self._unrecorded(c)]
+        if not missing:
+            self._set_listed(node, listing.listed_at_ns)
+            return
+        found = self._inspect(node, [c.id for c in missing])
+        for container in found:
+            if container.started_at_ns is not None:
+                self._write(self._record(node, container))
+        with self._lock:
+            self.reconciled += len(found)
+        if len(found) == len(missing):
+            self._set_listed(node, listing.listed_at_ns)
+
+    def _unrecorded(self, container: CriContainer) -> bool:
+        """The listing shows more than the records: an attempt unseen, or its exit unseen."""
+        if container.state not in (STATE_RUNNING, STATE_EXITED):
+            return False
+        with self._lock:
+            known = {r.key: r for r in self.log.latest()}.get(container.key)
+        if known is None:
+            return True
+        return container.state == STATE_EXITED and known.finished_at_ns is None
+
+    def _heard(self, node: str) -> None:
+        """The node spoke: it is alive now; a long silence before is an unobserved span."""
+        now_ns = time.time_ns() + self._clock_offset_ns.get(node, 0)
+        now = time.monotonic()
+        with self._lock:
+            previous_mono, previous_ns = self._answered_at.get(node), self._heard_ns.get(node)
+            if (
+                previous_mono is not None
+                and previous_ns is not None
+                and now - previous_mono > UNOBSERVED_GAP
+            ):
+                self._unobserved.setdefault(node, []).append((previous_ns, now_ns))
+            self._answered_at[node] = now
+            self._heard_ns[node] = now_ns
+            self._last_failure.pop(node, None)
+
+    def _set_listed(self, node: str, listed_ns: int) -> None:
+        with self._changed:
+            if listed_ns > self._listed_at_ns.get(node, 0):
+                self._listed_at_ns[node] = listed_ns
+                self._changed.notify_all()
+
+    # the container runtime, asked directly --------------------------------
+    def _sample_node(self, node: str) -> None:
+        while not self._stop.is_set():
+            self._sample_once(node)
+            self._stop.wait(SAMPLE_PERIOD)
+
+    def _read_clock_offset(self, node: str) -> int:
+        """Node clock minus host clock, from one `date` in the node (0 where it cannot be read).
+
+        A kind node shares the host's kernel clock, so this is about 0 there;
+        reading it keeps "now on the node" honest without assuming that.
+        """
+        before = time.time_ns()
+        try:
+            node_ns = int(self._exec(node, ["date", "+%s%N"]).strip())
+        except (HarnessError, ValueError) as error:
+            self.errors.add(f"reading the clock of {node}: {first_line(error)}; using the host's")
+            return 0
+        after = time.time_ns()
+        return node_ns - (before + after) // 2
+
+    def _sample_once(self, node: str) -> None:
+        """List the node's run containers and inspect what the records lack (`docker exec`)."""
+        asked_ns = time.time_ns() + self._clock_offset_ns.get(node, 0)
+        try:
+            listed = parse_ps(
+                self._exec(
+                    node,
+                    [
+                        "crictl",
+                        "ps",
+                        "-a",
+                        "-o",
+                        "json",
+                        "--label",
+                        f"{POD_NAMESPACE_LABEL}={self.namespace}",
+                    ],
+                )
+            )
+            wanted = [c.id for c in listed if self._needs_inspect(c)]
+        except (HarnessError, ValueError) as error:
+            # The node busy or restarting: the next sample sees everything again.
+            self.on_problem(node, f"sampling: {first_line(error)}")
+            return
+        self._heard(node)
+        for container in self._inspect(node, wanted):
+            if container.started_at_ns is not None:
+                self._write(self._record(node, container))
+        self._set_listed(node, asked_ns)
+
+    def _inspect(self, node: str, ids: list[str]) -> list[CriContainer]:
+        """`crictl inspect` of all at once; one by one when that fails.
+
+        crictl fails the whole call when one container of the batch was removed
+        meanwhile (a deleted pod, the kubelet's garbage collection); one such
+        container must not hide the others, whose dead instances may be gone
+        by the next sample.
+        """
+        if not ids:
+            return []
+        try:
+            return parse_inspect_all(self._exec(node, ["crictl", "inspect", *ids]))
+        except (HarnessError, ValueError) as error:
+            if len(ids) == 1:
+                self.errors.add(f"inspecting on {node}: {first_line(error)}")
+                return []
+        found: list[CriContainer] = []
+        for container_id in ids:
+            found += self._inspect(node, [container_id])
+        return found
+
+    def _needs_inspect(self, container: CriContainer) -> bool:
+        if container.state not in (STATE_RUNNING, STATE_EXITED):
+            return False
+        with self._lock:
+            known = {r.key: r for r in self.log.latest()}.get(container.key)
+        return known is None or known.finished_at_ns is None
+
+    def _record(self, node: str, container: CriContainer) -> AttemptRecord:
+        """The attempt as ``container`` shows it, stamped now (the log keeps the first stamp)."""
+        seen_ns = time.time_ns() + self._clock_offset_ns.get(node, 0)
+        with self._lock:
+            view = self._api_view.get(container.key, ApiView())
+        return AttemptRecord.from_cri(
+            container,
+            run_id=self.run_id,
+            worker=self.node_workers[node],
+            node=node,
+            reported_backoff_s=view.reported_backoff_s,
+            api_started_at=view.api_started_at,
+            api_finished_at=view.api_finished_at,
+            seen_at_ns=seen_ns,
+        )
+
+    def _write(self, record: AttemptRecord) -> None:
+        with self._changed:
+            # A reconciling inspect that returns after the log closed: the
+            # final listing of stop() recorded the attempt already.
+            if not self._closed and self.log.append(record):
+                self._changed.notify_all()
+
+    # the pod watch's notes (called from its thread) ------------------------
+    def _note(
+        self,
+        key: AttemptKey,
+        *,
+        reported: float | None = None,
+        started: str | None = None,
+        finished: str | None = None,
+    ) -> None:
+        with self._changed:
+            view = self._api_view.setdefault(key, ApiView())
+            view.reported_backoff_s = reported if reported is not None else view.reported_backoff_s
+            view.api_started_at = started or view.api_started_at
+            view.api_finished_at = finished or view.api_finished_at
+            known = {r.key: r for r in self.log.latest()}.get(key)
+            if known is None or self._closed:
+                return
+            updated = AttemptRecord(
+                **{
+                    **known.__dict__,
+                    "reported_backoff_s": view.reported_backoff_s,
+                    "api_started_at": view.api_started_at,
+                    "api_finished_at": view.api_finished_at,
+                }
+            )
+            if self.log.append(known.merged_with(updated)):
+                self._changed.notify_all()
+
+
+def _docker_exec(node: str, argv: list[str]) -> str:
+    return run(["docker", "exec", node, *argv], timeout=timeouts.API_REQUEST)

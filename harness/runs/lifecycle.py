@@ -1,0 +1,263 @@
+"""What every measured run (the check, the scenarios) shares, in one place.
+
+At the start: the live configs checked against the profiles, the
+worker-to-node map, a run directory, the workload image loaded into the
+cluster, a fresh restricted namespace and a recorder writing into the run
+directory. During and after: the run's state, when it must end early because
+a node went silent, and whether the cluster can still be cleaned up.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from kubernetes import client
+
+from harness.cluster import kubeletstate
+from harness.runs import leftovers
+from harness.core import timeouts
+from harness.model.backoff import BackoffCurve
+from harness.cluster.lifecycle import Cluster, check_live_configs, live_config_rows
+from harness.substrate.engine import engine_answers
+from harness.core.errors import HarnessError
+from harness.outputs.evidence import collect_failure_evidence, export_kind_logs
+from harness.cluster.kindconfig import WORKER_LABEL
+from harness.cluster.kube import create_namespace, delete_namespace, force_delete_pods, node_statuses
+from harness.cluster.liveconfig import NodeConfigRow
+from harness.recording.observercost import ObserverCost
+from harness.core.paths import runs_dir
+from harness.recording.recorder import Observer, Recorder
+from harness.substrate.workloadimage import ensure_image, load_into
+
+Progress = Callable[[str], None]
+
+
+@dataclass(kw_only=True)
+class RunState:
+    """Where a measured run is and why; shared by the check and the scenario runs.
+
+    Kept even when the run is interrupted: whatever was measured is judged
+    and written with the state it ended in.
+    """
+
+    run_id: str
+    run_dir: Path
+    status: str = "running"
+    reason: str = ""
+    recorder_errors: list[str] = field(default_factory=list)
+    # What observing the run cost; set when the recorder stops.
+    observer: ObserverCost | None = None
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    finished_at: datetime | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    api: client.ApiClient
+    rows: list[NodeConfigRow]
+    nodes: dict[str, str]  # worker -> node
+    curves: dict[str, BackoffCurve]  # worker -> curve of its live kubelet config
+    run_id: str
+    run_dir: Path
+    image: str
+    namespace: str
+    recorder: Recorder
+
+
+def new_run_dir(what: str) -> tuple[str, Path]:
+    run_id = f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{what}-{uuid.uuid4().hex[:4]}"
+    path = runs_dir() / run_id
+    path.mkdir(parents=True)
+    return run_id, path
+
+
+def worker_nodes(api: client.ApiClient) -> dict[str, str]:
+    """worker name -> node name, from the nodes' worker labels."""
+    return {
+        status.labels[WORKER_LABEL]: status.name
+        for status in node_statuses(api)
+        if WORKER_LABEL in status.labels
+    }
+
+
+def prepare_run(
+    cluster: Cluster,
+    what: str,
+    progress: Progress,
+    *,
+    require_profiles: bool = True,
+    observer: Observer = "events",
+) -> RunSetup:
+    """Everything a run needs before its pods are created; fails before creating any.
+
+    ``require_profiles=False`` lets a kubelet run another config than its
+    profile (the caller judges against curves of its own; the rows still say
+    where they differ).
+    """
+    api = cluster.api()
+    rows = live_config_rows(api, cluster.spec)
+    if require_profiles:
+        check_live_configs(rows)
+    nodes = worker_nodes(api)
+    curves = {row.worker: row.curve for row in rows if row.worker is not None}
+    run_id, run_dir = new_run_dir(what)
+    progress("workload image")
+    image = ensure_image()
+    load_into(cluster.name, cluster.kind_bin, image)
+    clear_leftover_runs(api, progress)
+    namespace = create_namespace(
+        api,
+        f"crashloop-{what.split('-', maxsplit=1)[0]}",
+        labels=leftovers.run_labels(run_id),
+        annotations=leftovers.run_annotations(),
+    )
+    progress(f"run {run_id}: namespace {namespace}, records in {run_dir}")
+    recorder = Recorder(
+        api=api,
+        namespace=namespace,
+        run_id=run_id,
+        run_dir=run_dir,
+        node_workers={node: worker for worker, node in nodes.items()},
+        observer=observer,
+    )
+    return RunSetup(api, rows, nodes, curves, run_id, run_dir, image, namespace, recorder)
+
+
+def clear_leftover_runs(api: client.ApiClient, progress: Progress) -> None:
+    """Remove run namespaces whose owner is gone; refuse to start beside a live run.
+
+    Their crash-looping pods would load the workers and skew every delay.
+    """
+    listed = client.CoreV1Api(api).list_namespace(
+        label_selector=leftovers.RUN_LABEL, _request_timeout=timeouts.API_REQUEST
+    )
+    found = [
+        ns
+        for item in listed.items
+        if (
+            ns := leftovers.from_metadata(
+                item.metadata.name,
+                item.metadata.labels,
+                item.metadata.annotations,
+                item.status.phase if item.status else "",
+            )
+        )
+        is not None
+    ]
+    decision = leftovers.classify(found, me=leftovers.owner_of_this_process())
+    if decision.busy:
+        raise HarnessError(
+            "another run is measuring on this cluster: "
+            + ", ".join(f"{ns.name} (run {ns.run_id}, owner {ns.owner})" for ns in decision.busy),
+            "wait for it to finish, or stop it; if its owner is gone, "
+            "`kubectl delete namespace NAME` with the harness's kubeconfig",
+        )
+    for ns in decision.remove:
+        progress(
+            f"removing namespace {ns.name} left by run {ns.run_id} (owner {ns.owner or 'unknown'} "
+            "is gone): its crash-looping pods would skew this run's delays"
+        )
+        delete_namespace(api, ns.name)
+
+
+@dataclass(frozen=True)
+class RunEnding:
+    """What stands between a run's verdicts and its status, read once the observation ended.
+
+    ``errors``: a kubelet restarted (its back-off state wiped) or the engine
+    went away; no pass or fail may be claimed. ``stopped``: a kubelet exited
+    and stayed down, a failure of that node. ``engine_gone``: nothing more can
+    be asked of the cluster (no evidence, no clean-up).
+    """
+
+    errors: tuple[str, ...]
+    stopped: tuple[str, ...]
+    engine_gone: str | None
+
+
+def run_ending(kubelets_before: Mapping[str, kubeletstate.KubeletProcess | None]) -> RunEnding:
+    """Compare every kubelet with the start of the run; check that the engine still answers."""
+    engine_gone = engine_gone_reason()
+    if engine_gone is not None:
+        return RunEnding((engine_gone,), (), engine_gone)
+    changes = kubeletstate.changes_between(
+        kubelets_before, kubeletstate.snapshot(list(kubelets_before))
+    )
+    return RunEnding(changes.restarted, changes.stopped, None)
+
+
+def apply_ending(state: RunState, ending: RunEnding) -> None:
+    """An error or a stopped kubelet overrides what the verdicts said; an interruption stays."""
+    if ending.errors:
+        # A verdict against a curve the kubelet no longer follows would be wrong.
+        state.status = "error"
+        state.reason = _joined(state.reason, ending.errors)
+    elif ending.stopped and state.status != "interrupted":
+        # A stopped kubelet restarts nothing: the verdicts say which restart
+        # went overdue; the run says why.
+        state.status = "failed"
+        state.reason = _joined(state.reason, ending.stopped)
+
+
+def _joined(reason: str, more: Sequence[str]) -> str:
+    """``reason`` and whatever of ``more`` it does not say already (a restart seen mid-run)."""
+    return "; ".join([*filter(None, [reason]), *(m for m in more if m not in reason)])
+
+
+def gather_evidence(
+    api: client.ApiClient, cluster: Cluster, namespace: str, state: RunState, ending: RunEnding
+) -> None:
+    """On a failed or errored run, before its namespace goes: what pods, kubelets, nodes said."""
+    if state.status not in ("failed", "error") or ending.engine_gone is not None:
+        return
+    evidence = state.run_dir / "evidence"
+    collect_failure_evidence(api, [namespace], evidence)
+    export_kind_logs(cluster.kind_bin, cluster.name, evidence / "kind-logs")
+
+
+def stop_reason(recorder: Recorder) -> str | None:
+    """Why a run must end now as an error, else None.
+
+    A node whose runtime stopped answering records nothing more; a kubelet
+    that restarted wiped its back-off state, so no later restart can be
+    judged against the old curve. Both are seen by the nodes' readers as
+    they happen, not at the end of the window.
+    """
+    silent = recorder.silent_nodes(longer_than=timeouts.NODE_SILENT)
+    if silent:
+        return "; ".join(silent) + ": is the Docker engine running? (`crashloop status`)"
+    restarted = recorder.kubelet_changes().restarted
+    if restarted:
+        return "; ".join(restarted)
+    return None
+
+
+def engine_gone_reason() -> str | None:
+    """Why nothing more can be asked of the cluster after a run; None while the engine answers."""
+    if engine_answers():
+        return None
+    return (
+        "the Docker engine stopped answering during the run: no evidence collected, the "
+        "namespace left behind; `crashloop up` starts the engine and repairs or recreates "
+        "the cluster"
+    )
+
+
+def clean_up(api: client.ApiClient, namespace: str, engine_gone: str | None) -> None:
+    """Delete the run's pods at once, then its namespace, unless the engine is gone.
+
+    Pods on a node whose kubelet stopped would otherwise hold the namespace
+    in Terminating until the node is declared lost (minutes); a run's pods
+    hold nothing worth a grace period.
+    """
+    if engine_gone is None:
+        force_delete_pods(api, namespace)
+        delete_namespace(api, namespace)

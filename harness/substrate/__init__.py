@@ -1,0 +1,1 @@
+"""What makes kind possible offline: the engine, kind, the node and workload images."""

@@ -1,0 +1,287 @@
+"""Assemble the offline kind node image from the rootfs, binaries and images.
+
+The image carries a label with a hash of all its inputs. With unchanged inputs
+a build is a no-op; the tag is written only by the final `docker commit`, so an
+interrupted build never leaves a tag that looks finished.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
+
+from harness.core import pins, timeouts
+from harness.core.errors import HarnessError
+from harness.core.paths import PROJECT_ROOT
+from harness.core.proc import run, succeeds
+from harness.substrate.nodeimage import components, gobuild, rootfs
+from harness.substrate.nodeimage.cache import digest, files_digest
+from harness.substrate.nodeimage.componentimages import (
+    NETD_IMAGE,
+    PAUSE_IMAGE,
+    build_and_save,
+    component_images,
+)
+
+INPUTS_LABEL: Final = "crashloop.harness/inputs"
+IMAGES_DIR: Final = PROJECT_ROOT / "images"
+_NODE_FILES: Final = IMAGES_DIR / "node" / "files"
+_SUBSTITUTIONS: Final = {"@PAUSE_IMAGE@": PAUSE_IMAGE, "@NETD_IMAGE@": NETD_IMAGE}
+
+Progress = Callable[[str], None]
+
+
+def _project_files() -> list[Path]:
+    return [
+        path
+        for folder in ("node", "netd", "pause")
+        for path in (IMAGES_DIR / folder).rglob("*")
+        if path.is_file()
+    ]
+
+
+def inputs_key() -> str:
+    """Hash of everything the node image is made of."""
+    return digest(
+        "node-image",
+        pins.KUBERNETES_VERSION,
+        rootfs.rootfs_key(),
+        [component.key_parts() for component in components.ALL],
+        files_digest(_project_files(), IMAGES_DIR),
+        gobuild.go_version(),
+    )
+
+
+def image_label(image: str, label: str) -> str | None:
+    """A label of a local image, or None when the image does not exist."""
+    if not succeeds(["docker", "image", "inspect", image], timeout=timeouts.ENGINE_PROBE):
+        return None
+    template = '{{ index .Config.Labels "' + label + '" }}'
+    return run(["docker", "image", "inspect", "-f", template, image]).strip() or None
+
+
+def is_current(tag: str = pins.LOCAL_NODE_IMAGE) -> bool:
+    return image_label(tag, INPUTS_LABEL) == inputs_key()
+
+
+def build_node_image(progress: Progress, tag: str = pins.LOCAL_NODE_IMAGE) -> str:
+    """Build (or find up to date) the offline node image; returns its tag."""
+    key = inputs_key()
+    if image_label(tag, INPUTS_LABEL) == key:
+        progress(f"{tag} is up to date (inputs {key})")
+        return tag
+
+    progress("Debian rootfs (debootstrap)")
+    rootfs_image = _rootfs_image()
+    binaries: dict[str, Path] = {}
+    for component in components.ALL:
+        progress(f"building {component.name} {component.version}")
+        binaries[component.name] = gobuild.build(component)
+    progress("building pause")
+    pause_bin = gobuild.build_local(IMAGES_DIR / "pause", "pause")
+    _check_image_list(binaries["kubernetes"])
+
+    with tempfile.TemporaryDirectory(prefix="crashloop-node-") as workdir:
+        archive = Path(workdir) / "images.tar"
+        progress("building component images")
+        images = component_images(
+            binaries["kubernetes"],
+            binaries["etcd"],
+            binaries["coredns"],
+            pause_bin,
+            IMAGES_DIR / "netd" / "netd",
+        )
+        build_and_save(images, rootfs_image, archive)
+        staging = Path(workdir) / "root"
+        _stage_node_files(staging, binaries)
+        progress("assembling the node")
+        _assemble(rootfs_image, staging, archive, tag, key)
+    progress(f"built {tag} (inputs {key})")
+    return tag
+
+
+def _rootfs_image() -> str:
+    image = f"crashloop.local/node-rootfs:{rootfs.rootfs_key()}"
+    if not succeeds(["docker", "image", "inspect", image], timeout=timeouts.ENGINE_PROBE):
+        tar = rootfs.build_rootfs_tar()
+        run(["docker", "import", str(tar), image], timeout=timeouts.DOCKER_IMPORT)
+    return image
+
+
+def _check_image_list(kubernetes_bin: Path) -> None:
+    """The preloaded tags must be exactly the ones kubeadm will look for."""
+    listed = run(
+        [
+            str(kubernetes_bin / "kubeadm"),
+            "config",
+            "images",
+            "list",
+            "--kubernetes-version",
+            pins.KUBERNETES_VERSION,
+        ]
+    ).split()
+    ours = {
+        image.tag
+        for image in component_images(Path(), Path(), Path(), Path(), Path())
+        if image.tag != NETD_IMAGE
+    }
+    if set(listed) != ours:
+        raise HarnessError(
+            f"kubeadm {pins.KUBERNETES_VERSION} asks for {sorted(listed)}, the node image would "
+            f"preload {sorted(ours)}",
+            "update the component versions in harness/core/pins.py to what kubeadm lists",
+        )
+
+
+def _stage_node_files(staging: Path, binaries: dict[str, Path]) -> None:
+    """Lay out every file the node adds to the rootfs, at its final path."""
+    for source in _NODE_FILES.rglob("*"):
+        if source.is_dir():
+            continue
+        target = staging / source.relative_to(_NODE_FILES)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = source.read_bytes()
+        for placeholder, value in _SUBSTITUTIONS.items():
+            text = text.replace(placeholder.encode(), value.encode())
+        target.write_bytes(text)
+        target.chmod(source.stat().st_mode & 0o777)
+    placements = [
+        ("usr/bin", binaries["kubernetes"], ("kubeadm", "kubelet", "kubectl")),
+        ("usr/local/bin", binaries["containerd"], ("containerd", "ctr", "containerd-shim-runc-v2")),
+        ("usr/local/sbin", binaries["runc"], ("runc",)),
+        ("usr/local/bin", binaries["crictl"], ("crictl",)),
+        (
+            "opt/cni/bin",
+            binaries["cni-plugins"],
+            ("ptp", "bridge", "loopback", "host-local", "portmap"),
+        ),
+    ]
+    for folder, source_dir, names in placements:
+        (staging / folder).mkdir(parents=True, exist_ok=True)
+        for name in names:
+            shutil.copy2(source_dir / name, staging / folder / name)
+    (staging / "kind").mkdir(exist_ok=True)
+    (staging / "kind" / "version").write_text(pins.KUBERNETES_VERSION)
+
+
+def _assemble(rootfs_image: str, staging: Path, archive: Path, tag: str, key: str) -> None:
+    container = f"crashloop-node-build-{key}"
+    run(["docker", "rm", "-f", container], timeout=timeouts.DOCKER_REMOVE)
+    run(
+        [
+            "docker",
+            "run",
+            "-d",
+            "--name",
+            container,
+            "--entrypoint",
+            "sleep",
+            "--security-opt",
+            "seccomp=unconfined",
+            rootfs_image,
+            "infinity",
+        ],
+        timeout=timeouts.DOCKER_RUN,
+    )
+    try:
+        tar = subprocess.Popen(["tar", "-C", str(staging), "-c", "."], stdout=subprocess.PIPE)
+        run(["docker", "cp", "-", f"{container}:/"], stdin=tar.stdout, timeout=timeouts.DOCKER_COPY)
+        tar.wait()
+        _exec(container, "systemctl", "enable", "containerd.service", "kubelet.service")
+        _exec(container, "mkdir", "-p", "/etc/cni/net.d", "/var/lib/kubelet")
+        # Preload the images into containerd's k8s.io namespace, as pinned
+        # images (never garbage-collected), without unpacking: the kubelet's
+        # runtime unpacks on first use.
+        subprocess.Popen(
+            ["docker", "exec", container, "sh", "-c", "containerd >/tmp/containerd.log 2>&1"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        Retrying(
+            stop=stop_after_delay(timeouts.BUILD_CONTAINERD_READY),
+            wait=wait_fixed(0.5),
+            retry=retry_if_result(lambda ready: not ready),
+            reraise=True,
+        )(
+            lambda: succeeds(
+                ["docker", "exec", container, "ctr", "version"], timeout=timeouts.BUILD_PROBE
+            )
+        )
+        with archive.open("rb") as images:
+            run(
+                [
+                    "docker",
+                    "exec",
+                    "-i",
+                    container,
+                    "ctr",
+                    "--namespace=k8s.io",
+                    "images",
+                    "import",
+                    "--label=io.cri-containerd.pinned=pinned",
+                    "--all-platforms",
+                    "--no-unpack",
+                    "--digests",
+                    "-",
+                ],
+                stdin=images,
+                timeout=timeouts.BUILD_IMAGE_IMPORT,
+            )
+        _exec(container, "pkill", "containerd")
+        Retrying(
+            stop=stop_after_delay(timeouts.BUILD_CONTAINERD_READY),
+            wait=wait_fixed(0.5),
+            retry=retry_if_result(lambda running: running),
+            reraise=True,
+        )(
+            lambda: succeeds(
+                ["docker", "exec", container, "pgrep", "-x", "containerd"],
+                timeout=timeouts.BUILD_PROBE,
+            )
+        )
+        _exec(container, "rm", "-rf", "/tmp/containerd.log", "/run/containerd")
+        snapshot = run(["docker", "commit", container], timeout=timeouts.DOCKER_COMMIT).strip()
+        _finish_image(snapshot, tag, key)
+    finally:
+        run(["docker", "rm", "-f", container], timeout=timeouts.DOCKER_REMOVE)
+
+
+def _answers(container: str, *argv: str) -> bool:
+    """Whether a short probe inside the build container succeeds."""
+    return succeeds(["docker", "exec", container, *argv], timeout=timeouts.BUILD_PROBE)
+
+
+def _exec(container: str, *argv: str) -> str:
+    return run(["docker", "exec", container, *argv], timeout=timeouts.BUILD_CONTAINER_EXEC)
+
+
+def _finish_image(snapshot: str, tag: str, key: str) -> None:
+    """Give the committed filesystem the node's start-up contract and its labels.
+
+    A tiny `docker build` on top of the snapshot, because `docker commit --change`
+    of older engines cannot set STOPSIGNAL (systemd stops on SIGRTMIN+3).
+    """
+    dockerfile = "\n".join(
+        [
+            f"FROM {snapshot}",
+            "ENV container=docker",
+            "STOPSIGNAL SIGRTMIN+3",
+            'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]',
+            f"LABEL {INPUTS_LABEL}={key}",
+            f"LABEL crashloop.harness/kubernetes-version={pins.KUBERNETES_VERSION}",
+        ]
+    )
+    with tempfile.TemporaryDirectory(prefix="crashloop-finish-") as context:
+        (Path(context) / "Dockerfile").write_text(dockerfile + "\n")
+        run(
+            ["docker", "build", "-q", "-t", tag, context],
+            env={**os.environ, "DOCKER_BUILDKIT": "0"},
+            timeout=timeouts.IMAGE_BUILD,
+        )

@@ -1,0 +1,49 @@
+"""Content-addressed build outputs: a step's result is reused while its inputs are unchanged."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from harness.core.paths import cache_dir
+
+_COMPLETE_MARKER = ".complete"
+
+
+def digest(*parts: object) -> str:
+    """A short, stable hash of JSON-serialisable parts."""
+    encoded = json.dumps(parts, sort_keys=True, default=str).encode()
+    return hashlib.sha256(encoded).hexdigest()[:16]
+
+
+def files_digest(paths: Iterable[Path], root: Path) -> str:
+    """Hash of file names (relative to root) and contents, in a stable order."""
+    hasher = hashlib.sha256()
+    for path in sorted(paths):
+        hasher.update(str(path.relative_to(root)).encode())
+        hasher.update(b"\0")
+        hasher.update(path.read_bytes())
+        hasher.update(b"\0")
+    return hasher.hexdigest()[:16]
+
+
+def cached_dir(step: str, key: str, build: Callable[[Path], None]) -> Path:
+    """Return the output directory of ``step`` for ``key``, building it if needed.
+
+    The directory is filled under a temporary name and renamed when complete,
+    so an interrupted build never leaves something that looks finished.
+    """
+    final = cache_dir() / "nodeimage" / f"{step}-{key}"
+    if (final / _COMPLETE_MARKER).exists():
+        return final
+    partial = final.with_name(final.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.rmtree(final, ignore_errors=True)
+    partial.mkdir(parents=True)
+    build(partial)
+    (partial / _COMPLETE_MARKER).write_text(key)
+    partial.rename(final)
+    return final

@@ -1,0 +1,106 @@
+"""Choose the node image: the pinned official one when it can be had, else our own build."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from harness.core import pins, timeouts
+from harness.core.errors import HarnessError
+from harness.core.paths import cache_dir
+from harness.core.proc import run, succeeds
+from harness.substrate.nodeimage.assemble import build_node_image, image_label
+
+Progress = Callable[[str], None]
+
+
+def image_exists(image: str) -> bool:
+    return succeeds(["docker", "image", "inspect", image], timeout=timeouts.ENGINE_PROBE)
+
+
+def check_requested_image(image: str) -> None:
+    """A user-named image must exist locally; the harness never guesses another."""
+    if not image_exists(image):
+        raise HarnessError(
+            f"node image {image!r} does not exist on this docker engine",
+            f"build it (`make node-image` gives {pins.LOCAL_NODE_IMAGE}), pull it, or omit "
+            "--image/--kind-image to let the harness choose",
+        )
+    version = image_label(image, "crashloop.harness/kubernetes-version")
+    if version is not None and version not in pins.SUPPORTED_KUBERNETES_VERSIONS:
+        raise HarnessError(
+            f"node image {image!r} runs Kubernetes {version}, which this harness does not pin",
+            f"use an image of {', '.join(pins.SUPPORTED_KUBERNETES_VERSIONS)}",
+        )
+
+
+def check_kubernetes_version(version: str) -> None:
+    if version not in pins.SUPPORTED_KUBERNETES_VERSIONS:
+        raise HarnessError(
+            f"Kubernetes {version} is not pinned by this harness",
+            f"use one of {', '.join(pins.SUPPORTED_KUBERNETES_VERSIONS)} "
+            "(harness/core/pins.py holds every pinned version)",
+        )
+
+
+def choose_node_image(progress: Progress, requested: str | None = None) -> str:
+    """The image to create clusters from.
+
+    Order: the image the user named; the pinned official image if present or
+    pullable; our offline build (built now if missing or stale).
+    """
+    if requested:
+        check_requested_image(requested)
+        return requested
+    if image_exists(pins.OFFICIAL_NODE_IMAGE):
+        return pins.OFFICIAL_NODE_IMAGE
+    if succeeds(["docker", "pull", pins.OFFICIAL_NODE_IMAGE], timeout=timeouts.IMAGE_PULL):
+        progress(f"pulled {pins.OFFICIAL_NODE_IMAGE}")
+        return pins.OFFICIAL_NODE_IMAGE
+    progress("the official node image cannot be pulled here; using the offline build")
+    return build_node_image(progress)
+
+
+def kubectl_for(image: str) -> Path:
+    """A kubectl of the image's own version, copied out of the node image.
+
+    Works the same for the official and the offline image, and nothing is
+    downloaded.
+    """
+    image_id = run(["docker", "image", "inspect", "-f", "{{.Id}}", image]).strip()
+    target = cache_dir() / "bin" / f"kubectl-{image_id.removeprefix('sha256:')[:16]}"
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    with partial.open("wb") as out:
+        completed = subprocess.run(
+            ["docker", "run", "--rm", "--entrypoint", "cat", image, "/usr/bin/kubectl"],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+    if completed.returncode != 0:
+        partial.unlink(missing_ok=True)
+        raise HarnessError(
+            f"cannot copy kubectl out of {image}: {completed.stderr.decode().strip()}",
+            "check the docker engine (`docker info`)",
+        )
+    partial.chmod(0o755)
+    partial.rename(target)
+    _prune_kubectl_copies()
+    return target
+
+
+def _prune_kubectl_copies() -> None:
+    """Remove the kubectl copies of node images that no longer exist (replaced by a rebuild)."""
+    try:
+        image_ids = run(["docker", "image", "ls", "--no-trunc", "--quiet"]).split()
+    except HarnessError:
+        return  # tidying up is no reason to fail; the next copy tries again
+    live = {f"kubectl-{image_id.removeprefix('sha256:')[:16]}" for image_id in image_ids}
+    for copy in (cache_dir() / "bin").glob("kubectl-*"):
+        # A .partial is another process's copy in flight.
+        if copy.name not in live and copy.suffix != ".partial":
+            copy.unlink(missing_ok=True)
