@@ -6,9 +6,10 @@ import argparse
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 import urllib3
 from kubernetes.client import ApiException
@@ -16,22 +17,25 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from harness.cliargs import build_parser
 from harness.cluster import lifecycle
 from harness.cluster.kube import api_client, node_statuses, unready_system_pods
-from harness.core import pins, timeouts
+from harness.core import timeouts
 from harness.core.atomicfile import write_atomically
 from harness.core.errors import HarnessError, first_line
-from harness.core.paths import PROJECT_ROOT, state_dir
-from harness.demo import DEFAULT_DURATION_S, MAX_DURATION_S, DemoOptions, run_demo
-from harness.outputs.evidence import explain
+from harness.core.paths import state_dir
+from harness.demo import MAX_DURATION_S, DemoOptions, run_demo
+from harness.outputs.explain import explain
 from harness.outputs.flakiness import flakiness_of
 from harness.outputs.render import config_table, flakiness_table, summary_table, verdict_table
 from harness.outputs.report import write_report
-from harness.outputs.summary import RunSummary, read_summary
-from harness.pods.export import write_manifests
+from harness.outputs.summary import RunSummary
+from harness.outputs.summaryfile import read_summary
+from harness.outputs.workloads import write_manifests
 from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec
-from harness.recording.recorder import OBSERVERS, Observer
-from harness.runs.check import CHECK_PROFILES, CheckResult, run_check
+from harness.recording.recorder import Observer
+from harness.runs.check import CheckResult, run_check
+from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.lifecycle import new_run_dir
 from harness.runs.scenarios import ScenarioRun, run_scenarios
 from harness.scenarios import SCENARIOS
@@ -41,9 +45,6 @@ from harness.substrate.kindbin import ensure_kind
 from harness.substrate.nodeimage.assemble import build_node_image
 from harness.substrate.nodeselect import check_kubernetes_version, choose_node_image
 from harness.substrate.workloadimage import STABLE_TAG, ensure_image, load_into
-
-DEFAULT_SPEC = PROJECT_ROOT / "clusters" / "crashloop.yaml"
-REPLAY_DIR = PROJECT_ROOT / "workloads"
 
 console = Console(stderr=True)
 _started = time.monotonic()
@@ -201,7 +202,7 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     up = lifecycle.up(spec, progress, image=args.image)
     result, summary = _run_and_report_check(up, args.profile)
     runs = _run_scenarios_one_by_one(up, SCENARIOS)
-    metrics = [metric for run in runs for metric in headline_metrics(run)]
+    metrics = [metric for run in runs for metric in headline_metrics(run.results)]
     report = write_report(result.run_dir, summary, result.attempts, metrics)
     Console().print(f"report: {report}")
     for run in runs:
@@ -315,175 +316,21 @@ def _print_status(kubeconfig: Path, spec: ClusterSpec) -> None:
     lifecycle.check_live_configs(rows)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="crashloop",
-        description="See, measure and check how the kubelet restarts crashing containers.",
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-
-    engine = commands.add_parser("engine", help="find or install and start a Docker engine")
-    engine.add_argument(
-        "--stop",
-        action="store_true",
-        help="stop the engine the harness started, with every container (a cluster then "
-        "needs `crashloop up`)",
-    )
-    engine.set_defaults(handler=_cmd_engine)
-
-    kind = commands.add_parser(
-        "kind", help=f"print the path of kind {pins.KIND_VERSION}, building it if needed"
-    )
-    kind.set_defaults(handler=_cmd_kind)
-
-    image = commands.add_parser("node-image", help="choose or build the kind node image")
-    image.add_argument(
-        "--offline",
-        action="store_true",
-        help=f"build {pins.LOCAL_NODE_IMAGE} even if the official image could be pulled",
-    )
-    image.add_argument(
-        "--kubernetes-version", default=pins.KUBERNETES_VERSION, help="must be the pinned version"
-    )
-    image.add_argument(
-        "--tag", default=pins.LOCAL_NODE_IMAGE, help="tag of the offline build (with --offline)"
-    )
-    image.set_defaults(handler=_cmd_node_image)
-
-    for name, handler, summary in (
-        ("up", _cmd_up, "create or reuse the cluster and wait until it is Ready"),
-        ("status", _cmd_status, "show the cluster's nodes and system pods"),
-        ("down", _cmd_down, "delete the cluster"),
-    ):
-        sub = commands.add_parser(name, help=summary)
-        sub.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
-        if name == "up":
-            sub.add_argument("--image", help="node image to use (must exist locally)")
-            sub.add_argument(
-                "--recreate", action="store_true", help="delete an existing cluster first"
-            )
-        sub.set_defaults(handler=handler)
-    _add_replay(commands)
-
-    check = commands.add_parser(
-        "check", help="measure every worker's restarts and check them against the curve"
-    )
-    check.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
-    check.add_argument("--image", help="node image to use (must exist locally)")
-    check.add_argument(
-        "--profile",
-        choices=sorted(CHECK_PROFILES),
-        default="quick",
-        help="quick: a few minutes; full: about 11 minutes, every curve at its cap",
-    )
-    _observer_option(check)
-    check.set_defaults(handler=_cmd_check)
-
-    scenarios = commands.add_parser(
-        "scenarios", help="measure the talk's scenarios on every worker, one scenario at a time"
-    )
-    scenarios.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
-    scenarios.add_argument("--image", help="node image to use (must exist locally)")
-    scenarios.add_argument(
-        "--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS), help="which"
-    )
-    scenarios.set_defaults(handler=_cmd_scenarios)
-
-    conformance = commands.add_parser(
-        "conformance", help="the nightly job: full check, every scenario, plots and a report"
-    )
-    conformance.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
-    conformance.add_argument("--image", help="node image to use (must exist locally)")
-    conformance.add_argument("--profile", choices=sorted(CHECK_PROFILES), default="full")
-    conformance.set_defaults(handler=_cmd_conformance)
-
-    _add_flakiness(commands)
-
-    demo = commands.add_parser("demo", help="the talk's demo: set up, observe live, plot, report")
-    demo.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
-    demo.add_argument("--image", help="node image to use (must exist locally)")
-    demo.add_argument(
-        "--duration",
-        type=float,
-        default=DEFAULT_DURATION_S,
-        help=f"observation window in seconds (default {DEFAULT_DURATION_S:g}, "
-        f"at most {MAX_DURATION_S:g})",
-    )
-    demo.add_argument(
-        "--scenarios",
-        nargs="*",
-        choices=SCENARIOS,
-        default=list(SCENARIOS),
-        help="scenarios to run beside the bare curve (default: all; none: only the curve)",
-    )
-    demo.add_argument("--plain", action="store_true", help="plain timestamped lines, no live view")
-    demo.add_argument("--down", action="store_true", help="delete the cluster afterwards")
-    demo.set_defaults(handler=_cmd_demo)
-    return parser
-
-
-def _add_flakiness(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`crashloop flakiness`: checks in a row, or the summaries of finished ones."""
-    flakiness = commands.add_parser(
-        "flakiness",
-        help="run the check many times in a row on one cluster; pass count and overshoot spread",
-    )
-    flakiness.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
-    flakiness.add_argument("--image", help="node image to use (must exist locally)")
-    flakiness.add_argument("--profile", choices=sorted(CHECK_PROFILES), default="quick")
-    _observer_option(flakiness)
-    source = flakiness.add_mutually_exclusive_group()
-    source.add_argument(
-        "--runs", type=_positive_int, default=10, help="how many checks to run (default 10)"
-    )
-    source.add_argument(
-        "--from",
-        dest="runs_from",
-        nargs="+",
-        metavar="RUN_DIR",
-        help="run nothing: aggregate the summaries of these finished check runs",
-    )
-    flakiness.set_defaults(handler=_cmd_flakiness)
-
-
-def _add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`crashloop manifests` and `crashloop workload-image`: the replay by hand."""
-    manifests = commands.add_parser(
-        "manifests", help="write the talk's workloads as YAML to replay by hand with kubectl"
-    )
-    manifests.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
-    manifests.add_argument(
-        "--output-dir", default=str(REPLAY_DIR), help=f"where to write them (default {REPLAY_DIR})"
-    )
-    manifests.set_defaults(handler=_cmd_manifests)
-    workload = commands.add_parser(
-        "workload-image",
-        help="build the workload image and load its stable tag into the cluster (for the YAML)",
-    )
-    workload.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
-    workload.add_argument("--image", help="node image to use (must exist locally)")
-    workload.set_defaults(handler=_cmd_workload_image)
-
-
-def _observer_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--observer",
-        choices=OBSERVERS,
-        default="events",
-        help="events (default): one reader per node on the runtime's event stream; poll: list "
-        "and inspect every node twice a second through `docker exec` (runtimes without an "
-        "event stream, and to compare the two)",
-    )
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of runs of at least 1")
-    return value
+HANDLERS: Final[Mapping[str, Callable[[argparse.Namespace], int]]] = {
+    "engine": _cmd_engine,
+    "kind": _cmd_kind,
+    "node-image": _cmd_node_image,
+    "up": _cmd_up,
+    "status": _cmd_status,
+    "down": _cmd_down,
+    "manifests": _cmd_manifests,
+    "workload-image": _cmd_workload_image,
+    "check": _cmd_check,
+    "scenarios": _cmd_scenarios,
+    "conformance": _cmd_conformance,
+    "flakiness": _cmd_flakiness,
+    "demo": _cmd_demo,
+}
 
 
 def _raise_interrupt(signum: int, _frame: object) -> None:
@@ -508,13 +355,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     interrupt_on_hangup_and_terminate()
     args = build_parser().parse_args(argv)
+    handler = HANDLERS[args.command]
     if timeouts.SCALE_PROBLEM is not None:
         console.print(
             Text("error: ", style="bold red") + Text(timeouts.SCALE_PROBLEM), soft_wrap=True
         )
         return 2
     try:
-        code: int = args.handler(args)
+        code = handler(args)
     except (HarnessError, ProfileError) as error:
         # Unwrapped and without markup: paths and values stay whole and copyable.
         console.print(Text("error: ", style="bold red") + Text(str(error)), soft_wrap=True)

@@ -21,14 +21,14 @@ from rich.table import Table
 from harness.cluster import lifecycle
 from harness.core import timeouts
 from harness.outputs.liveview import LiveView, states_from
-from harness.outputs.plots import ScenarioMetric
 from harness.outputs.report import write_report
-from harness.outputs.summary import read_summary
+from harness.outputs.summaryfile import read_summary
 from harness.profiles import ClusterSpec
-from harness.runs.check import CHECK_PROFILES, CheckProfile, CheckResult, run_check
+from harness.runs.check import CheckResult, run_check
+from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile
 from harness.runs.scenarios import ScenarioRun, run_scenarios
 from harness.scenarios import SCENARIOS
-from harness.scenarios.headline import headline_metrics
+from harness.scenarios.headline import ScenarioMetric, headline_metrics
 
 # The default window, announced before anything starts; the issue caps it at 6 minutes.
 DEFAULT_DURATION_S: Final = 300.0
@@ -135,7 +135,7 @@ def run_demo(options: DemoOptions, console: Console) -> int:
         return 130 if interrupted else 1
     summary = read_summary(result.run_dir)
     console.print(_takeaways(result))
-    metrics = headline_metrics(scenario_runs["run"]) if "run" in scenario_runs else []
+    metrics = headline_metrics(scenario_runs["run"].results) if "run" in scenario_runs else []
     if metrics:
         console.print(_scenario_takeaways(metrics))
     report = write_report(result.run_dir, summary, result.attempts, metrics)

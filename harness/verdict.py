@@ -36,7 +36,7 @@ from datetime import timedelta
 from typing import Final
 
 from harness.model.backoff import BackoffCurve, upper_tolerance
-from harness.model.durations import format_duration
+from harness.model.durations import NS_PER_S, format_duration, to_ns
 from harness.recording.cri import CriFormatError, parse_rfc3339_nano
 from harness.recording.records import AttemptRecord
 
@@ -70,7 +70,6 @@ API_ROUNDING: Final = timedelta(seconds=1)
 # A reported back-off is Go duration text, parsed to microseconds and carried
 # as float seconds; anything closer than this is the same value.
 _REPORTED_EPSILON_S: Final = 1e-6
-_NS_PER_S: Final = 1_000_000_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -269,7 +268,7 @@ def _pending_problems(
     )
     if last.finished_at_ns is not None and observation.now_ns is not None:
         # The most lenient reading: a long run may or may not have reset the curve.
-        upper_ns = max(_ns(upper_tolerance(curve.delay_before_restart(p))) for p in positions)
+        upper_ns = max(to_ns(upper_tolerance(curve.delay_before_restart(p))) for p in positions)
         due_ns = last.finished_at_ns + upper_ns
         gap = _unobserved_within(observation.unobserved, last.finished_at_ns, observation.now_ns)
         if observation.now_ns > due_ns and gap is not None:
@@ -373,15 +372,15 @@ def _curve_positions(
     if previous is None or previous.finished_at_ns is None:
         return (next_position,), None
     run_ns = previous.finished_at_ns - previous.started_at_ns
-    reset_ns = _ns(curve.reset_after)
-    run = f"{run_ns / _NS_PER_S:.3f}s"
+    reset_ns = to_ns(curve.reset_after)
+    run = f"{run_ns / NS_PER_S:.3f}s"
     if run_ns > reset_ns:
         return (1,), (
             f"restart {n}: attempt {n - 1} ran {run}, over the "
             f"{format_duration(curve.reset_after)} reset threshold, so the kubelet "
             "resets the back-off: restart immediately, then the curve starts over"
         )
-    if next_position > 1 and reset_ns - _ns(RESET_LEAD) < run_ns:
+    if next_position > 1 and reset_ns - to_ns(RESET_LEAD) < run_ns:
         return (next_position, 1), (
             f"restart {n}: attempt {n - 1} ran {run}, within {format_duration(RESET_LEAD)} "
             f"of the {format_duration(curve.reset_after)} reset threshold; "
@@ -421,8 +420,8 @@ def _check_at(
     unobserved: Sequence[tuple[int, int]] = (),
 ) -> RestartCheck:
     expected = curve.delay_before_restart(position)
-    expected_ns = _ns(expected)
-    upper_ns = _ns(upper_tolerance(expected))
+    expected_ns = to_ns(expected)
+    upper_ns = to_ns(upper_tolerance(expected))
     reported = current.reported_backoff_s if current else None
     problems: list[str] = []
 
@@ -441,7 +440,7 @@ def _check_at(
         )
     if current is not None and previous is not None and previous.finished_at_ns is not None:
         delay_ns = _decided_at(current) - previous.finished_at_ns
-        if delay_ns < expected_ns - _ns(CLOCK_ROUNDING):
+        if delay_ns < expected_ns - to_ns(CLOCK_ROUNDING):
             problems.append(
                 f"too early: restarted (created) after {_s(delay_ns)}, before the {_td(expected)} "
                 "back-off had passed"
@@ -486,10 +485,10 @@ def _check_at(
 
     return RestartCheck(
         n=n,
-        expected_s=expected_ns / _NS_PER_S,
-        measured_s=None if delay_ns is None else delay_ns / _NS_PER_S,
-        margin_s=None if delay_ns is None else (delay_ns - expected_ns) / _NS_PER_S,
-        upper_bound_s=upper_ns / _NS_PER_S,
+        expected_s=expected_ns / NS_PER_S,
+        measured_s=None if delay_ns is None else delay_ns / NS_PER_S,
+        margin_s=None if delay_ns is None else (delay_ns - expected_ns) / NS_PER_S,
+        upper_bound_s=upper_ns / NS_PER_S,
         reported_s=reported,
         passed=not problems,
         reason="; ".join(problems) or _pass_reason(n, position),
@@ -519,7 +518,7 @@ def _decided_at(record: AttemptRecord) -> int:
 def _start_latency_s(record: AttemptRecord | None) -> float | None:
     if record is None or record.created_at_ns is None:
         return None
-    return (record.started_at_ns - record.created_at_ns) / _NS_PER_S
+    return (record.started_at_ns - record.created_at_ns) / NS_PER_S
 
 
 def _pass_reason(n: int, position: int) -> str:
@@ -551,13 +550,13 @@ def _api_cross_check(records: Iterable[AttemptRecord]) -> tuple[list[str], list[
             except CriFormatError as error:
                 problems.append(f"attempt {record.attempt}: pod status {name} unreadable: {error}")
                 continue
-            if api_ns is not None and api_ns // _NS_PER_S == cri_ns // _NS_PER_S:
+            if api_ns is not None and api_ns // NS_PER_S == cri_ns // NS_PER_S:
                 continue
             text = (
                 f"attempt {record.attempt}: pod status {name} {api_text} disagrees with the "
                 f"runtime's {_s(cri_ns)} (Unix)"
             )
-            if api_ns is not None and abs(api_ns - cri_ns) <= _ns(API_ROUNDING):
+            if api_ns is not None and abs(api_ns - cri_ns) <= to_ns(API_ROUNDING):
                 notes.append(f"{text}, within the API's {_td(API_ROUNDING)} rounding")
             else:
                 problems.append(f"{text} beyond the API's {_td(API_ROUNDING)} rounding")
@@ -572,12 +571,8 @@ def _failure_message(worker: str, check: RestartCheck) -> str:
     )
 
 
-def _ns(value: timedelta) -> int:
-    return value // timedelta(microseconds=1) * 1_000
-
-
 def _s(ns: int) -> str:
-    return f"{ns / _NS_PER_S:.3f}s"
+    return f"{ns / NS_PER_S:.3f}s"
 
 
 def _td(value: timedelta) -> str:

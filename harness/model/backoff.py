@@ -236,7 +236,8 @@ def _unknown_gate_problem(name: str, known_gates: frozenset[str]) -> ConfigProbl
         field=f"featureGates.{name}",
         message=f"unknown feature gate {name!r}",
         fix=f"{hint}known gates: {', '.join(sorted(known_gates))}; "
-        "add a new gate to KNOWN_FEATURE_GATES in harness/model/backoff.py once the model handles it",
+        "add a new gate to KNOWN_FEATURE_GATES in harness/model/backoff.py once the model "
+        "handles it",
     )
 
 

@@ -42,6 +42,17 @@ _COMPONENT: Final = re.compile(r"(?P<whole>[0-9]*)(?:\.(?P<frac>[0-9]*))?(?P<uni
 
 _HINT: Final = 'write a Go duration such as "2s", "1500ms" or "1m30s" (units: ns, us, ms, s, m, h)'
 
+# Runtime and kubelet times are Unix nanoseconds; durations are timedelta
+# (microsecond precision). These two convert between them everywhere.
+NS_PER_S: Final = 1_000_000_000
+_NS_PER_US: Final = 1_000
+
+
+def to_ns(value: timedelta) -> int:
+    """A duration in whole nanoseconds (exact: timedelta holds microseconds)."""
+    return value // timedelta(microseconds=1) * _NS_PER_US
+
+
 _US_PER_MS: Final = 1_000
 _US_PER_S: Final = 1_000_000
 _S_PER_MIN: Final = 60

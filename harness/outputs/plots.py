@@ -33,6 +33,7 @@ from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
 from harness.core.atomicfile import write_atomically
 from harness.outputs.summary import RunSummary, WorkerSummary
 from harness.recording.records import AttemptRecord
+from harness.scenarios.headline import ScenarioMetric
 
 _NS_PER_S: Final = 1_000_000_000
 # Delays of the three curves span 0..300s. Below 1s the axis is linear (it
@@ -84,21 +85,6 @@ def styles_for(workers: Iterable[str]) -> dict[str, WorkerStyle]:
             styles[worker] = _SPARE_STYLES[spare % len(_SPARE_STYLES)]
             spare += 1
     return styles
-
-
-@dataclass(frozen=True)
-class ScenarioMetric:
-    """One number a scenario measured on one worker, next to the model's prediction.
-
-    ``measured`` is None when the scenario did not get that far on that worker.
-    """
-
-    scenario: str
-    worker: str
-    metric: str
-    unit: str
-    expected: float
-    measured: float | None
 
 
 def _new_figure(width: float = 10.0, height: float = 6.0) -> tuple[Figure, Axes]:

@@ -22,7 +22,6 @@ from typing import Final
 
 from harness.core.atomicfile import write_atomically
 from harness.outputs.plots import (
-    ScenarioMetric,
     plot_delays,
     plot_scenario_metrics,
     plot_start_latency,
@@ -31,6 +30,7 @@ from harness.outputs.plots import (
 from harness.outputs.render import restart_cells
 from harness.outputs.summary import RunSummary, WorkerSummary
 from harness.recording.records import AttemptRecord
+from harness.scenarios.headline import ScenarioMetric
 
 REPORT_MD: Final = "report.md"
 REPORT_HTML: Final = "report.html"

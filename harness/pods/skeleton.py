@@ -7,6 +7,7 @@ limits, never pulls its image, and is pinned to one worker by its label.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any, Final
 
 from harness.cluster.kindconfig import WORKER_LABEL
@@ -101,3 +102,13 @@ def conformance_pod(
         role="conformance",
         containers=[workload_container(MAIN_CONTAINER, image, [*args, "--record-dir", RECORD_DIR])],
     )
+
+
+def workload_args(mode: str, *extra: str) -> list[str]:
+    """The workload binary's arguments for ``mode``, writing its logs to the records dir."""
+    return ["--mode", mode, *extra, "--record-dir", RECORD_DIR]
+
+
+def go_duration(value: timedelta) -> str:
+    """Whole milliseconds as Go duration text (e.g. "500ms"); the workload parses it."""
+    return f"{value // timedelta(milliseconds=1)}ms"

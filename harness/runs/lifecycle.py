@@ -18,19 +18,24 @@ from pathlib import Path
 from kubernetes import client
 
 from harness.cluster import kubeletstate
-from harness.runs import leftovers
-from harness.core import timeouts
-from harness.model.backoff import BackoffCurve
-from harness.cluster.lifecycle import Cluster, check_live_configs, live_config_rows
-from harness.substrate.engine import engine_answers
-from harness.core.errors import HarnessError
-from harness.outputs.evidence import collect_failure_evidence, export_kind_logs
 from harness.cluster.kindconfig import WORKER_LABEL
-from harness.cluster.kube import create_namespace, delete_namespace, force_delete_pods, node_statuses
+from harness.cluster.kube import (
+    create_namespace,
+    delete_namespace,
+    force_delete_pods,
+    node_statuses,
+)
+from harness.cluster.lifecycle import Cluster, check_live_configs, live_config_rows
 from harness.cluster.liveconfig import NodeConfigRow
-from harness.recording.observercost import ObserverCost
+from harness.core import timeouts
+from harness.core.errors import HarnessError
 from harness.core.paths import runs_dir
+from harness.model.backoff import BackoffCurve
+from harness.outputs.evidence import collect_failure_evidence, export_kind_logs
+from harness.recording.observercost import ObserverCost
 from harness.recording.recorder import Observer, Recorder
+from harness.runs import leftovers
+from harness.substrate.engine import engine_answers
 from harness.substrate.workloadimage import ensure_image, load_into
 
 Progress = Callable[[str], None]

@@ -2,34 +2,44 @@
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Mapping
+from dataclasses import dataclass
 
-from harness.outputs.plots import ScenarioMetric
-from harness.runs.scenarios import ScenarioRun
-from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, TASK_ISOLATION
-
-# scenario -> (metric name, what it says)
-HEADLINES: Final = {
-    TASK_ISOLATION: ("reset_mean_s", "mean in-place reset"),
-    FAST_RESTART: ("time_to_ready_s", "first failure to Ready"),
-    CRITICAL_SIDECAR: ("isolation_total_s", "app cut off in total"),
-}
+from harness.scenarios import scenario_named
+from harness.scenarios.common import WorkerResult
 
 
-def headline_metrics(run: ScenarioRun) -> list[ScenarioMetric]:
-    """Measured and predicted headline metric of every scenario on every worker."""
+@dataclass(frozen=True)
+class ScenarioMetric:
+    """One number a scenario measured on one worker, next to the model's prediction.
+
+    ``measured`` is None when the scenario did not get that far on that worker.
+    """
+
+    scenario: str
+    worker: str
+    metric: str  # what it says, for people
+    unit: str
+    expected: float
+    measured: float | None
+
+
+def headline_metrics(
+    results: Mapping[str, Mapping[str, WorkerResult]],
+) -> list[ScenarioMetric]:
+    """Measured and predicted headline metric of every scenario (scenario -> worker -> result)."""
     found = []
-    for scenario, by_worker in run.results.items():
-        name, label = HEADLINES[scenario]
+    for scenario, by_worker in results.items():
+        headline = scenario_named(scenario).headline
         for worker, result in by_worker.items():
-            metric = next((m for m in result.metrics if m.name == name), None)
+            metric = next((m for m in result.metrics if m.name == headline.metric), None)
             if metric is None or metric.expected is None:
                 continue
             found.append(
                 ScenarioMetric(
                     scenario=scenario,
                     worker=worker,
-                    metric=label,
+                    metric=headline.label,
                     unit=metric.unit,
                     expected=metric.expected,
                     measured=metric.measured,

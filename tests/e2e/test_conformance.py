@@ -13,9 +13,10 @@ import pytest
 
 from harness.cluster.lifecycle import Cluster
 from harness.model.backoff import BackoffCurve
-from harness.outputs.summary import read_summary
+from harness.outputs.summaryfile import read_summary
 from harness.recording.records import read_attempts
-from harness.runs.check import CHECK_PROFILES, CheckResult, run_check
+from harness.runs.check import CheckResult, run_check
+from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.verdict import CONFIRM_FROM, Observation, judge_worker
 from tests.unit.factories import neighbour_curve
 

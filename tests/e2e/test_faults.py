@@ -27,7 +27,8 @@ import pytest
 from harness.cluster.lifecycle import Cluster
 from harness.core.proc import run
 from harness.recording.records import AttemptRecord
-from harness.runs.check import CHECK_PROFILES, CheckProfile, CheckResult, Need, run_check
+from harness.runs.check import CheckResult, run_check
+from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 from tests.e2e.tcprelay import TcpRelay, server_address, through_port
 
 pytestmark = pytest.mark.e2e

@@ -17,7 +17,8 @@ import pytest
 from harness.cluster import lifecycle
 from harness.core.paths import PROJECT_ROOT
 from harness.pytest_plugin import ClusterOptions, _options, session_cluster
-from harness.runs.check import CHECK_PROFILES, CheckProfile, CheckResult, Need, run_check
+from harness.runs.check import CheckResult, run_check
+from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 
 pytestmark = pytest.mark.e2e
 

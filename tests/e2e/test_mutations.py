@@ -36,7 +36,8 @@ from harness.core import timeouts
 from harness.core.proc import run
 from harness.model.backoff import BackoffCurve
 from harness.model.durations import parse_duration
-from harness.runs.check import CHECK_PROFILES, CheckResult, Need, run_check
+from harness.runs.check import CheckResult, run_check
+from harness.runs.checkprofiles import CHECK_PROFILES, Need
 from harness.runs.lifecycle import worker_nodes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.conformance]

@@ -20,7 +20,8 @@ from harness.core import timeouts
 from harness.core.proc import run
 from harness.recording.recorder import Recorder
 from harness.recording.records import AttemptKey, AttemptRecord
-from harness.runs.check import CHECK_PROFILES, CheckProfile, CheckResult, Need, run_check
+from harness.runs.check import CheckResult, run_check
+from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 from harness.runs.leftovers import RUN_LABEL
 
 pytestmark = pytest.mark.e2e

@@ -12,11 +12,12 @@ from __future__ import annotations
 import pytest
 
 from harness.cluster.lifecycle import Cluster
-from harness.outputs.summary import read_summary
+from harness.outputs.summaryfile import read_summary
 from harness.recording.records import read_attempts
 from harness.runs.scenarios import ScenarioRun, run_scenarios
 from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, SCENARIOS, TASK_ISOLATION
-from harness.scenarios.metrics import OOM_EXIT_CODE, OOM_REASON, WorkerResult
+from harness.scenarios.common import WorkerResult
+from harness.scenarios.critical_sidecar import OOM_EXIT_CODE, OOM_REASON
 
 pytestmark = [pytest.mark.e2e, pytest.mark.scenarios]
 

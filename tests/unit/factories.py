@@ -14,9 +14,10 @@ from harness.model.backoff import (
     KubeletBackoffConfig,
     curve_for,
 )
-from harness.outputs.plots import ScenarioMetric
-from harness.outputs.summary import ClusterInfo, MetricSummary, RunSummary, read_summary, summarize
+from harness.outputs.summary import ClusterInfo, MetricSummary, RunSummary, summarize
+from harness.outputs.summaryfile import read_summary
 from harness.recording.records import AttemptRecord, read_attempts
+from harness.scenarios.headline import ScenarioMetric
 from harness.verdict import RestartCheck, WorkerVerdict, judge_worker
 
 NS = 1_000_000_000

@@ -10,7 +10,8 @@ import pytest
 from harness.core import timeouts
 from harness.recording.recorder import Recorder
 from harness.recording.records import AttemptRecord
-from harness.runs.check import CHECK_PROFILES, CheckResult, _decide_early, _judge, _take_sample
+from harness.runs.check import CheckResult, _decide_early, _judge, _take_sample
+from harness.runs.checkprofiles import CHECK_PROFILES
 from tests.unit.factories import FAST, NS, attempts
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import signal
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness import cli
+from harness.cliargs import build_parser
 from harness.cluster import lifecycle
 from harness.cluster.kube import NodeStatus
 from harness.core import pins
@@ -166,3 +168,9 @@ def test_sigint_interrupts_even_when_inherited_as_ignored(
     finally:
         signal.signal(signal.SIGINT, previous)
     assert "crashloop" in capsys.readouterr().out
+
+
+def test_every_command_on_the_line_has_a_handler_and_none_is_left_over() -> None:
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert set(commands.choices) == set(cli.HANDLERS)

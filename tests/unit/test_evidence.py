@@ -19,9 +19,9 @@ from harness.outputs.evidence import (
     collect_namespace_evidence,
     collect_node_configs,
     evidence_dir,
-    explain,
     export_kind_logs,
 )
+from harness.outputs.explain import explain
 from harness.outputs.junit import check_failure_message
 from harness.verdict import RestartCheck
 from tests.unit.factories import (

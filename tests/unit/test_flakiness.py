@@ -12,7 +12,7 @@ from rich.console import Console
 from harness import cli
 from harness.outputs.flakiness import distribution, flakiness_of, p95
 from harness.outputs.render import flakiness_table
-from harness.outputs.summary import write_summary
+from harness.outputs.summaryfile import write_summary
 from harness.recording.observercost import ObserverCost
 from tests.unit.factories import (
     FAST_MEDIAN_OVERSHOOT,

@@ -8,7 +8,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from harness.outputs.junit import JUNIT_FILE, junit_bytes, write_junit
-from harness.outputs.summary import RunSummary, read_summary, write_summary
+from harness.outputs.summary import RunSummary
+from harness.outputs.summaryfile import read_summary, write_summary
 from tests.unit.factories import (
     default_verdict,
     empty_verdict,

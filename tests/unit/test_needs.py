@@ -10,7 +10,7 @@ import pytest
 
 from harness.core.errors import HarnessError
 from harness.model.backoff import KubeletBackoffConfig, curve_for
-from harness.runs.check import (
+from harness.runs.checkprofiles import (
     CHECK_PROFILES,
     CheckProfile,
     Need,

@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from harness.core.paths import PROJECT_ROOT
-from harness.pods.export import NAMESPACE, replay_manifests, write_manifests
+from harness.outputs.workloads import NAMESPACE, replay_manifests, write_manifests
 from harness.profiles import load_cluster_spec
 from harness.scenarios import SCENARIOS
 from harness.substrate.workloadimage import STABLE_TAG

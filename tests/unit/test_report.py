@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.outputs.plots import ScenarioMetric
 from harness.outputs.report import (
     REPORT_MD,
     Block,
@@ -23,6 +22,7 @@ from harness.outputs.report import (
     write_report,
 )
 from harness.outputs.summary import RunSummary
+from harness.scenarios.headline import ScenarioMetric
 from tests.unit.factories import (
     PNG_MAGIC,
     WORKERS,

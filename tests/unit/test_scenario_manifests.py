@@ -7,13 +7,23 @@ from typing import Any
 import pytest
 
 from harness.cluster.kindconfig import WORKER_LABEL
-from harness.pods import scenarios as sm
 from harness.pods.skeleton import MAIN_CONTAINER, RECORD_DIR, ROLE_LABEL, RUN_LABEL
-from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, SCENARIOS, TASK_ISOLATION
+from harness.scenarios import (
+    CRITICAL_SIDECAR,
+    FAST_RESTART,
+    REGISTRY,
+    SCENARIOS,
+    TASK_ISOLATION,
+    scenario_named,
+)
+from harness.scenarios import critical_sidecar as cs
+from harness.scenarios import fast_restart as fr
+from harness.scenarios import task_isolation as ti
 from harness.substrate.workloadimage import BINARY, RUN_AS_USER
 
 IMAGE = "crashloop.local/workload:test"
 WORKERS = ("fast", "reduced", "default")
+POD_NAME = {TASK_ISOLATION: ti.pod_name, FAST_RESTART: fr.pod_name, CRITICAL_SIDECAR: cs.pod_name}
 
 
 def _all_pods() -> list[dict[str, Any]]:
@@ -21,9 +31,9 @@ def _all_pods() -> list[dict[str, Any]]:
         pod
         for scenario in SCENARIOS
         for worker in WORKERS
-        for pod in sm.scenario_pods(scenario, worker, "run-1", IMAGE)
+        for pod in REGISTRY[scenario].pods(worker, "run-1", IMAGE)
     ]
-    return pods + [sm.fresh_session_pod(w, "run-1", IMAGE, 0) for w in WORKERS]
+    return pods + [ti.fresh_session_pod(w, "run-1", IMAGE, 0) for w in WORKERS]
 
 
 def _containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
@@ -57,11 +67,11 @@ def test_every_pod_is_restricted_and_limited(pod: dict[str, Any]) -> None:
 @pytest.mark.parametrize("scenario", SCENARIOS)
 @pytest.mark.parametrize("worker", WORKERS)
 def test_pods_are_pinned_and_labelled(scenario: str, worker: str) -> None:
-    (pod,) = sm.scenario_pods(scenario, worker, "run-7", IMAGE)
+    (pod,) = REGISTRY[scenario].pods(worker, "run-7", IMAGE)
     assert pod["spec"]["nodeSelector"] == {WORKER_LABEL: worker}
     labels = pod["metadata"]["labels"]
     assert labels == {RUN_LABEL: "run-7", ROLE_LABEL: scenario, WORKER_LABEL: worker}
-    assert pod["metadata"]["name"] == sm.pod_name(scenario, worker)
+    assert pod["metadata"]["name"] == POD_NAME[scenario](worker)
 
 
 def test_pod_names_are_unique_across_scenarios_and_workers() -> None:
@@ -70,14 +80,12 @@ def test_pod_names_are_unique_across_scenarios_and_workers() -> None:
 
 
 def test_unknown_scenario_is_refused_with_the_choices() -> None:
-    with pytest.raises(ValueError, match="task-isolation"):
-        sm.scenario_pods("nope", "fast", "run", IMAGE)
-    with pytest.raises(ValueError, match="unknown scenario 'nope'"):
-        sm.pod_name("nope", "fast")
+    with pytest.raises(ValueError, match=r"unknown scenario 'nope'.*task-isolation"):
+        scenario_named("nope")
 
 
 def test_session_pod_exits_zero_after_its_session_and_restarts_in_place() -> None:
-    pod = sm.session_pod("fast", "run", IMAGE)
+    pod = ti.session_pod("fast", "run", IMAGE)
     (app,) = pod["spec"]["containers"]
     assert pod["spec"]["restartPolicy"] == "Always"
     assert app["name"] == MAIN_CONTAINER
@@ -87,22 +95,22 @@ def test_session_pod_exits_zero_after_its_session_and_restarts_in_place() -> Non
 
 
 def test_fresh_session_pod_is_the_same_session_never_restarted() -> None:
-    first = sm.fresh_session_pod("reduced", "run", IMAGE, 0)
-    second = sm.fresh_session_pod("reduced", "run", IMAGE, 1)
+    first = ti.fresh_session_pod("reduced", "run", IMAGE, 0)
+    second = ti.fresh_session_pod("reduced", "run", IMAGE, 1)
     assert first["metadata"]["name"] != second["metadata"]["name"]
     assert first["spec"]["restartPolicy"] == "Never"
-    assert first["metadata"]["labels"][ROLE_LABEL] == sm.FRESH_ROLE
+    assert first["metadata"]["labels"][ROLE_LABEL] == ti.FRESH_ROLE
     assert (
         first["spec"]["containers"][0]["args"]
-        == (sm.session_pod("reduced", "run", IMAGE)["spec"]["containers"][0]["args"])
+        == (ti.session_pod("reduced", "run", IMAGE)["spec"]["containers"][0]["args"])
     )
 
 
 def test_transient_pod_fails_n_times_and_probes_readiness_with_the_binary() -> None:
-    (app,) = sm.transient_pod("default", "run", IMAGE)["spec"]["containers"]
+    (app,) = fr.transient_pod("default", "run", IMAGE)["spec"]["containers"]
     assert _flag(app, "--mode") == "transient"
-    assert _flag(app, "--fail-times") == str(sm.FAIL_TIMES) == "3"
-    assert _flag(app, "--exit-code") == str(sm.TRANSIENT_EXIT_CODE)
+    assert _flag(app, "--fail-times") == str(fr.FAIL_TIMES) == "3"
+    assert _flag(app, "--exit-code") == str(fr.TRANSIENT_EXIT_CODE)
     assert _flag(app, "--run-for") == "1000ms"
     probe = app["readinessProbe"]
     # FROM scratch: no shell, so the probe runs the workload binary itself.
@@ -110,43 +118,43 @@ def test_transient_pod_fails_n_times_and_probes_readiness_with_the_binary() -> N
     assert command[0] == BINARY
     assert command[command.index("--mode") + 1] == "ready-check"
     assert command[command.index("--record-dir") + 1] == RECORD_DIR
-    assert probe["periodSeconds"] == sm.READY_PROBE_PERIOD_S == 1
+    assert probe["periodSeconds"] == fr.READY_PROBE_PERIOD_S == 1
     assert probe["failureThreshold"] == 1
 
 
 def test_sidecar_pod_has_a_restartable_proxy_with_a_memory_limit() -> None:
-    pod = sm.sidecar_pod("fast", "run", IMAGE)
+    pod = cs.sidecar_pod("fast", "run", IMAGE)
     (proxy,) = pod["spec"]["initContainers"]
     (app,) = pod["spec"]["containers"]
-    assert proxy["name"] == sm.PROXY_CONTAINER
+    assert proxy["name"] == cs.PROXY_CONTAINER
     # Only this makes an init container a sidecar.
     assert proxy["restartPolicy"] == "Always"
-    assert proxy["resources"]["limits"]["memory"] == sm.PROXY_MEMORY_LIMIT
+    assert proxy["resources"]["limits"]["memory"] == cs.PROXY_MEMORY_LIMIT
     assert _flag(proxy, "--mode") == "proxy"
-    assert _flag(proxy, "--listen") == sm.PROXY_ADDRESS
-    assert _flag(proxy, "--grow-mb") == str(sm.PROXY_GROW_MB)
+    assert _flag(proxy, "--listen") == cs.PROXY_ADDRESS
+    assert _flag(proxy, "--grow-mb") == str(cs.PROXY_GROW_MB)
     assert _flag(proxy, "--grow-every") == "500ms"
     assert app["name"] == MAIN_CONTAINER
     assert "restartPolicy" not in app
     assert _flag(app, "--mode") == "client"
-    assert _flag(app, "--target") == sm.PROXY_ADDRESS
+    assert _flag(app, "--target") == cs.PROXY_ADDRESS
     assert _flag(app, "--interval") == "100ms"
     assert pod["spec"]["restartPolicy"] == "Always"
 
 
 def test_proxy_leaks_past_its_limit_within_seconds() -> None:
     # The scenario needs the OOM kill after "a few seconds of serving".
-    limit_mib = int(sm.PROXY_MEMORY_LIMIT.removesuffix("Mi"))
-    steps = limit_mib // sm.PROXY_GROW_MB
-    seconds = steps * sm.PROXY_GROW_EVERY.total_seconds()
+    limit_mib = int(cs.PROXY_MEMORY_LIMIT.removesuffix("Mi"))
+    steps = limit_mib // cs.PROXY_GROW_MB
+    seconds = steps * cs.PROXY_GROW_EVERY.total_seconds()
     assert 3 <= seconds <= 20
 
 
 def test_manifests_are_pure_and_fresh_each_call() -> None:
-    first = sm.sidecar_pod("fast", "run", IMAGE)
+    first = cs.sidecar_pod("fast", "run", IMAGE)
     first["spec"]["initContainers"][0]["args"].append("--mutated")
     assert (
-        "--mutated" not in sm.sidecar_pod("fast", "run", IMAGE)["spec"]["initContainers"][0]["args"]
+        "--mutated" not in cs.sidecar_pod("fast", "run", IMAGE)["spec"]["initContainers"][0]["args"]
     )
 
 
@@ -155,4 +163,4 @@ def test_manifests_are_pure_and_fresh_each_call() -> None:
     [(TASK_ISOLATION, "session"), (FAST_RESTART, "transient"), (CRITICAL_SIDECAR, "sidecar")],
 )
 def test_pod_name_prefixes(scenario: str, prefix: str) -> None:
-    assert sm.pod_name(scenario, "reduced") == f"{prefix}-reduced"
+    assert POD_NAME[scenario]("reduced") == f"{prefix}-reduced"

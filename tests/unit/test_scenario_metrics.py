@@ -10,8 +10,10 @@ import pytest
 
 from harness.model.backoff import BackoffCurve, upper_tolerance
 from harness.recording.records import AttemptRecord
-from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, TASK_ISOLATION
-from harness.scenarios import metrics as m
+from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, TASK_ISOLATION, common
+from harness.scenarios import critical_sidecar as cs
+from harness.scenarios import fast_restart as fr
+from harness.scenarios import task_isolation as ti
 
 S = 1_000_000_000
 T0 = 1_700_000_000 * S
@@ -86,30 +88,30 @@ def timeline(
     return records
 
 
-def events(*pairs: tuple[str, float]) -> list[m.LogEvent]:
-    return [m.LogEvent(name, T0 + int(at * S)) for name, at in pairs]
+def events(*pairs: tuple[str, float]) -> list[common.LogEvent]:
+    return [common.LogEvent(name, T0 + int(at * S)) for name, at in pairs]
 
 
 # --- Metric / WorkerResult ----------------------------------------------------------------
 
 
 def test_bounded_passes_only_inside_its_bounds() -> None:
-    inside = m.bounded("x", "s", expected=2, measured=2.5, lower=2, upper=3)
+    inside = common.bounded("x", "s", expected=2, measured=2.5, lower=2, upper=3)
     assert inside.passed
-    assert not m.bounded("x", "s", expected=2, measured=3.1, lower=2, upper=3).passed
-    assert not m.bounded("x", "s", expected=2, measured=1.9, lower=2, upper=3).passed
-    assert m.bounded("x", "s", expected=None, measured=9.0, lower=None, upper=None).passed
-    missing = m.bounded("x", "s", expected=2, measured=None, lower=None, upper=None)
+    assert not common.bounded("x", "s", expected=2, measured=3.1, lower=2, upper=3).passed
+    assert not common.bounded("x", "s", expected=2, measured=1.9, lower=2, upper=3).passed
+    assert common.bounded("x", "s", expected=None, measured=9.0, lower=None, upper=None).passed
+    missing = common.bounded("x", "s", expected=2, measured=None, lower=None, upper=None)
     assert not missing.passed
     assert missing.detail == "not measured"
 
 
 def test_worker_result_passes_only_with_metrics_all_passing() -> None:
-    good = m.bounded("a", "s", expected=1, measured=1, lower=1, upper=1)
-    bad = m.bounded("b", "count", expected=0, measured=2, lower=0, upper=0, detail="why")
-    assert not m.WorkerResult(scenario="s", worker="w", node="n", metrics=()).passed
-    assert m.WorkerResult(scenario="s", worker="w", node="n", metrics=(good,)).passed
-    failing = m.WorkerResult(scenario="s", worker="w", node="n", metrics=(good, bad))
+    good = common.bounded("a", "s", expected=1, measured=1, lower=1, upper=1)
+    bad = common.bounded("b", "count", expected=0, measured=2, lower=0, upper=0, detail="why")
+    assert not common.WorkerResult(scenario="s", worker="w", node="n", metrics=()).passed
+    assert common.WorkerResult(scenario="s", worker="w", node="n", metrics=(good,)).passed
+    failing = common.WorkerResult(scenario="s", worker="w", node="n", metrics=(good, bad))
     assert not failing.passed
     (message,) = failing.failures
     assert message.startswith("s w: b: measured 2.000, expected 0.000 in [0.000, 0.000] count")
@@ -128,8 +130,8 @@ def test_worker_result_passes_only_with_metrics_all_passing() -> None:
 
 def test_parse_events_reads_lines_and_drops_a_torn_tail() -> None:
     text = '{"event":"connected","unix_ns":5}\n\n{"event":"cut","unix_ns":7}\n{"event":"res'
-    assert m.parse_events(text) == [m.LogEvent("connected", 5), m.LogEvent("cut", 7)]
-    assert m.parse_events("") == []
+    assert common.parse_events(text) == [common.LogEvent("connected", 5), common.LogEvent("cut", 7)]
+    assert common.parse_events("") == []
 
 
 @pytest.mark.parametrize(
@@ -138,34 +140,34 @@ def test_parse_events_reads_lines_and_drops_a_torn_tail() -> None:
 )
 def test_parse_events_refuses_a_bad_line_before_the_end(bad: str) -> None:
     with pytest.raises(ValueError, match="line 1"):
-        m.parse_events(bad + '\n{"event":"cut","unix_ns":7}\n')
+        common.parse_events(bad + '\n{"event":"cut","unix_ns":7}\n')
 
 
 def test_isolation_intervals_pair_cuts_with_restores() -> None:
     log = events(("connected", 0), ("cut", 5), ("restored", 7), ("cut", 9), ("cut", 9.5))
-    assert m.isolation_intervals(log) == [
-        m.Interval(T0 + 5 * S, T0 + 7 * S),
-        m.Interval(T0 + 9 * S, None),
+    assert cs.isolation_intervals(log) == [
+        cs.Interval(T0 + 5 * S, T0 + 7 * S),
+        cs.Interval(T0 + 9 * S, None),
     ]
     # Out-of-order input is sorted; a restore without a cut is ignored.
-    assert m.isolation_intervals(events(("restored", 1), ("restored", 3), ("cut", 2))) == [
-        m.Interval(T0 + 2 * S, T0 + 3 * S)
+    assert cs.isolation_intervals(events(("restored", 1), ("restored", 3), ("cut", 2))) == [
+        cs.Interval(T0 + 2 * S, T0 + 3 * S)
     ]
 
 
 def test_interval_length_of_an_open_interval_needs_an_end() -> None:
-    assert m.Interval(10, None).length_ns() == 0
-    assert m.Interval(10, None).length_ns(until_ns=25) == 15
-    assert m.Interval(10, 4).length_ns() == 0
+    assert cs.Interval(10, None).length_ns() == 0
+    assert cs.Interval(10, None).length_ns(until_ns=25) == 15
+    assert cs.Interval(10, 4).length_ns() == 0
 
 
 def test_sidecar_downtimes_run_from_exit_to_next_start() -> None:
     attempts = [record(0, 0, 7), record(1, 8, 15), record(2, 17, None)]
-    assert m.sidecar_downtimes(attempts) == {
-        1: m.Interval(T0 + 7 * S, T0 + 8 * S),
-        2: m.Interval(T0 + 15 * S, T0 + 17 * S),
+    assert cs.sidecar_downtimes(attempts) == {
+        1: cs.Interval(T0 + 7 * S, T0 + 8 * S),
+        2: cs.Interval(T0 + 15 * S, T0 + 17 * S),
     }
-    assert m.sidecar_downtimes([record(0, 0, 7)]) == {1: m.Interval(T0 + 7 * S, None)}
+    assert cs.sidecar_downtimes([record(0, 0, 7)]) == {1: cs.Interval(T0 + 7 * S, None)}
 
 
 # --- task isolation -----------------------------------------------------------------------
@@ -184,7 +186,7 @@ def test_sidecar_downtimes_run_from_exit_to_next_start() -> None:
 def test_sessions_completed_follows_the_curve(
     curve: BackoffCurve, window_s: float, expected: int
 ) -> None:
-    got = m.sessions_completed(
+    got = ti.sessions_completed(
         timedelta(seconds=3), timedelta(seconds=window_s), curve.delay_before_restart
     )
     assert got == expected
@@ -192,13 +194,13 @@ def test_sessions_completed_follows_the_curve(
 
 def test_sessions_completed_needs_a_positive_session() -> None:
     with pytest.raises(ValueError, match="some time"):
-        m.sessions_completed(timedelta(0), timedelta(seconds=10), FAST.delay_before_restart)
+        ti.sessions_completed(timedelta(0), timedelta(seconds=10), FAST.delay_before_restart)
 
 
 @pytest.mark.parametrize("curve", [FAST, REDUCED, DEFAULT])
 def test_task_isolation_on_the_curve_passes(curve: BackoffCurve) -> None:
     attempts = timeline(curve, 3.0, 30)
-    result = m.task_isolation(
+    result = ti.task_isolation(
         worker="w",
         node="n",
         curve=curve,
@@ -222,7 +224,7 @@ def test_task_isolation_on_the_curve_passes(curve: BackoffCurve) -> None:
 
 def test_task_isolation_counts_only_sessions_finished_in_the_window() -> None:
     attempts = timeline(DEFAULT, 3.0, 10)
-    result = m.task_isolation(
+    result = ti.task_isolation(
         worker="w",
         node="n",
         curve=DEFAULT,
@@ -239,7 +241,7 @@ def test_task_isolation_counts_only_sessions_finished_in_the_window() -> None:
 
 def test_task_isolation_slower_than_the_tolerance_fails() -> None:
     attempts = timeline(FAST, 3.0, 20, overshoot_s=3.0)
-    result = m.task_isolation(
+    result = ti.task_isolation(
         worker="w",
         node="n",
         curve=FAST,
@@ -256,7 +258,7 @@ def test_task_isolation_slower_than_the_tolerance_fails() -> None:
 
 def test_task_isolation_flags_failing_sessions() -> None:
     attempts = timeline(FAST, 3.0, 5, exit_code=1)
-    result = m.task_isolation(
+    result = ti.task_isolation(
         worker="w",
         node="n",
         curve=FAST,
@@ -271,7 +273,7 @@ def test_task_isolation_flags_failing_sessions() -> None:
 
 
 def test_task_isolation_without_records_says_so() -> None:
-    result = m.task_isolation(
+    result = ti.task_isolation(
         worker="w",
         node="n",
         curve=FAST,
@@ -294,7 +296,7 @@ def _transient(curve: BackoffCurve, overshoot_s: float = 0.3) -> list[AttemptRec
 def test_time_to_ready_is_the_sum_of_backoffs_and_runs(curve: BackoffCurve) -> None:
     attempts = _transient(curve)
     healthy_start = attempts[3].started_at_ns
-    result = m.fast_restart(
+    result = fr.fast_restart(
         worker="w",
         node="n",
         curve=curve,
@@ -310,7 +312,7 @@ def test_time_to_ready_is_the_sum_of_backoffs_and_runs(curve: BackoffCurve) -> N
     # Three restarts overshoot 0.3s each, then Ready 0.5s after the start.
     assert ready.measured == pytest.approx(delays + 2.0 + 0.9 + 0.5)
     uppers = sum(upper_tolerance(curve.delay_before_restart(n)).total_seconds() for n in (1, 2, 3))
-    assert ready.upper == pytest.approx(uppers + 2.0 + m.READY_SLACK.total_seconds())
+    assert ready.upper == pytest.approx(uppers + 2.0 + fr.READY_SLACK.total_seconds())
     assert result.metric("failures").measured == 3
     assert result.metric("restarts_after_healthy").measured == 0
     assert [x.name for x in result.metrics if x.name.startswith("restart_")][:3] == [
@@ -323,7 +325,7 @@ def test_time_to_ready_is_the_sum_of_backoffs_and_runs(curve: BackoffCurve) -> N
 def test_time_to_ready_too_late_fails() -> None:
     attempts = _transient(DEFAULT)
     ready = attempts[3].started_at_ns + 30 * S
-    result = m.fast_restart(
+    result = fr.fast_restart(
         worker="w", node="n", curve=DEFAULT, attempts=attempts, fail_times=3, ready_ns=ready
     )
     assert not result.metric("time_to_ready_s").passed
@@ -333,7 +335,7 @@ def test_time_to_ready_too_late_fails() -> None:
 def test_time_to_ready_sooner_than_the_backoffs_fails() -> None:
     # A model that believes in 10s back-offs must reject a fast worker's recovery.
     attempts = _transient(FAST)
-    result = m.fast_restart(
+    result = fr.fast_restart(
         worker="w",
         node="n",
         curve=DEFAULT,
@@ -346,7 +348,7 @@ def test_time_to_ready_sooner_than_the_backoffs_fails() -> None:
 
 
 def test_fast_restart_without_ready_is_not_measured() -> None:
-    result = m.fast_restart(
+    result = fr.fast_restart(
         worker="w", node="n", curve=FAST, attempts=_transient(FAST), fail_times=3, ready_ns=None
     )
     ready = result.metric("time_to_ready_s")
@@ -357,7 +359,7 @@ def test_fast_restart_without_ready_is_not_measured() -> None:
 
 def test_fast_restart_without_the_first_failure_is_not_measured() -> None:
     attempts = _transient(FAST)[1:]
-    result = m.fast_restart(
+    result = fr.fast_restart(
         worker="w", node="n", curve=FAST, attempts=attempts, fail_times=3, ready_ns=T0 + 20 * S
     )
     assert "attempt 0" in result.metric("time_to_ready_s").detail
@@ -365,7 +367,7 @@ def test_fast_restart_without_the_first_failure_is_not_measured() -> None:
 
 def test_fast_restart_counts_restarts_after_the_healthy_attempt() -> None:
     attempts = [*timeline(FAST, 1.0, 5, exit_code=1)]
-    result = m.fast_restart(
+    result = fr.fast_restart(
         worker="w", node="n", curve=FAST, attempts=attempts, fail_times=3, ready_ns=T0 + 9 * S
     )
     assert result.metric("restarts_after_healthy").measured == 1
@@ -374,7 +376,7 @@ def test_fast_restart_counts_restarts_after_the_healthy_attempt() -> None:
 
 def test_fast_restart_with_too_few_failures_fails() -> None:
     attempts = timeline(FAST, 1.0, 4, exit_code=0, last_running=True)
-    result = m.fast_restart(
+    result = fr.fast_restart(
         worker="w", node="n", curve=FAST, attempts=attempts, fail_times=3, ready_ns=T0 + 9 * S
     )
     assert result.metric("failures").measured == 0
@@ -397,29 +399,31 @@ def _sidecar(curve: BackoffCurve, kills: int, overshoot_s: float = 0.3) -> list[
     )
 
 
-def _client_log(sidecar: Sequence[AttemptRecord], lag_s: float = 0.1) -> list[m.LogEvent]:
+def _client_log(sidecar: Sequence[AttemptRecord], lag_s: float = 0.1) -> list[common.LogEvent]:
     """What the app would log: a cut just after each kill, restored just after each start."""
-    log = [m.LogEvent("connected", sidecar[0].started_at_ns + S // 10)]
+    log = [common.LogEvent("connected", sidecar[0].started_at_ns + S // 10)]
     by_attempt = {r.attempt: r for r in sidecar}
     for n, previous in by_attempt.items():
         if previous.finished_at_ns is None:
             continue
-        log.append(m.LogEvent("cut", previous.finished_at_ns + int(lag_s * S)))
+        log.append(common.LogEvent("cut", previous.finished_at_ns + int(lag_s * S)))
         if n + 1 in by_attempt:
-            log.append(m.LogEvent("restored", by_attempt[n + 1].started_at_ns + int(lag_s * S)))
+            log.append(
+                common.LogEvent("restored", by_attempt[n + 1].started_at_ns + int(lag_s * S))
+            )
     return log
 
 
 def _judge_sidecar(
     curve: BackoffCurve,
     sidecar: Sequence[AttemptRecord],
-    log: Sequence[m.LogEvent],
+    log: Sequence[common.LogEvent],
     *,
     app: Sequence[AttemptRecord] | None = None,
     restart_count: int | None = 0,
     window_end_s: float = 150,
-) -> m.WorkerResult:
-    return m.critical_sidecar(
+) -> common.WorkerResult:
+    return cs.critical_sidecar(
         worker="w",
         node="n",
         curve=curve,
@@ -542,7 +546,7 @@ def test_isolation_much_longer_than_the_downtime_fails() -> None:
     log = [
         e
         if not (e.event == "restored" and e.unix_ns == sidecar[2].started_at_ns + S // 10)
-        else m.LogEvent("restored", e.unix_ns + 5 * S)
+        else common.LogEvent("restored", e.unix_ns + 5 * S)
         for e in log
     ]
     result = _judge_sidecar(FAST, sidecar, log)

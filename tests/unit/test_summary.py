@@ -14,15 +14,8 @@ from harness.model.backoff import (
     KUBELET_CRASHLOOP_BACKOFF_MAX,
     REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
 )
-from harness.outputs.summary import (
-    SUMMARY_FILE,
-    SummaryError,
-    outcome_of,
-    overshoot,
-    read_summary,
-    utc_iso,
-    write_summary,
-)
+from harness.outputs.summary import SUMMARY_FILE, SummaryError, outcome_of, overshoot, utc_iso
+from harness.outputs.summaryfile import read_summary, write_summary
 from harness.recording.observercost import ObserverCost
 from harness.verdict import judge_worker
 from tests.unit.factories import (

@@ -1,7 +1,7 @@
 """The talk's workloads as plain YAML, for replaying them by hand with kubectl.
 
 Written by `crashloop manifests` from the very functions the harness deploys
-its runs with (:mod:`harness.pods.skeleton`, :mod:`harness.pods.scenarios`),
+its runs with (:mod:`harness.pods.skeleton` and each scenario's module),
 so the YAML in ``workloads/`` is what a run applies, with three differences
 a person at a terminal needs: one fixed namespace (``crashloop-replay``, at the
 restricted Pod Security level like every run's), the run label ``replay``, and
@@ -19,9 +19,8 @@ from typing import Any, Final
 import yaml
 
 from harness.cluster.kube import RESTRICTED_NAMESPACE_LABELS
-from harness.pods.scenarios import scenario_pods
 from harness.pods.skeleton import crashing_pod
-from harness.scenarios import SCENARIOS
+from harness.scenarios import REGISTRY
 from harness.substrate.workloadimage import STABLE_TAG
 
 NAMESPACE: Final = "crashloop-replay"
@@ -55,13 +54,13 @@ def replay_manifests(workers: Sequence[str]) -> dict[str, str]:
             [_in_namespace(crashing_pod(w, RUN_ID, STABLE_TAG)) for w in workers]
         ),
     }
-    for scenario in SCENARIOS:
+    for name, scenario in REGISTRY.items():
         pods = [
             _in_namespace(pod)
             for worker in workers
-            for pod in scenario_pods(scenario, worker, RUN_ID, STABLE_TAG)
+            for pod in scenario.pods(worker, RUN_ID, STABLE_TAG)
         ]
-        files[f"{scenario}.yaml"] = _document(pods)
+        files[f"{name}.yaml"] = _document(pods)
     return files
 
 

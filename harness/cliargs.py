@@ -1,0 +1,212 @@
+"""The `crashloop` command line: every command, option and help text (no behaviour).
+
+:mod:`harness.cli` runs the command a parsed line names; keeping the
+arguments here lets a reader see the whole interface in one place.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Final
+
+from harness.core import pins
+from harness.core.paths import PROJECT_ROOT
+from harness.demo import DEFAULT_DURATION_S, MAX_DURATION_S
+from harness.recording.recorder import OBSERVERS
+from harness.runs.checkprofiles import CHECK_PROFILES
+from harness.scenarios import SCENARIOS
+
+DEFAULT_SPEC: Final = PROJECT_ROOT / "clusters" / "crashloop.yaml"
+REPLAY_DIR: Final = PROJECT_ROOT / "workloads"
+
+_Commands = argparse._SubParsersAction
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="crashloop",
+        description="See, measure and check how the kubelet restarts crashing containers.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    spec = _spec_options(image=False)
+    spec_and_image = _spec_options(image=True)
+    _add_substrate(commands)
+    _add_cluster(commands, spec, spec_and_image)
+    _add_replay(commands, spec, spec_and_image)
+    _add_measuring(commands, spec_and_image)
+    _add_flakiness(commands, spec_and_image)
+    _add_demo(commands, spec_and_image)
+    return parser
+
+
+def _spec_options(*, image: bool) -> argparse.ArgumentParser:
+    """--config (and --image): every command that touches the cluster takes them."""
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
+    if image:
+        options.add_argument("--image", help="node image to use (must exist locally)")
+    return options
+
+
+def _add_substrate(commands: _Commands[argparse.ArgumentParser]) -> None:
+    engine = commands.add_parser("engine", help="find or install and start a Docker engine")
+    engine.add_argument(
+        "--stop",
+        action="store_true",
+        help="stop the engine the harness started, with every container (a cluster then "
+        "needs `crashloop up`)",
+    )
+    commands.add_parser(
+        "kind", help=f"print the path of kind {pins.KIND_VERSION}, building it if needed"
+    )
+    image = commands.add_parser("node-image", help="choose or build the kind node image")
+    image.add_argument(
+        "--offline",
+        action="store_true",
+        help=f"build {pins.LOCAL_NODE_IMAGE} even if the official image could be pulled",
+    )
+    image.add_argument(
+        "--kubernetes-version", default=pins.KUBERNETES_VERSION, help="must be the pinned version"
+    )
+    image.add_argument(
+        "--tag", default=pins.LOCAL_NODE_IMAGE, help="tag of the offline build (with --offline)"
+    )
+
+
+def _add_cluster(
+    commands: _Commands[argparse.ArgumentParser],
+    spec: argparse.ArgumentParser,
+    spec_and_image: argparse.ArgumentParser,
+) -> None:
+    up = commands.add_parser(
+        "up",
+        parents=[spec_and_image],
+        help="create or reuse the cluster and wait until it is Ready",
+    )
+    up.add_argument("--recreate", action="store_true", help="delete an existing cluster first")
+    commands.add_parser("status", parents=[spec], help="show the cluster's nodes and system pods")
+    commands.add_parser("down", parents=[spec], help="delete the cluster")
+
+
+def _add_replay(
+    commands: _Commands[argparse.ArgumentParser],
+    spec: argparse.ArgumentParser,
+    spec_and_image: argparse.ArgumentParser,
+) -> None:
+    """`crashloop manifests` and `crashloop workload-image`: the replay by hand."""
+    manifests = commands.add_parser(
+        "manifests",
+        parents=[spec],
+        help="write the talk's workloads as YAML to replay by hand with kubectl",
+    )
+    manifests.add_argument(
+        "--output-dir", default=str(REPLAY_DIR), help=f"where to write them (default {REPLAY_DIR})"
+    )
+    commands.add_parser(
+        "workload-image",
+        parents=[spec_and_image],
+        help="build the workload image and load its stable tag into the cluster (for the YAML)",
+    )
+
+
+def _add_measuring(
+    commands: _Commands[argparse.ArgumentParser], spec_and_image: argparse.ArgumentParser
+) -> None:
+    """`check`, `scenarios` and `conformance`: one measured run each (or a few)."""
+    check = commands.add_parser(
+        "check",
+        parents=[spec_and_image],
+        help="measure every worker's restarts and check them against the curve",
+    )
+    check.add_argument(
+        "--profile",
+        choices=sorted(CHECK_PROFILES),
+        default="quick",
+        help="quick: a few minutes; full: about 11 minutes, every curve at its cap",
+    )
+    _observer_option(check)
+    scenarios = commands.add_parser(
+        "scenarios",
+        parents=[spec_and_image],
+        help="measure the talk's scenarios on every worker, one scenario at a time",
+    )
+    scenarios.add_argument(
+        "--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS), help="which"
+    )
+    conformance = commands.add_parser(
+        "conformance",
+        parents=[spec_and_image],
+        help="the nightly job: full check, every scenario, plots and a report",
+    )
+    conformance.add_argument("--profile", choices=sorted(CHECK_PROFILES), default="full")
+
+
+def _add_flakiness(
+    commands: _Commands[argparse.ArgumentParser], spec_and_image: argparse.ArgumentParser
+) -> None:
+    """`crashloop flakiness`: checks in a row, or the summaries of finished ones."""
+    flakiness = commands.add_parser(
+        "flakiness",
+        parents=[spec_and_image],
+        help="run the check many times in a row on one cluster; pass count and overshoot spread",
+    )
+    flakiness.add_argument("--profile", choices=sorted(CHECK_PROFILES), default="quick")
+    _observer_option(flakiness)
+    source = flakiness.add_mutually_exclusive_group()
+    source.add_argument(
+        "--runs", type=_positive_int, default=10, help="how many checks to run (default 10)"
+    )
+    source.add_argument(
+        "--from",
+        dest="runs_from",
+        nargs="+",
+        metavar="RUN_DIR",
+        help="run nothing: aggregate the summaries of these finished check runs",
+    )
+
+
+def _add_demo(
+    commands: _Commands[argparse.ArgumentParser], spec_and_image: argparse.ArgumentParser
+) -> None:
+    demo = commands.add_parser(
+        "demo",
+        parents=[spec_and_image],
+        help="the talk's demo: set up, observe live, plot, report",
+    )
+    demo.add_argument(
+        "--duration",
+        type=float,
+        default=DEFAULT_DURATION_S,
+        help=f"observation window in seconds (default {DEFAULT_DURATION_S:g}, "
+        f"at most {MAX_DURATION_S:g})",
+    )
+    demo.add_argument(
+        "--scenarios",
+        nargs="*",
+        choices=SCENARIOS,
+        default=list(SCENARIOS),
+        help="scenarios to run beside the bare curve (default: all; none: only the curve)",
+    )
+    demo.add_argument("--plain", action="store_true", help="plain timestamped lines, no live view")
+    demo.add_argument("--down", action="store_true", help="delete the cluster afterwards")
+
+
+def _observer_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--observer",
+        choices=OBSERVERS,
+        default="events",
+        help="events (default): one reader per node on the runtime's event stream; poll: list "
+        "and inspect every node twice a second through `docker exec` (runtimes without an "
+        "event stream, and to compare the two)",
+    )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of runs of at least 1")
+    return value

@@ -1,0 +1,1 @@
+"""One lifecycle for every measured run: prepare, deploy, observe, judge, write, clean up."""

@@ -1,0 +1,325 @@
+"""What every scenario shares: the protocol, metrics, the workload's logs (pure).
+
+A scenario (one module each, registered in :mod:`harness.scenarios`) says
+which pods it deploys on a worker, what its run still waits for, and how its
+records become per-worker metrics against the worker's live curve. The run
+(:mod:`harness.runs.scenarios`) drives every scenario through this protocol
+and offers them a :class:`RunView`: the recorder's attempts, the pods and the
+files their workloads write, and nothing of the cluster's client beyond that.
+
+Every metric carries the model's expected value and the accepted range, built
+with the conformance check's tolerance: a nominal back-off ``B`` may take from
+``B`` to :func:`~harness.model.backoff.upper_tolerance` ``(B)``; per-restart
+delays are judged by :func:`harness.verdict.judge_worker` itself, so a
+scenario and the conformance check can never disagree on a restart.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import timedelta
+from typing import Any, Final, Protocol
+
+from harness.model.backoff import BackoffCurve
+from harness.model.durations import NS_PER_S, to_ns
+from harness.recording.records import AttemptRecord
+from harness.verdict import CLOCK_ROUNDING, RestartCheck
+
+# After a window ends, the recorder may still be reading the attempt that
+# ended right at the edge: give it this long.
+WINDOW_SETTLE: Final = timedelta(seconds=2)
+
+
+# --- the protocol -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The one metric per worker that the talk's takeaways show."""
+
+    metric: str  # the metric's name
+    label: str  # what it says, for people
+
+
+@dataclass(frozen=True)
+class LivePod:
+    """One of the run's pods as the API shows it now."""
+
+    name: str
+    uid: str
+    worker: str
+    ready: bool
+    restart_counts: Mapping[str, int] = field(default_factory=dict)  # container -> count
+
+
+class RunView(Protocol):
+    """What a scenario may ask of the run it is observed in.
+
+    ``create_pod`` and ``delete_pod`` raise HarnessError when the API refuses;
+    ``read_pod_file`` reports a file it cannot read through ``problem``.
+    """
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def image(self) -> str: ...
+    @property
+    def nodes(self) -> Mapping[str, str]:  # worker -> node
+        ...
+    @property
+    def stopping(self) -> threading.Event:  # set when the run ends
+        ...
+
+    def attempts(self) -> list[AttemptRecord]: ...
+    def wait_for_change(self, timeout: float) -> None: ...
+    def pods(self, role: str) -> list[LivePod]: ...
+    def read_pod_file(self, pod: LivePod, file: str) -> str | None: ...
+    def create_pod(self, pod: dict[str, Any]) -> None: ...
+    def delete_pod(self, name: str) -> None: ...
+    def problem(self, text: str) -> None: ...
+
+
+class Watch(Protocol):
+    """One scenario's part of one run."""
+
+    def pending(self) -> list[str]:
+        """What the scenario still waits for (empty: done); may start its own work."""
+        ...
+
+    def collect(self) -> None:
+        """Read what only the pods know, before the run deletes them."""
+        ...
+
+    def stop(self) -> None:
+        """End whatever the scenario started (the run has set ``stopping``)."""
+        ...
+
+    def measure(
+        self, worker: str, node: str, curve: BackoffCurve, attempts: Sequence[AttemptRecord]
+    ) -> WorkerResult:
+        """The worker's metrics from every attempt of the run."""
+        ...
+
+
+class Scenario(Protocol):
+    """A measured workload, deployed on every worker side by side."""
+
+    @property
+    def name(self) -> str:  # also the pods' role label
+        ...
+
+    @property
+    def headline(self) -> Headline: ...
+
+    def pods(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
+        """The long-lived pods on ``worker``."""
+        ...
+
+    def watch(self, run: RunView) -> Watch: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class Metric:
+    """One measured quantity of one worker, with what the model expects.
+
+    ``lower``/``upper`` bound what passes (None: unbounded); ``expected`` is
+    None for a measurement with no model (the fresh-pod baseline).
+    """
+
+    name: str
+    unit: str
+    expected: float | None
+    measured: float | None
+    lower: float | None
+    upper: float | None
+    passed: bool
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerResult:
+    """Every metric of one scenario on one worker."""
+
+    scenario: str
+    worker: str
+    node: str
+    metrics: tuple[Metric, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        # A worker that measured nothing proves nothing.
+        return bool(self.metrics) and all(m.passed for m in self.metrics)
+
+    @property
+    def failures(self) -> list[str]:
+        return [self.message(m) for m in self.metrics if not m.passed]
+
+    def message(self, m: Metric) -> str:
+        """One line naming the scenario, worker, metric, measured value and bounds."""
+        return (
+            f"{self.scenario} {self.worker}: {m.name}: measured {show(m.measured)}, "
+            f"expected {show(m.expected)} in [{show(m.lower)}, {show(m.upper)}] "
+            f"{m.unit}: {m.detail}"
+        )
+
+    def metric(self, name: str) -> Metric:
+        for metric in self.metrics:
+            if metric.name == name:
+                return metric
+        raise KeyError(
+            f"{self.scenario} {self.worker} has no metric {name!r}; it has "
+            f"{', '.join(m.name for m in self.metrics) or 'none'}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario,
+            "worker": self.worker,
+            "node": self.node,
+            "passed": self.passed,
+            "metrics": [m.to_dict() for m in self.metrics],
+            "notes": list(self.notes),
+        }
+
+
+def bounded(
+    name: str,
+    unit: str,
+    *,
+    expected: float | None,
+    measured: float | None,
+    lower: float | None,
+    upper: float | None,
+    detail: str = "",
+) -> Metric:
+    """A metric that passes when measured and within [lower, upper]."""
+    passed = measured is not None
+    if measured is not None and lower is not None:
+        passed = passed and measured >= lower
+    if measured is not None and upper is not None:
+        passed = passed and measured <= upper
+    if measured is None and not detail:
+        detail = "not measured"
+    return Metric(
+        name=name,
+        unit=unit,
+        expected=expected,
+        measured=measured,
+        lower=lower,
+        upper=upper,
+        passed=passed,
+        detail=detail,
+    )
+
+
+# --- the workload's own logs --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LogEvent:
+    """One line of a workload log: ``{"event": ..., "unix_ns": ...}``."""
+
+    event: str
+    unix_ns: int
+
+
+def parse_events(text: str) -> list[LogEvent]:
+    """Events of a JSON-lines workload log, in file order.
+
+    A torn last line (the process killed mid-write) is dropped; a bad line
+    elsewhere raises ValueError, since the file would then not be ours.
+    """
+    lines = text.split("\n")
+    events: list[LogEvent] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+            event, unix_ns = raw["event"], raw["unix_ns"]
+            if not isinstance(event, str) or isinstance(unix_ns, bool):
+                raise TypeError(f"unexpected value types in {raw!r}")
+            events.append(LogEvent(event, int(unix_ns)))
+        except (ValueError, KeyError, TypeError) as error:
+            if number == len(lines):
+                break
+            raise ValueError(f"line {number}: not a workload event: {error}") from error
+    return events
+
+
+# --- shared pieces ------------------------------------------------------------------------
+
+
+def restart_metrics(prefix: str, checks: Sequence[RestartCheck]) -> list[Metric]:
+    """One metric per restart, straight from the conformance verdict."""
+    rounding = CLOCK_ROUNDING.total_seconds()
+    return [
+        Metric(
+            name=f"{prefix}_{check.n}_s",
+            unit="s",
+            expected=check.expected_s,
+            measured=check.measured_s,
+            lower=check.expected_s - rounding,
+            upper=check.upper_bound_s,
+            passed=check.passed,
+            detail=check.reason,
+        )
+        for check in checks
+    ]
+
+
+def unmeasured(name: str, why: str, unit: str = "s") -> Metric:
+    return bounded(name, unit, expected=None, measured=None, lower=None, upper=None, detail=why)
+
+
+def by_attempt(attempts: Sequence[AttemptRecord]) -> list[AttemptRecord]:
+    return sorted(attempts, key=lambda r: r.attempt)
+
+
+def run_ns(record: AttemptRecord) -> int | None:
+    if record.finished_at_ns is None:
+        return None
+    return record.finished_at_ns - record.started_at_ns
+
+
+def seconds(ns: int) -> float:
+    return ns / NS_PER_S
+
+
+def show(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+# --- observing --------------------------------------------------------------------------
+
+
+def attempts_of(attempts: Sequence[AttemptRecord], pod: str, container: str) -> list[AttemptRecord]:
+    """One container's attempts of all the run recorded."""
+    return [a for a in attempts if a.pod == pod and a.container == container]
+
+
+def first_start(attempts: Sequence[AttemptRecord], pod: str, container: str) -> int | None:
+    """The first start of ``pod``'s ``container`` (runtime ns), None before it ran."""
+    return min((a.started_at_ns for a in attempts_of(attempts, pod, container)), default=None)
+
+
+def windows_pending(
+    view: RunView, scenario: str, pod_name: str, container: str, window: timedelta
+) -> list[str]:
+    """Workers whose window, from the pod's first container start, has not ended."""
+    attempts = view.attempts()
+    settle_ns = to_ns(window + WINDOW_SETTLE)
+    pending = []
+    for worker in view.nodes:
+        start = first_start(attempts, f"{pod_name}-{worker}", container)
+        if start is None or time.time_ns() < start + settle_ns:
+            pending.append(f"{scenario} window on {worker}")
+    return pending

@@ -1,0 +1,240 @@
+"""Fast restart on failure: a container fails a few times, then turns Ready.
+
+A transient dependency (FAIL_TIMES failures, each after a short piece of
+work) and then health: the headline is the time from the first failure to
+Ready, which the worker's back-off curve decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Final
+
+from harness.model.backoff import BackoffCurve, upper_tolerance
+from harness.pods.skeleton import (
+    MAIN_CONTAINER,
+    RECORD_DIR,
+    go_duration,
+    pod_for_worker,
+    workload_args,
+    workload_container,
+)
+from harness.recording.records import AttemptRecord
+from harness.scenarios.common import (
+    Headline,
+    LivePod,
+    Metric,
+    RunView,
+    WorkerResult,
+    attempts_of,
+    bounded,
+    by_attempt,
+    parse_events,
+    restart_metrics,
+    run_ns,
+    seconds,
+    unmeasured,
+)
+from harness.substrate.workloadimage import BINARY
+from harness.verdict import CLOCK_ROUNDING, judge_worker
+
+NAME: Final = "fast-restart"
+POD_PREFIX: Final = "transient"
+# Fail this many times, each after a short piece of work, then recover.
+FAIL_TIMES: Final = 3
+TRANSIENT_RUN_FOR: Final = timedelta(seconds=1)
+TRANSIENT_EXIT_CODE: Final = 1
+# A readiness probe every second (the minimum): the probe's period is the
+# resolution of "Ready", and the metric's slack allows for it.
+READY_PROBE_PERIOD_S: Final = 1
+READY_PROBE_LOG: Final = "ready-probe.log"
+# Ready comes from an exec probe run every second: after the healthy attempt
+# starts, up to one period passes before a probe sees the marker, plus the
+# probe's own exec (~0.1-0.5s on a busy node). 2s covers both.
+READY_SLACK: Final = timedelta(seconds=2)
+
+HEADLINE: Final = Headline("time_to_ready_s", "first failure to Ready")
+
+
+def pod_name(worker: str) -> str:
+    return f"{POD_PREFIX}-{worker}"
+
+
+def transient_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
+    """FAIL_TIMES transient failures, then healthy and Ready."""
+    args = workload_args(
+        "transient",
+        "--fail-times",
+        str(FAIL_TIMES),
+        "--run-for",
+        go_duration(TRANSIENT_RUN_FOR),
+        "--exit-code",
+        str(TRANSIENT_EXIT_CODE),
+    )
+    container = workload_container(MAIN_CONTAINER, image, args)
+    # An exec probe of the workload binary itself: the image is FROM scratch,
+    # with no shell, and an exec probe needs no port or privilege.
+    container["readinessProbe"] = {
+        "exec": {"command": [BINARY, "--mode", "ready-check", "--record-dir", RECORD_DIR]},
+        "periodSeconds": READY_PROBE_PERIOD_S,
+        "timeoutSeconds": 1,
+        "successThreshold": 1,
+        "failureThreshold": 1,
+    }
+    return pod_for_worker(
+        name=pod_name(worker),
+        worker=worker,
+        run_id=run_id,
+        role=NAME,
+        containers=[container],
+    )
+
+
+@dataclass(frozen=True)
+class FastRestart:
+    """The scenario as the run sees it."""
+
+    name: str = NAME
+    headline: Headline = HEADLINE
+
+    def pods(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
+        return [transient_pod(worker, run_id, image)]
+
+    def watch(self, run: RunView) -> _Watch:
+        return _Watch(run)
+
+
+@dataclass
+class _Watch:
+    """Until every worker's pod turned Ready: the first probe's own time."""
+
+    run: RunView
+    ready_ns: dict[str, int] = field(default_factory=dict)  # worker -> first Ready probe
+
+    def pending(self) -> list[str]:
+        self._note_ready(only_ready=True)
+        return [f"{NAME} Ready on {w}" for w in self.run.nodes if w not in self.ready_ns]
+
+    def collect(self) -> None:
+        # A pod that turned Ready after the last look still has its probe log.
+        self._note_ready(only_ready=False)
+
+    def stop(self) -> None:
+        """Nothing runs in the background."""
+
+    def measure(
+        self, worker: str, node: str, curve: BackoffCurve, attempts: Sequence[AttemptRecord]
+    ) -> WorkerResult:
+        return fast_restart(
+            worker=worker,
+            node=node,
+            curve=curve,
+            attempts=attempts_of(attempts, pod_name(worker), MAIN_CONTAINER),
+            fail_times=FAIL_TIMES,
+            ready_ns=self.ready_ns.get(worker),
+        )
+
+    def _note_ready(self, *, only_ready: bool) -> None:
+        for pod in self.run.pods(NAME):
+            if pod.worker in self.ready_ns or (only_ready and not pod.ready):
+                continue
+            self._read_probe_log(pod)
+
+    def _read_probe_log(self, pod: LivePod) -> None:
+        events = parse_events(self.run.read_pod_file(pod, READY_PROBE_LOG) or "")
+        if events:
+            self.ready_ns[pod.worker] = events[0].unix_ns
+
+
+# --- metrics (pure) -----------------------------------------------------------------------
+
+
+def fast_restart(
+    *,
+    worker: str,
+    node: str,
+    curve: BackoffCurve,
+    attempts: Sequence[AttemptRecord],
+    fail_times: int,
+    ready_ns: int | None,
+) -> WorkerResult:
+    """Time from the first failure to Ready, against the model's prediction.
+
+    The model: restarts 1..N wait their nominal back-offs, and attempts
+    1..N-1 work as long as they measurably did before failing again; Ready
+    follows the healthy attempt N within :data:`READY_SLACK`.
+    """
+    ordered = by_attempt(attempts)
+    judged = [r for r in ordered if r.attempt <= fail_times]
+    verdict = judge_worker(judged, curve, worker=worker, node=node)
+    metrics = restart_metrics("restart", verdict.checks)
+
+    failing = [r for r in ordered if r.attempt < fail_times]
+    failures = [r for r in failing if r.exit_code not in (None, 0)]
+    metrics.append(
+        bounded(
+            "failures",
+            "count",
+            expected=fail_times,
+            measured=len(failures),
+            lower=fail_times,
+            upper=fail_times,
+            detail=f"exit codes of attempts 0..{fail_times - 1}: {[r.exit_code for r in failing]}",
+        )
+    )
+    metrics.append(_time_to_ready(curve, ordered, fail_times, ready_ns))
+    later = max((r.attempt for r in ordered), default=0) - fail_times
+    metrics.append(
+        bounded(
+            "restarts_after_healthy",
+            "count",
+            expected=0,
+            measured=max(later, 0),
+            lower=0,
+            upper=0,
+            detail="the healthy attempt must keep running",
+        )
+    )
+    return WorkerResult(
+        scenario=NAME,
+        worker=worker,
+        node=node,
+        metrics=tuple(metrics),
+        notes=verdict.notes + verdict.problems,
+    )
+
+
+def _time_to_ready(
+    curve: BackoffCurve, ordered: Sequence[AttemptRecord], fail_times: int, ready_ns: int | None
+) -> Metric:
+    first = ordered[0] if ordered and ordered[0].attempt == 0 else None
+    numbered = {r.attempt: r for r in ordered}
+    runs = [run_ns(numbered[n]) if n in numbered else None for n in range(1, fail_times)]
+    known_runs = [run for run in runs if run is not None]
+    if first is None or first.finished_at_ns is None:
+        return unmeasured(
+            "time_to_ready_s", "the first failure (attempt 0's finish) was not recorded"
+        )
+    if ready_ns is None:
+        return unmeasured("time_to_ready_s", "no readiness probe succeeded (no ready-probe.log)")
+    if len(known_runs) != len(runs):
+        return unmeasured("time_to_ready_s", "a failing attempt's run time was not recorded")
+    delays = [curve.delay_before_restart(n) for n in range(1, fail_times + 1)]
+    run_s = sum(seconds(run) for run in known_runs)
+    expected = sum(d.total_seconds() for d in delays) + run_s
+    upper = sum(upper_tolerance(d).total_seconds() for d in delays) + run_s
+    return bounded(
+        "time_to_ready_s",
+        "s",
+        expected=expected,
+        measured=seconds(ready_ns - first.finished_at_ns),
+        lower=expected - CLOCK_ROUNDING.total_seconds(),
+        upper=upper + READY_SLACK.total_seconds(),
+        detail=(
+            f"back-offs {[d.total_seconds() for d in delays]}s plus {run_s:.3f}s of work in "
+            f"attempts 1..{fail_times - 1}; Ready within {READY_SLACK.total_seconds():g}s of the "
+            "healthy start"
+        ),
+    )
