@@ -87,7 +87,7 @@ class ClusterOptions:
     reuse: bool
 
 
-def _options(config: pytest.Config, spec_path: str) -> ClusterOptions:
+def read_cluster_options(config: pytest.Config, spec_path: str) -> ClusterOptions:
     try:
         spec = load_cluster_spec(Path(spec_path))
     except ProfileError as error:
@@ -113,7 +113,7 @@ def _options(config: pytest.Config, spec_path: str) -> ClusterOptions:
 
 @pytest.fixture(scope="session")
 def cluster_options(pytestconfig: pytest.Config) -> ClusterOptions:
-    return _options(pytestconfig, pytestconfig.getoption("cluster_config"))
+    return read_cluster_options(pytestconfig, pytestconfig.getoption("cluster_config"))
 
 
 def _progress(message: str) -> None:

@@ -182,7 +182,7 @@ class Recorder:
         for thread in self._threads:
             thread.join(timeout=timeouts.API_REQUEST)
         for node in self.node_workers:
-            self._sample_once(node)
+            self.sample_once(node)
         with self._lock:
             records = self.log.latest()
             self.log.close()
@@ -367,7 +367,7 @@ class Recorder:
     # the container runtime, asked directly --------------------------------
     def _sample_node(self, node: str) -> None:
         while not self._stop.is_set():
-            self._sample_once(node)
+            self.sample_once(node)
             self._stop.wait(SAMPLE_PERIOD)
 
     def _read_clock_offset(self, node: str) -> int:
@@ -385,7 +385,7 @@ class Recorder:
         after = time.time_ns()
         return node_ns - (before + after) // 2
 
-    def _sample_once(self, node: str) -> None:
+    def sample_once(self, node: str) -> None:
         """List the node's run containers and inspect what the records lack (`docker exec`)."""
         asked_ns = time.time_ns() + self._clock_offset_ns.get(node, 0)
         try:

@@ -161,16 +161,16 @@ def run_check(
         recorder.start()
         for pod in _subjects(result, cluster, run_id, image):
             core.create_namespaced_pod(namespace, pod)
-        _observe(result, recorder, on_sample, stop)
+        observe(result, recorder, on_sample, stop)
     except KeyboardInterrupt:
         result.status = "interrupted"
         result.reason = "interrupted (a signal) before every worker was observed"
     finally:
         recorder.stop()
         result.observer = recorder.cost
-        _take_sample(result, recorder)
+        take_sample(result, recorder)
         result.recorder_errors = list(recorder.errors.messages)
-        _judge(result, _required_restarts(result))
+        judge(result, _required_restarts(result))
         ending = run_ending(kubelets_before)
         apply_ending(result, ending)
         result.finished_at = datetime.now(UTC)
@@ -180,7 +180,7 @@ def run_check(
     return result
 
 
-def _observe(
+def observe(
     result: CheckResult,
     recorder: Recorder,
     on_sample: Callable[[CheckResult], None] | None,
@@ -191,8 +191,8 @@ def _observe(
     started = time.monotonic()
     deadline = started + profile.timeout_s
     while True:
-        _take_sample(result, recorder)
-        _decide_early(result, time.monotonic() - started)
+        take_sample(result, recorder)
+        decide_early(result, time.monotonic() - started)
         if on_sample is not None:
             on_sample(result)
         must_end = stop_reason(recorder)
@@ -219,7 +219,7 @@ def _observe(
         recorder.wait_for_change(timeout=RECHECK_EVERY_S)
 
 
-def _take_sample(result: CheckResult, recorder: Recorder) -> None:
+def take_sample(result: CheckResult, recorder: Recorder) -> None:
     """What the recorder knows now: attempts, pending levels, each node's clock."""
     result.attempts = _by_subject(recorder.attempts(), MAIN_CONTAINER, result.pods)
     pending = recorder.pending_backoffs()
@@ -238,7 +238,7 @@ def _take_sample(result: CheckResult, recorder: Recorder) -> None:
         result.unobserved[worker] = tuple(recorder.unobserved(node))
 
 
-def _decide_early(result: CheckResult, elapsed_s: float) -> None:
+def decide_early(result: CheckResult, elapsed_s: float) -> None:
     """Mark every worker that can no longer pass, with its first failure and when."""
     for worker, curve in result.curves.items():
         if worker in result.decided:
@@ -327,7 +327,7 @@ def _undecided(result: CheckResult) -> list[str]:
     return undecided
 
 
-def _judge(result: CheckResult, required_restarts: Mapping[str, int]) -> None:
+def judge(result: CheckResult, required_restarts: Mapping[str, int]) -> None:
     """The final verdict of every worker; completeness counts unless the run was cut short."""
     cut_short = result.status in ("interrupted", "running", "error")
     for worker, curve in result.curves.items():

@@ -132,10 +132,10 @@ def _our_engine_pid() -> int | None:
         pid = int(pidfile.read_text().strip())
     except (OSError, ValueError):
         return None
-    return pid if _is_live_dockerd(pid) else None
+    return pid if is_live_dockerd(pid) else None
 
 
-def _is_live_dockerd(pid: int) -> bool:
+def is_live_dockerd(pid: int) -> bool:
     """Whether ``pid`` is a running dockerd: a stale pidfile's pid may be reused by anything."""
     try:
         comm = Path(f"/proc/{pid}/comm").read_text().strip()
@@ -165,7 +165,7 @@ def stop_engine() -> int:
             stop=stop_after_delay(timeouts.ENGINE_STOP),
             wait=wait_fixed(0.5),
             retry=retry_if_result(bool),
-        )(_is_live_dockerd, pid)
+        )(is_live_dockerd, pid)
     except RetryError as error:
         raise HarnessError(
             f"dockerd (pid {pid}) still runs {timeouts.ENGINE_STOP:.0f}s after SIGTERM",

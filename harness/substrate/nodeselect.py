@@ -89,11 +89,11 @@ def kubectl_for(image: str) -> Path:
         )
     partial.chmod(0o755)
     partial.rename(target)
-    _prune_kubectl_copies()
+    prune_kubectl_copies()
     return target
 
 
-def _prune_kubectl_copies() -> None:
+def prune_kubectl_copies() -> None:
     """Remove the kubectl copies of node images that no longer exist (replaced by a rebuild)."""
     try:
         image_ids = run(["docker", "image", "ls", "--no-trunc", "--quiet"]).split()

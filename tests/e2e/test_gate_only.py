@@ -16,7 +16,7 @@ import pytest
 
 from harness.cluster import lifecycle
 from harness.core.paths import PROJECT_ROOT
-from harness.pytest_plugin import ClusterOptions, _options, session_cluster
+from harness.pytest_plugin import ClusterOptions, read_cluster_options, session_cluster
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 
@@ -36,7 +36,7 @@ OBSERVATION = CheckProfile(
 def gate_only_cluster(
     request: pytest.FixtureRequest, pytestconfig: pytest.Config
 ) -> Iterator[lifecycle.Cluster]:
-    options: ClusterOptions = _options(pytestconfig, str(GATE_ONLY_SPEC))
+    options: ClusterOptions = read_cluster_options(pytestconfig, str(GATE_ONLY_SPEC))
     yield from session_cluster(request, options)
 
 

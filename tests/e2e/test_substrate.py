@@ -24,7 +24,7 @@ from harness.cluster.kube import (
 from harness.core import pins, timeouts
 from harness.core.errors import HarnessError
 from harness.core.paths import PROJECT_ROOT
-from harness.pytest_plugin import ClusterOptions, _options, session_cluster
+from harness.pytest_plugin import ClusterOptions, read_cluster_options, session_cluster
 
 pytestmark = pytest.mark.e2e
 
@@ -33,7 +33,7 @@ SUBSTRATE_SPEC = PROJECT_ROOT / "clusters" / "substrate.yaml"
 
 @pytest.fixture(scope="module")
 def substrate_options(pytestconfig: pytest.Config) -> ClusterOptions:
-    return _options(pytestconfig, str(SUBSTRATE_SPEC))
+    return read_cluster_options(pytestconfig, str(SUBSTRATE_SPEC))
 
 
 @pytest.fixture(scope="module")

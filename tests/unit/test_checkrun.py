@@ -10,7 +10,7 @@ import pytest
 from harness.core import timeouts
 from harness.recording.recorder import Recorder
 from harness.recording.records import AttemptRecord
-from harness.runs.check import CheckResult, _decide_early, _judge, _take_sample
+from harness.runs.check import CheckResult, decide_early, judge, take_sample
 from harness.runs.checkprofiles import CHECK_PROFILES
 from tests.unit.factories import FAST, NS, attempts
 
@@ -56,14 +56,14 @@ def test_the_status_after_judging(
     status: str, delays: list[float], required: dict[str, int], expected: str, tmp_path: Path
 ) -> None:
     result = _result(status, delays, tmp_path)
-    _judge(result, required)
+    judge(result, required)
     assert result.status == expected
     assert set(result.verdicts) == {"fast"}, "every worker is judged in every case"
 
 
 def test_an_incomplete_worker_is_named_with_its_last_restart(tmp_path: Path) -> None:
     result = _result("timeout", ON_CURVE, tmp_path)
-    _judge(result, {"fast": 10})
+    judge(result, {"fast": 10})
     assert "fast: incomplete" in result.reason
     assert "last restart seen was 4" in result.reason
     assert "restart 5" in result.reason
@@ -71,7 +71,7 @@ def test_an_incomplete_worker_is_named_with_its_last_restart(tmp_path: Path) -> 
 
 def test_an_interrupted_run_is_not_judged_incomplete(tmp_path: Path) -> None:
     result = _result("interrupted", ON_CURVE, tmp_path)
-    _judge(result, {"fast": 10})
+    judge(result, {"fast": 10})
     assert result.verdicts["fast"].passed
 
 
@@ -81,7 +81,7 @@ def test_an_overdue_restart_decides_the_worker_at_once(tmp_path: Path) -> None:
     assert last_exit is not None
     # The fast curve's bound is 2 + 1 + 1.5 = 4.5s; the node listed 5s after the exit.
     result.node_now_ns["fast"] = last_exit + 5 * NS
-    _decide_early(result, elapsed_s=30.0)
+    decide_early(result, elapsed_s=30.0)
     elapsed, message = result.decided["fast"]
     assert elapsed == 30.0
     assert "restart 5 overdue" in message
@@ -92,28 +92,28 @@ def test_a_restart_still_within_its_window_decides_nothing(tmp_path: Path) -> No
     last_exit = result.attempts["fast"][-1].finished_at_ns
     assert last_exit is not None
     result.node_now_ns["fast"] = last_exit + 4 * NS
-    _decide_early(result, elapsed_s=30.0)
+    decide_early(result, elapsed_s=30.0)
     assert result.decided == {}
 
 
 def test_an_off_curve_restart_decides_the_worker_at_once(tmp_path: Path) -> None:
     result = _result("running", OFF_CURVE, tmp_path)
-    _decide_early(result, elapsed_s=12.0)
+    decide_early(result, elapsed_s=12.0)
     assert "restart 3" in result.decided["fast"][1]
 
 
 def test_a_pod_that_never_runs_is_decided_after_the_pod_running_timeout(tmp_path: Path) -> None:
     result = _result("running", [], tmp_path)
-    _decide_early(result, elapsed_s=timeouts.POD_RUNNING - 1)
+    decide_early(result, elapsed_s=timeouts.POD_RUNNING - 1)
     assert result.decided == {}
-    _decide_early(result, elapsed_s=timeouts.POD_RUNNING + 1)
+    decide_early(result, elapsed_s=timeouts.POD_RUNNING + 1)
     assert "never ran" in result.decided["fast"][1]
 
 
 def test_a_pending_level_off_the_model_decides_the_worker(tmp_path: Path) -> None:
     result = _result("running", ON_CURVE, tmp_path)
     result.pending["fast"] = (5, 3.0)
-    _decide_early(result, elapsed_s=20.0)
+    decide_early(result, elapsed_s=20.0)
     message = result.decided["fast"][1]
     assert "restart 5 (pending)" in message
     assert "3s" in message
@@ -147,12 +147,12 @@ def test_a_pending_level_is_dropped_once_its_restart_happened(tmp_path: Path) ->
     records = attempts(ON_CURVE)
     key = (records[0].pod_uid, records[0].container)
     # Restart 4 pending with its 2s, then restart 4 happens and nothing is pending.
-    _take_sample(result, cast(Recorder, _RecorderNow(records[:4], {key: (4, 2.0)})))
+    take_sample(result, cast(Recorder, _RecorderNow(records[:4], {key: (4, 2.0)})))
     assert result.pending["fast"] == (4, 2.0)
-    _take_sample(result, cast(Recorder, _RecorderNow(records, {})))
+    take_sample(result, cast(Recorder, _RecorderNow(records, {})))
     assert "fast" not in result.pending
     # A level recorded for an older attempt is never taken for the next one.
-    _take_sample(result, cast(Recorder, _RecorderNow(records, {key: (3, 2.0)})))
+    take_sample(result, cast(Recorder, _RecorderNow(records, {key: (3, 2.0)})))
     assert "fast" not in result.pending
 
 
@@ -161,7 +161,7 @@ def test_late_only_across_a_frozen_node_is_an_error_not_a_failure(tmp_path: Path
     exit_2 = result.attempts["fast"][2].finished_at_ns
     assert exit_2 is not None
     result.unobserved["fast"] = ((exit_2 + NS, exit_2 + 7 * NS),)
-    _judge(result, SEEN)
+    judge(result, SEEN)
     assert result.status == "error"
     assert "node frozen 6.000s" in result.reason
     assert result.verdicts["fast"].in_error
@@ -172,14 +172,14 @@ def test_a_frozen_span_elsewhere_does_not_excuse_a_late_restart(tmp_path: Path) 
     first_exit = result.attempts["fast"][0].finished_at_ns
     assert first_exit is not None
     result.unobserved["fast"] = ((first_exit - 10 * NS, first_exit - 5 * NS),)
-    _judge(result, SEEN)
+    judge(result, SEEN)
     assert result.status == "failed"
 
 
 def test_a_worker_decided_early_is_not_also_incomplete(tmp_path: Path) -> None:
     result = _result("observed", OFF_CURVE, tmp_path)
     result.decided["fast"] = (12.0, "fast: restart 3: ...")
-    _judge(result, {"fast": 10})
+    judge(result, {"fast": 10})
     assert result.status == "failed"
     assert "incomplete" not in result.reason
     assert "restart 3" in result.reason

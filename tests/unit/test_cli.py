@@ -117,7 +117,7 @@ def test_kubectl_copies_of_removed_images_are_pruned(
     monkeypatch.setattr(
         nodeselect, "run", lambda _argv, **_kw: "sha256:" + "a" * 64 + "\nsha256:" + "d" * 64 + "\n"
     )
-    nodeselect._prune_kubectl_copies()
+    nodeselect.prune_kubectl_copies()
     assert sorted(p.name for p in bin_dir.iterdir()) == [
         "kind-v0.33.0",
         "kubectl-aaaaaaaaaaaaaaaa",
@@ -127,8 +127,8 @@ def test_kubectl_copies_of_removed_images_are_pruned(
 
 def test_a_pid_that_is_not_dockerd_is_never_taken_for_the_engine() -> None:
     # A stale pidfile's number may belong to any process by now, this one say.
-    assert not engine._is_live_dockerd(os.getpid())
-    assert not engine._is_live_dockerd(999_999_999)
+    assert not engine.is_live_dockerd(os.getpid())
+    assert not engine.is_live_dockerd(999_999_999)
 
 
 def _status(name: str, internal_ip: str | None) -> NodeStatus:

@@ -100,7 +100,7 @@ class FakeNode:
 def test_one_removed_container_does_not_hide_the_others(tmp_path: Path) -> None:
     node = FakeNode()
     recorder = _recorder(tmp_path, node)
-    recorder._sample_once("node-1")
+    recorder.sample_once("node-1")
     recorded = sorted(recorder.attempts(), key=lambda r: r.attempt)
     assert [r.attempt for r in recorded] == [0, 2]
     assert all(r.finished_at_ns is not None for r in recorded)
@@ -207,7 +207,7 @@ def test_gone_relists_and_watches_from_the_new_list(
 
 def test_the_reported_backoff_reaches_the_attempt_it_precedes(tmp_path: Path) -> None:
     recorder = _recorder(tmp_path, FakeNode())
-    recorder._sample_once("node-1")
+    recorder.sample_once("node-1")
     recorder.watch.observe_pod(_pod("3", backoff="40s"))
     # restartCount 2 and waiting: the back-off precedes attempt 3; attempt 2 has none.
     by_attempt = {r.attempt: r for r in recorder.attempts()}
@@ -297,7 +297,7 @@ def test_created_not_started_counts_the_new_attempt_and_last_state_the_one_befor
 
 def test_a_pending_backoff_is_offered_until_its_attempt_is_recorded(tmp_path: Path) -> None:
     recorder = _recorder(tmp_path, FakeNode())
-    recorder._sample_once("node-1")
+    recorder.sample_once("node-1")
     recorder.watch.observe_pod(_pod("3", backoff="40s"))
     assert recorder.pending_backoffs() == {("uid-1", "app"): (3, 40.0)}
 
@@ -307,7 +307,7 @@ def test_a_listing_is_stamped_on_the_nodes_clock(tmp_path: Path) -> None:
     assert recorder.listed_at_ns("node-1") is None
     recorder._clock_offset_ns["node-1"] = 5 * 10**9
     before = time.time_ns()
-    recorder._sample_once("node-1")
+    recorder.sample_once("node-1")
     listed = recorder.listed_at_ns("node-1")
     assert listed is not None
     assert before + 5 * 10**9 <= listed <= time.time_ns() + 5 * 10**9
@@ -336,22 +336,22 @@ def test_a_node_that_stops_answering_is_named_with_its_last_error(
     monkeypatch.setattr("harness.recording.recorder.time.monotonic", lambda: clock[0])
     node = SwitchableNode()
     recorder = _recorder(tmp_path, node, {"node-1": "fast", "node-2": "default"})
-    recorder._sample_once("node-1")
-    recorder._sample_once("node-2")
+    recorder.sample_once("node-1")
+    recorder.sample_once("node-2")
     node.engine_up = False
     clock[0] += 20
-    recorder._sample_once("node-1")
+    recorder.sample_once("node-1")
     assert recorder.silent_nodes(longer_than=30) == []
     clock[0] += 15
-    recorder._sample_once("node-1")
+    recorder.sample_once("node-1")
     (silent,) = [m for m in recorder.silent_nodes(longer_than=30) if "node-1" in m]
     assert "has not answered for 35s" in silent
     assert "Cannot connect to the Docker daemon" in silent
     # node-2 was never asked again: silent too, without an error to show.
     assert any("node-2" in m and "no error recorded" in m for m in recorder.silent_nodes(30))
     node.engine_up = True
-    recorder._sample_once("node-1")
-    recorder._sample_once("node-2")
+    recorder.sample_once("node-1")
+    recorder.sample_once("node-2")
     assert recorder.silent_nodes(longer_than=30) == []
 
 
@@ -361,13 +361,13 @@ def test_a_gap_between_listings_is_kept_as_an_unobserved_span(
     recorder = _recorder(tmp_path, FakeNode())
     clock = [1000.0]
     monkeypatch.setattr("harness.recording.recorder.time.monotonic", lambda: clock[0])
-    recorder._sample_once("node-1")
+    recorder.sample_once("node-1")
     clock[0] += 1.5  # a normal pace: nothing unobserved
-    recorder._sample_once("node-1")
+    recorder.sample_once("node-1")
     assert recorder.unobserved("node-1") == []
     before_gap = recorder.listed_at_ns("node-1")
     clock[0] += 8.0  # the node paused: no listing for 8s
-    recorder._sample_once("node-1")
+    recorder.sample_once("node-1")
     after_gap = recorder.listed_at_ns("node-1")
     assert before_gap is not None
     assert after_gap is not None

@@ -1,0 +1,178 @@
+"""The check's observation loop on a fake clock: when it ends, and how.
+
+The loop waits on the recorder; here the recorder's wait advances a fake
+monotonic clock instead, so a 240s window takes microseconds and every ending
+(observed, window over, fixed window, a silent node, a stop, a pod that never
+ran) is reached exactly where the run would reach it.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import cast
+
+import pytest
+
+from harness.cluster.kubeletstate import KubeletChanges
+from harness.core import timeouts
+from harness.recording.recorder import Recorder
+from harness.recording.records import AttemptRecord
+from harness.runs.check import CheckResult, observe
+from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
+from tests.unit.factories import FAST, attempts
+
+NODE = "crashloop-worker"
+ON_CURVE_TEN = [1.0] + [2.0] * 9  # ten restarts, every one on the fast curve
+QUICK = CHECK_PROFILES["quick"]
+
+
+@dataclass
+class FakeClock:
+    now: float = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+@dataclass
+class FakeRecorder:
+    """Attempts that appear at given fake times; every wait moves the clock on."""
+
+    clock: FakeClock
+    # (fake time, attempts known from then on)
+    timeline: list[tuple[float, list[AttemptRecord]]] = field(default_factory=list)
+    silent: list[str] = field(default_factory=list)
+    waits: int = 0
+
+    def attempts(self) -> list[AttemptRecord]:
+        known: list[AttemptRecord] = []
+        for at, records in self.timeline:
+            if at <= self.clock.now:
+                known = records
+        return known
+
+    def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]:
+        return {}
+
+    def listed_at_ns(self, _node: str) -> int | None:
+        return None
+
+    def unobserved(self, _node: str) -> list[tuple[int, int]]:
+        return []
+
+    def silent_nodes(self, longer_than: float) -> list[str]:
+        assert longer_than == timeouts.NODE_SILENT
+        return list(self.silent)
+
+    def kubelet_changes(self) -> KubeletChanges:
+        return KubeletChanges()
+
+    def wait_for_change(self, timeout: float) -> None:
+        self.waits += 1
+        self.clock.now += timeout
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    fake = FakeClock()
+    monkeypatch.setattr("harness.runs.check.time.monotonic", fake.monotonic)
+    return fake
+
+
+def _result(tmp_path: Path, profile: CheckProfile = QUICK) -> CheckResult:
+    result = CheckResult(
+        run_id="run",
+        run_dir=tmp_path,
+        profile=profile,
+        rows=[],
+        curves={"fast": FAST},
+        nodes={"fast": NODE},
+        needs={"fast": Need(min_restarts=10)},
+        pods={"crashloop-fast": "fast"},
+    )
+    return result
+
+
+def _watch(
+    result: CheckResult, recorder: FakeRecorder, stop: threading.Event | None = None
+) -> None:
+    observe(result, cast(Recorder, recorder), None, stop)
+
+
+def test_ends_observed_as_soon_as_every_worker_showed_its_need(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    recorder = FakeRecorder(clock, [(1030.0, attempts(ON_CURVE_TEN))])
+    result = _result(tmp_path)
+    _watch(result, recorder)
+    assert result.status == "observed"
+    assert clock.now == pytest.approx(1030.0, abs=1.0)
+
+
+def test_the_window_ends_in_a_timeout_that_names_the_worker(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    recorder = FakeRecorder(clock, [(1000.0, attempts(ON_CURVE_TEN[:4]))])
+    result = _result(tmp_path)
+    _watch(result, recorder)
+    assert result.status == "timeout"
+    assert "fast showed what the profile needs" in result.reason
+    assert clock.now - 1000.0 == pytest.approx(QUICK.timeout_s, abs=2.0)
+
+
+def test_a_fixed_window_is_watched_to_its_end_whatever_was_seen(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    fixed = CheckProfile("fixed", 60.0, QUICK.rule, fixed_window=True)
+    recorder = FakeRecorder(clock, [(1000.0, attempts(ON_CURVE_TEN))])
+    result = _result(tmp_path, fixed)
+    _watch(result, recorder)
+    assert result.status == "observed"
+    assert result.reason == ""
+    assert clock.now - 1000.0 == pytest.approx(60.0, abs=2.0)
+
+
+def test_a_silent_node_ends_the_run_as_an_error_at_once(clock: FakeClock, tmp_path: Path) -> None:
+    recorder = FakeRecorder(
+        clock, [(1000.0, attempts(ON_CURVE_TEN[:4]))], silent=[f"{NODE}: not heard for 20s"]
+    )
+    result = _result(tmp_path)
+    _watch(result, recorder)
+    assert result.status == "error"
+    assert NODE in result.reason
+    assert recorder.waits == 0
+
+
+def test_a_stop_from_another_thread_ends_it_interrupted(clock: FakeClock, tmp_path: Path) -> None:
+    stop = threading.Event()
+    stop.set()
+    recorder = FakeRecorder(clock, [(1000.0, attempts(ON_CURVE_TEN[:4]))])
+    result = _result(tmp_path)
+    _watch(result, recorder, stop)
+    assert result.status == "interrupted"
+    assert recorder.waits == 0
+
+
+def test_a_pod_that_never_runs_is_decided_at_its_deadline_not_at_the_windows(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    recorder = FakeRecorder(clock, [])
+    result = _result(tmp_path)
+    _watch(result, recorder)
+    assert result.status == "observed", "every worker decided: nothing left to wait for"
+    (elapsed, why) = result.decided["fast"]
+    assert "never ran" in why
+    assert timeouts.POD_RUNNING < elapsed < QUICK.timeout_s
+    assert clock.now - 1000.0 < QUICK.timeout_s
+
+
+def test_a_restart_off_the_curve_decides_the_worker_early(clock: FakeClock, tmp_path: Path) -> None:
+    late = [1.0, 2.0, 30.0]  # the third restart 30s after a 2s back-off: far over its bound
+    recorder = FakeRecorder(clock, [(1010.0, attempts(late))])
+    result = _result(tmp_path)
+    _watch(result, recorder)
+    assert result.status == "observed"
+    assert "restart 3" in result.decided["fast"][1]
+    assert clock.now - 1000.0 < QUICK.timeout_s
