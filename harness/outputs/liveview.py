@@ -24,11 +24,11 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.model.backoff import BackoffCurve
+from harness.model.durations import NS_PER_S
 from harness.recording.records import AttemptRecord
 
 WorkerPhase = Literal["running", "waiting", "crashed"]
 
-_NS_PER_S: Final = 1_000_000_000
 TIMELINE_WIDTH: Final = 40  # when no width is given
 # Restarts per timeline cell, drawn denser the more fall into one cell.
 _MARKS: Final = "▁▃▅▇█"
@@ -142,7 +142,7 @@ def _state(
     previous = next((a for a in records if a.attempt == latest.attempt - 1), None)
     last_delay = None
     if previous is not None and previous.finished_at_ns is not None:
-        last_delay = (latest.started_at_ns - previous.finished_at_ns) / _NS_PER_S
+        last_delay = (latest.started_at_ns - previous.finished_at_ns) / NS_PER_S
 
     def expected(n: int) -> float | None:
         return None if curve is None else curve.delay_before_restart(n).total_seconds()
@@ -151,7 +151,7 @@ def _state(
     next_in = None
     if latest.finished_at_ns is not None:
         wait = expected(latest.attempt + 1)
-        elapsed = (now_ns - latest.finished_at_ns) / _NS_PER_S
+        elapsed = (now_ns - latest.finished_at_ns) / NS_PER_S
         next_in = None if wait is None else max(wait - elapsed, 0.0)
         # Without a curve the wait is unknown, so it cannot be called overdue.
         state = "crashed" if next_in == 0.0 else "waiting"
@@ -164,9 +164,7 @@ def _state(
         last_expected_s=expected(latest.attempt) if latest.attempt >= 1 else None,
         state=state,
         next_restart_in_s=next_in,
-        timeline=tuple(
-            (a.started_at_ns - origin_ns) / _NS_PER_S for a in records if a.attempt >= 1
-        ),
+        timeline=tuple((a.started_at_ns - origin_ns) / NS_PER_S for a in records if a.attempt >= 1),
     )
 
 

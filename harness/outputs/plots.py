@@ -31,11 +31,11 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
 
 from harness.core.atomicfile import write_atomically
+from harness.model.durations import NS_PER_S
 from harness.outputs.summary import RunSummary, WorkerSummary
 from harness.recording.records import AttemptRecord
 from harness.scenarios.headline import ScenarioMetric
 
-_NS_PER_S: Final = 1_000_000_000
 # Delays of the three curves span 0..300s. Below 1s the axis is linear (it
 # must show restart #1, which has no back-off: 0 is not on a log axis);
 # above, logarithmic, so 2s, the 1s..60s doubling and 10s..300s stay apart.
@@ -250,7 +250,7 @@ def plot_start_latency(summary: RunSummary, path_stem: Path | str) -> list[Path]
 
 def restart_times_s(attempts: Sequence[AttemptRecord], origin_ns: int) -> list[float]:
     """Seconds from ``origin_ns`` to each restart (the start of every attempt >= 1), sorted."""
-    return sorted((a.started_at_ns - origin_ns) / _NS_PER_S for a in attempts if a.attempt >= 1)
+    return sorted((a.started_at_ns - origin_ns) / NS_PER_S for a in attempts if a.attempt >= 1)
 
 
 def _last_event_ns(attempts: Iterable[AttemptRecord]) -> int | None:
@@ -270,7 +270,7 @@ def plot_timeline(
     every = [a for records in attempts_by_worker.values() for a in records]
     origin = min((a.started_at_ns for a in every), default=0)
     end_ns = _last_event_ns(every)
-    end_s = 0.0 if end_ns is None else (end_ns - origin) / _NS_PER_S
+    end_s = 0.0 if end_ns is None else (end_ns - origin) / NS_PER_S
     styles = styles_for(attempts_by_worker)
     for worker, records in attempts_by_worker.items():
         style = styles[worker]

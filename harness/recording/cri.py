@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
+from harness.model.durations import NS_PER_S
+
 POD_NAME_LABEL: Final = "io.kubernetes.pod.name"
 POD_NAMESPACE_LABEL: Final = "io.kubernetes.pod.namespace"
 POD_UID_LABEL: Final = "io.kubernetes.pod.uid"
@@ -45,7 +47,6 @@ STATE_UNKNOWN: Final = "CONTAINER_UNKNOWN"
 # encoder would print; both mean the same state.
 _STATE_BY_NUMBER: Final = (STATE_CREATED, STATE_RUNNING, STATE_EXITED, STATE_UNKNOWN)
 
-_NS_PER_S: Final = 1_000_000_000
 _FRACTION_DIGITS: Final = 9
 _SECONDS_PER_MINUTE: Final = 60
 _MAX_ZONE_HOUR: Final = 23
@@ -139,7 +140,7 @@ def parse_rfc3339_nano(text: str) -> int | None:
         seconds -= offset if match.group("sign") == "+" else -offset
     fraction = match.group("fraction") or ""
     nanos = int(fraction.ljust(_FRACTION_DIGITS, "0")) if fraction else 0
-    total = seconds * _NS_PER_S + nanos
+    total = seconds * NS_PER_S + nanos
     return total if total > 0 else None
 
 
