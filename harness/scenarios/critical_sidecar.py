@@ -245,11 +245,37 @@ def critical_sidecar(
     metrics.append(_oom_kills(sidecar))
     metrics.append(_app_restarts(app_attempts, app_restart_count))
 
-    slack_ns = to_ns(slack)
     intervals = isolation_intervals(client_events)
+    per_restart, unexplained = _isolation_metrics(curve, sidecar, intervals, slack)
+    metrics.extend(per_restart)
+    metrics.append(unexplained)
+    connected = [e.unix_ns for e in client_events if e.event == "connected"]
+    metrics.extend(_isolation_aggregates(per_restart))
+    metrics.append(_isolated_fraction(intervals, min(connected, default=None), window_end_ns))
+    notes = list(verdict.notes + verdict.problems)
+    if not any(e.event == "connected" for e in client_events):
+        notes.append("the app never reached its sidecar (no 'connected' in client.log)")
+    return WorkerResult(
+        scenario=NAME,
+        worker=worker,
+        node=node,
+        metrics=tuple(metrics),
+        notes=tuple(notes),
+    )
+
+
+def _isolation_metrics(
+    curve: BackoffCurve,
+    sidecar: Sequence[AttemptRecord],
+    intervals: Sequence[Interval],
+    slack: timedelta,
+) -> tuple[list[Metric], Metric]:
+    """The app's cut-offs matched to each complete sidecar restart, and those left over."""
+    slack_ns = to_ns(slack)
+    downtimes = sidecar_downtimes(sidecar)
     matched: set[int] = set()
     per_restart: list[Metric] = []
-    for n, downtime in sidecar_downtimes(sidecar).items():
+    for n, downtime in downtimes.items():
         if downtime.end_ns is None:
             continue  # still down when observation ended: no complete isolation to judge
         mine = [
@@ -273,38 +299,23 @@ def critical_sidecar(
                 f"{len(mine)} cut-off(s) of the app overlap it",
             )
         )
-    metrics.extend(per_restart)
     unexplained = [
         interval
         for i, interval in enumerate(intervals)
         if interval.end_ns is not None
         and i not in matched
-        and not any(_overlaps(interval, d, slack_ns) for d in sidecar_downtimes(sidecar).values())
+        and not any(_overlaps(interval, d, slack_ns) for d in downtimes.values())
     ]
-    metrics.append(
-        bounded(
-            "unexplained_isolation_s",
-            "s",
-            expected=0.0,
-            measured=seconds(sum(i.length_ns() for i in unexplained)),
-            lower=0.0,
-            upper=slack.total_seconds(),
-            detail=f"{len(unexplained)} cut-off(s) no sidecar restart explains",
-        )
+    leftover = bounded(
+        "unexplained_isolation_s",
+        "s",
+        expected=0.0,
+        measured=seconds(sum(i.length_ns() for i in unexplained)),
+        lower=0.0,
+        upper=slack.total_seconds(),
+        detail=f"{len(unexplained)} cut-off(s) no sidecar restart explains",
     )
-    connected = [e.unix_ns for e in client_events if e.event == "connected"]
-    metrics.extend(_isolation_aggregates(per_restart))
-    metrics.append(_isolated_fraction(intervals, min(connected, default=None), window_end_ns))
-    notes = list(verdict.notes + verdict.problems)
-    if not any(e.event == "connected" for e in client_events):
-        notes.append("the app never reached its sidecar (no 'connected' in client.log)")
-    return WorkerResult(
-        scenario=NAME,
-        worker=worker,
-        node=node,
-        metrics=tuple(metrics),
-        notes=tuple(notes),
-    )
+    return per_restart, leftover
 
 
 def _oom_kills(sidecar: Sequence[AttemptRecord]) -> Metric:

@@ -40,6 +40,7 @@ from harness.scenarios.common import (
     restart_metrics,
     run_ns,
     seconds,
+    unmeasured,
     windows_pending,
 )
 from harness.verdict import CLOCK_ROUNDING, RestartCheck, judge_worker
@@ -235,28 +236,33 @@ def task_isolation(
     """
     ordered = by_attempt(attempts)
     if not ordered:
-        return WorkerResult(
-            scenario=NAME,
-            worker=worker,
-            node=node,
-            metrics=(
-                bounded(
-                    "sessions_in_window",
-                    "count",
-                    expected=None,
-                    measured=None,
-                    lower=None,
-                    upper=None,
-                    detail="no session was recorded",
-                ),
-            ),
-        )
+        nothing = unmeasured("sessions_in_window", "no session was recorded", unit="count")
+        return WorkerResult(scenario=NAME, worker=worker, node=node, metrics=(nothing,))
     window_end = ordered[0].started_at_ns + to_ns(window)
     in_window = [r for r in ordered if r.started_at_ns <= window_end]
     verdict = judge_worker(in_window, curve, worker=worker, node=node)
     metrics = restart_metrics("reset", verdict.checks)
     metrics.append(_mean_reset(verdict.checks))
+    metrics.append(_sessions_in_window(curve, in_window, window, window_end, session))
+    metrics.append(_session_failures(in_window))
+    metrics.extend(_fresh_pod_metrics(fresh_pod_ns))
+    return WorkerResult(
+        scenario=NAME,
+        worker=worker,
+        node=node,
+        metrics=tuple(metrics),
+        notes=verdict.notes + verdict.problems,
+    )
 
+
+def _sessions_in_window(
+    curve: BackoffCurve,
+    in_window: Sequence[AttemptRecord],
+    window: timedelta,
+    window_end: int,
+    session: timedelta,
+) -> Metric:
+    """Sessions done in the window, against the model with the sessions' measured length."""
     runs = [run for r in in_window if (run := run_ns(r)) is not None]
     session_model = timedelta(microseconds=statistics.median(runs) / 1_000) if runs else session
     done = [
@@ -268,42 +274,31 @@ def task_isolation(
     least = sessions_completed(
         session_model, window, lambda n: upper_tolerance(curve.delay_before_restart(n))
     )
-    metrics.append(
-        bounded(
-            "sessions_in_window",
-            "count",
-            expected=most,
-            measured=len(done),
-            lower=least,
-            upper=most,
-            detail=(
-                f"sessions that exited 0 within {window.total_seconds():g}s of the first start; "
-                f"model with sessions of {session_model.total_seconds():.3f}s: {most} on the "
-                f"nominal curve, {least} at the tolerance's slowest"
-            ),
-        )
+    return bounded(
+        "sessions_in_window",
+        "count",
+        expected=most,
+        measured=len(done),
+        lower=least,
+        upper=most,
+        detail=(
+            f"sessions that exited 0 within {window.total_seconds():g}s of the first start; "
+            f"model with sessions of {session_model.total_seconds():.3f}s: {most} on the "
+            f"nominal curve, {least} at the tolerance's slowest"
+        ),
     )
+
+
+def _session_failures(in_window: Sequence[AttemptRecord]) -> Metric:
     failed = [r.attempt for r in in_window if r.exit_code not in (None, 0)]
-    metrics.append(
-        bounded(
-            "session_failures",
-            "count",
-            expected=0,
-            measured=len(failed),
-            lower=0,
-            upper=0,
-            detail=f"attempts that exited non-zero: {failed}"
-            if failed
-            else "every session exited 0",
-        )
-    )
-    metrics.extend(_fresh_pod_metrics(fresh_pod_ns))
-    return WorkerResult(
-        scenario=NAME,
-        worker=worker,
-        node=node,
-        metrics=tuple(metrics),
-        notes=verdict.notes + verdict.problems,
+    return bounded(
+        "session_failures",
+        "count",
+        expected=0,
+        measured=len(failed),
+        lower=0,
+        upper=0,
+        detail=f"attempts that exited non-zero: {failed}" if failed else "every session exited 0",
     )
 
 
