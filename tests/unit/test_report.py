@@ -9,18 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.outputs.report import (
-    REPORT_MD,
-    Block,
-    Bullets,
-    Heading,
-    Table,
-    md_escape,
-    report_blocks,
-    to_html,
-    to_markdown,
-    write_report,
-)
+from harness.outputs.document import Block, Bullets, Heading, Table, md_escape, to_html, to_markdown
+from harness.outputs.report import REPORT_MD, report_blocks, write_report
 from harness.outputs.summary import RunSummary
 from harness.scenarios.headline import ScenarioMetric
 from tests.unit.factories import (
