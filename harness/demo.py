@@ -106,10 +106,33 @@ def run_demo(options: DemoOptions, console: Console) -> int:
     threads = [threading.Thread(target=observe, name="demo-check", daemon=True)]
     if options.scenarios:
         threads.append(threading.Thread(target=scenarios, name="demo-scenarios", daemon=True))
-    started = time.monotonic()
-    interrupted = False
     for thread in threads:
         thread.start()
+    interrupted = _watch_live(
+        threads, latest, duration=duration, options=options, console=console, stop=stop
+    )
+
+    result = holder.get("result")
+    if result is None:
+        console.print("[red]the observation did not finish; partial records are in runs/[/red]")
+        return 130 if interrupted else 1
+    _show_results(result, scenario_runs.get("run"), console)
+    if not options.keep_cluster:
+        lifecycle.delete(up.name, console.print)
+    return 130 if interrupted else 0
+
+
+def _watch_live(
+    threads: list[threading.Thread],
+    latest: dict[str, CheckResult],
+    *,
+    duration: float,
+    options: DemoOptions,
+    console: Console,
+    stop: threading.Event,
+) -> bool:
+    """The live view until the observations end; True when Ctrl-C stopped them."""
+    started = time.monotonic()
     view_console = Console(force_terminal=False) if options.plain else console
     try:
         with LiveView(duration, console=view_console) as view:
@@ -123,29 +146,26 @@ def run_demo(options: DemoOptions, console: Console) -> int:
                 # Redraw at the view's pace until the observations end.
                 alive[0].join(timeout=_REFRESH_S)
     except KeyboardInterrupt:
-        interrupted = True
         console.print("[yellow]stopping: judging what was measured, cleaning up...[/yellow]")
         stop.set()
         for thread in threads:
             thread.join(timeout=timeouts.NAMESPACE_GONE + timeouts.API_REQUEST)
+        return True
+    return False
 
-    result = holder.get("result")
-    if result is None:
-        console.print("[red]the observation did not finish; partial records are in runs/[/red]")
-        return 130 if interrupted else 1
+
+def _show_results(result: CheckResult, scenario_run: ScenarioRun | None, console: Console) -> None:
+    """The takeaways, the report and where everything was written."""
     summary = read_summary(result.run_dir)
     console.print(_takeaways(result))
-    metrics = headline_metrics(scenario_runs["run"].results) if "run" in scenario_runs else []
+    metrics = headline_metrics(scenario_run.results) if scenario_run is not None else []
     if metrics:
         console.print(_scenario_takeaways(metrics))
     report = write_report(result.run_dir, summary, result.attempts, metrics)
     console.print(f"report: {report}")
     console.print(f"results: {result.run_dir}")
-    if "run" in scenario_runs:
-        console.print(f"scenario records: {scenario_runs['run'].run_dir}")
-    if not options.keep_cluster:
-        lifecycle.delete(up.name, console.print)
-    return 130 if interrupted else 0
+    if scenario_run is not None:
+        console.print(f"scenario records: {scenario_run.run_dir}")
 
 
 def _quiet(_message: str) -> None:
