@@ -12,7 +12,7 @@ attempt's CRI ``createdAt`` (``startedAt`` for records that lack it), both
 runtime nanoseconds; the start latency (started - created) is reported on its
 own, so a slow runtime under load is never blamed on the kubelet. It passes when
 
-    expected - CLOCK_ROUNDING <= delay <= upper_tolerance(expected)
+    expected - CLOCK_ROUNDING <= delay <= curve.upper_tolerance(expected)
 
 (see :mod:`harness.model.backoff` for the upper bound), and when the back-off the
 kubelet reported while waiting is the model's. Near the caps the delay
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final
 
-from harness.model.backoff import BackoffCurve, upper_tolerance
+from harness.model.backoff import BackoffCurve
 from harness.model.durations import NS_PER_S, format_duration, to_ns
 from harness.recording.cri import CriFormatError, parse_rfc3339_nano
 from harness.recording.records import AttemptRecord
@@ -268,7 +268,9 @@ def _pending_problems(
     )
     if last.finished_at_ns is not None and observation.now_ns is not None:
         # The most lenient reading: a long run may or may not have reset the curve.
-        upper_ns = max(to_ns(upper_tolerance(curve.delay_before_restart(p))) for p in positions)
+        upper_ns = max(
+            to_ns(curve.upper_tolerance(curve.delay_before_restart(p))) for p in positions
+        )
         due_ns = last.finished_at_ns + upper_ns
         gap = _unobserved_within(observation.unobserved, last.finished_at_ns, observation.now_ns)
         if observation.now_ns > due_ns and gap is not None:
@@ -421,7 +423,7 @@ def _check_at(
 ) -> RestartCheck:
     expected = curve.delay_before_restart(position)
     expected_ns = to_ns(expected)
-    upper_ns = to_ns(upper_tolerance(expected))
+    upper_ns = to_ns(curve.upper_tolerance(expected))
     reported = current.reported_backoff_s if current else None
     problems: list[str] = []
 

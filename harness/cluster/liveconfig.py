@@ -13,13 +13,15 @@ from typing import Any
 
 from harness.cluster.kindconfig import PROFILE_LABEL, WORKER_LABEL
 from harness.model.backoff import (
-    KUBELET_CRASHLOOP_BACKOFF_MAX,
-    REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
     BackoffCurve,
     KubeletBackoffConfig,
     curve_for,
 )
 from harness.model.durations import format_duration
+from harness.model.releases import (
+    KUBELET_CRASHLOOP_BACKOFF_MAX,
+    REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
+)
 from harness.profiles import ClusterSpec
 
 # The gates whose value decides the curve; shown in the table.

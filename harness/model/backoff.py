@@ -1,4 +1,4 @@
-"""The expected CrashLoopBackOff curve of a Kubernetes v1.35 kubelet.
+"""The expected CrashLoopBackOff curve of a kubelet (v1.35 unless a release is given).
 
 A pure model of ``newCrashLoopBackOff`` (pkg/kubelet/kubelet.go) and the
 client-go ``flowcontrol.Backoff`` it builds, driven by a kubelet config: either
@@ -24,8 +24,10 @@ restart at the exact expiry. For a nominal backoff ``B`` the true delay ``D`` is
 
 because v1.35 requeues the pod worker at the expiry plus up to half the backoff
 (bounded by the 1 min sync frequency), then a 1s sync ticker picks the pod up
-and creating and starting the container adds 0.1-0.5s (the 1.5s term). Restart
-#1 (``B = 0``) is bounded by :data:`FIRST_RESTART_UPPER_BOUND` instead. These
+and creating and starting the container adds 0.1-0.5s (the 1.5s term). Before
+v1.35 the pod worker looks again every 10-15s whatever the backoff, so
+``B <= D <= B + 15s + 1.5s`` (:mod:`harness.model.releases`). Restart #1
+(``B = 0``) is bounded by :data:`FIRST_RESTART_UPPER_BOUND` instead. These
 bounds come from reading the code, not from measurement; the harness exists to
 check them.
 """
@@ -37,38 +39,35 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from types import MappingProxyType
 from typing import Any, Final
 
 from harness.model.durations import DurationError, format_duration, parse_duration
-
-KUBELET_CRASHLOOP_BACKOFF_MAX: Final = "KubeletCrashLoopBackOffMax"
-REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY: Final = "ReduceDefaultCrashLoopBackOffDecay"
-# Pseudo-gates of k8s.io/component-base: they switch every alpha (beta) gate
-# that is not set explicitly, so they change the curve and must be honoured.
-ALL_ALPHA: Final = "AllAlpha"
-ALL_BETA: Final = "AllBeta"
-
-# Defaults and stages of the two backoff gates in v1.35.
-GATE_DEFAULTS: Final[Mapping[str, bool]] = MappingProxyType(
-    {KUBELET_CRASHLOOP_BACKOFF_MAX: True, REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY: False}
-)
-_GATE_STAGE_SWITCH: Final[Mapping[str, str]] = MappingProxyType(
-    {KUBELET_CRASHLOOP_BACKOFF_MAX: ALL_BETA, REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY: ALL_ALPHA}
+from harness.model.releases import (
+    ALL_ALPHA,
+    ALL_BETA,
+    AT_EXPIRY,
+    DEFAULT_RELEASE,
+    KUBELET_CRASHLOOP_BACKOFF_MAX,
+    REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
+    KubeletRelease,
+    Requeue,
 )
 
-# Feature gates a harness config may set. Anything else is reported, because a
-# misspelt gate is silently ignored by nobody but the harness's own model.
-KNOWN_FEATURE_GATES: Final = frozenset(
-    {
-        KUBELET_CRASHLOOP_BACKOFF_MAX,  # KEP-5593, beta and on in 1.35
-        REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,  # KEP-4603, alpha and off in 1.35
-        "ContainerRestartRules",  # KEP-5307, per-container restart rules (beta, on)
-        "RestartAllContainersOnContainerExits",  # KEP-5532, alpha, off
-        ALL_ALPHA,
-        ALL_BETA,
-    }
-)
+# The two gates that shape the curve.
+BACKOFF_GATES: Final = (KUBELET_CRASHLOOP_BACKOFF_MAX, REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY)
+
+
+def known_gates(release: KubeletRelease) -> frozenset[str]:
+    """Feature gates a harness config may set on ``release``.
+
+    Anything else is reported, because a misspelt gate is silently ignored by
+    nobody but the harness's own model, and a gate the release lacks stops its
+    kubelet ("unrecognized feature gate").
+    """
+    return frozenset(release.gates) | {ALL_ALPHA, ALL_BETA}
+
+
+KNOWN_FEATURE_GATES: Final = known_gates(DEFAULT_RELEASE)
 
 DEFAULT_INITIAL: Final = timedelta(seconds=10)
 DEFAULT_MAXIMUM: Final = timedelta(seconds=300)
@@ -79,6 +78,9 @@ DEFAULT_MAX_CONTAINER_RESTART_PERIOD: Final = timedelta(seconds=300)
 # The kubelet's validation range, compared in whole (truncated) milliseconds.
 MAX_CONTAINER_RESTART_PERIOD_MIN_MS: Final = 1_000
 MAX_CONTAINER_RESTART_PERIOD_MAX_MS: Final = 300_000
+# Before v1.35 the pod worker looks at a container in back-off again every
+# 10-15s (Jitter(10s, 0.5)), whatever its back-off.
+PERIODIC_RETRY_MAX: Final = timedelta(seconds=15)
 # A container that ran longer than this before exiting starts a fresh curve;
 # flat 10 minutes in 1.35 (older kubelets used 2 x maximum).
 RESET_AFTER: Final = timedelta(seconds=600)
@@ -157,26 +159,38 @@ class KubeletBackoffConfig:
         """The value a gate is explicitly set to, or None."""
         return dict(self.feature_gates).get(name)
 
-    def gate_enabled(self, name: str) -> bool:
-        """Whether one of the two backoff gates is on, as the kubelet resolves it."""
-        if name not in GATE_DEFAULTS:
+    def gate_enabled(self, name: str, release: KubeletRelease = DEFAULT_RELEASE) -> bool:
+        """Whether a gate of ``release`` is on, as its kubelet resolves it.
+
+        Set explicitly, else by its stage's pseudo-gate (AllAlpha, AllBeta),
+        else its default; a locked gate is always its default.
+        """
+        gate = release.gates.get(name)
+        if gate is None:
             raise ValueError(
-                f"the model knows the state of {sorted(GATE_DEFAULTS)} only, not {name!r}"
+                f"kubelet {release.name} has no feature gate {name!r}; "
+                f"it has {', '.join(sorted(release.gates))}"
             )
-        for source in (name, _GATE_STAGE_SWITCH[name]):
-            value = self.explicit_gate(source)
+        if gate.locked:
+            return gate.default
+        for source in (name, gate.stage_switch):
+            value = self.explicit_gate(source) if source is not None else None
             if value is not None:
                 return value
-        return GATE_DEFAULTS[name]
+        return gate.default
 
-    @property
-    def effective_max_container_restart_period(self) -> timedelta | None:
+    def effective_max_period(self, release: KubeletRelease = DEFAULT_RELEASE) -> timedelta | None:
         """The field after the kubelet's defaulting (300s while its gate is on)."""
         if self.max_container_restart_period is not None:
             return self.max_container_restart_period
-        if self.gate_enabled(KUBELET_CRASHLOOP_BACKOFF_MAX):
+        if self.gate_enabled(KUBELET_CRASHLOOP_BACKOFF_MAX, release):
             return DEFAULT_MAX_CONTAINER_RESTART_PERIOD
         return None
+
+    @property
+    def effective_max_container_restart_period(self) -> timedelta | None:
+        """:meth:`effective_max_period` of the default release."""
+        return self.effective_max_period()
 
 
 def _read_feature_gates(raw: object) -> tuple[tuple[str, bool], ...]:
@@ -220,38 +234,80 @@ def _read_max_period(raw: object) -> timedelta | None:
 
 
 def validate_config(
-    config: KubeletBackoffConfig, known_gates: frozenset[str] = KNOWN_FEATURE_GATES
+    config: KubeletBackoffConfig, release: KubeletRelease = DEFAULT_RELEASE
 ) -> tuple[ConfigProblem, ...]:
-    """Everything wrong with a config: unknown gates, then what the kubelet rejects."""
-    problems = [_unknown_gate_problem(name, known_gates) for name, _ in config.feature_gates]
-    return tuple(p for p in problems if p is not None) + _kubelet_rejections(config)
-
-
-def _unknown_gate_problem(name: str, known_gates: frozenset[str]) -> ConfigProblem | None:
-    if name in known_gates:
-        return None
-    close = difflib.get_close_matches(name, sorted(known_gates), n=1)
-    hint = f'did you mean "{close[0]}"? ' if close else ""
-    return ConfigProblem(
-        field=f"featureGates.{name}",
-        message=f"unknown feature gate {name!r}",
-        fix=f"{hint}known gates: {', '.join(sorted(known_gates))}; "
-        "add a new gate to KNOWN_FEATURE_GATES in harness/model/backoff.py once the model "
-        "handles it",
+    """Everything wrong with a config on ``release``: unknown gates, then what it rejects."""
+    known = known_gates(release)
+    problems = [_unknown_gate_problem(name, known, release) for name, _ in config.feature_gates]
+    return (
+        tuple(p for p in problems if p is not None)
+        + _gate_set_rejections(config, release)
+        + _kubelet_rejections(config, release)
     )
 
 
-def _kubelet_rejections(config: KubeletBackoffConfig) -> tuple[ConfigProblem, ...]:
+def _unknown_gate_problem(
+    name: str, known: frozenset[str], release: KubeletRelease
+) -> ConfigProblem | None:
+    if name in known:
+        return None
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    hint = f'did you mean "{close[0]}"? ' if close else ""
+    return ConfigProblem(
+        field=f"featureGates.{name}",
+        message=f"unknown feature gate {name!r}: kubelet {release.name} has no gate of that "
+        "name and would not start",
+        fix=f"{hint}gates of {release.name}: {', '.join(sorted(known))}; a gate of another "
+        "release belongs in harness/model/releases.py once the model handles it",
+    )
+
+
+def _gate_set_rejections(
+    config: KubeletBackoffConfig, release: KubeletRelease
+) -> tuple[ConfigProblem, ...]:
+    """Gate sets component-base refuses: a locked gate changed, a dependency disabled."""
+    problems = []
+    for name, value in config.feature_gates:
+        gate = release.gates.get(name)
+        if gate is not None and gate.locked and value != gate.default:
+            problems.append(
+                ConfigProblem(
+                    field=f"featureGates.{name}",
+                    message=f"{name} is GA and locked to {gate.default} in {release.name}; "
+                    "the kubelet refuses to start",
+                    fix=f"remove featureGates.{name}",
+                )
+            )
+    for name, needs in release.dependencies.items():
+        if not config.gate_enabled(name, release):
+            continue
+        off = [need for need in needs if not config.gate_enabled(need, release)]
+        if off:
+            problems.append(
+                ConfigProblem(
+                    field=f"featureGates.{name}",
+                    message=f"{name} is enabled but depends on {', '.join(off)}, disabled in "
+                    f"{release.name}; the kubelet refuses to start",
+                    fix="also set " + ", ".join(f"featureGates.{gate}: true" for gate in off),
+                )
+            )
+    return tuple(problems)
+
+
+def _kubelet_rejections(
+    config: KubeletBackoffConfig, release: KubeletRelease = DEFAULT_RELEASE
+) -> tuple[ConfigProblem, ...]:
     """The kubelet's own validation of the field (it refuses to start on these)."""
     period = config.max_container_restart_period
     if period is None:
         return ()
-    if not config.gate_enabled(KUBELET_CRASHLOOP_BACKOFF_MAX):
+    if not config.gate_enabled(KUBELET_CRASHLOOP_BACKOFF_MAX, release):
         return (
             ConfigProblem(
                 field=_MAX_PERIOD_FIELD,
                 message=f"set to {format_duration(period)} while feature gate "
-                f"{KUBELET_CRASHLOOP_BACKOFF_MAX} is disabled; the kubelet refuses to start",
+                f"{KUBELET_CRASHLOOP_BACKOFF_MAX} is disabled in {release.name}; the kubelet "
+                "refuses to start",
                 fix=f"remove the field or set featureGates.{KUBELET_CRASHLOOP_BACKOFF_MAX}: true",
             ),
         )
@@ -280,6 +336,9 @@ class BackoffCurve:
     initial: timedelta
     maximum: timedelta
     reset_after: timedelta = RESET_AFTER
+    # How the kubelet comes back to a container whose back-off expired: it
+    # decides how late a restart may be (see upper_tolerance).
+    requeue: Requeue = AT_EXPIRY
 
     def __post_init__(self) -> None:
         if self.initial <= timedelta(0):
@@ -304,6 +363,10 @@ class BackoffCurve:
         maximum_us = self.maximum // timedelta(microseconds=1)
         doubled_us = initial_us << min(n - 2, maximum_us.bit_length())
         return timedelta(microseconds=min(doubled_us, maximum_us))
+
+    def upper_tolerance(self, nominal: timedelta) -> timedelta:
+        """The longest true delay consistent with a nominal back-off on this kubelet."""
+        return upper_tolerance(nominal, self.requeue)
 
     def expected_reported_backoff(self, n: int) -> timedelta | None:
         """The level in ``state.waiting.message`` while waiting for restart #n.
@@ -336,25 +399,27 @@ class BackoffCurve:
         )
 
 
-def curve_for(config: KubeletBackoffConfig) -> BackoffCurve:
-    """The curve a v1.35 kubelet with this config uses.
+def curve_for(
+    config: KubeletBackoffConfig, release: KubeletRelease = DEFAULT_RELEASE
+) -> BackoffCurve:
+    """The curve a kubelet of ``release`` with this config uses.
 
     Raises KubeletConfigError for a config the kubelet would refuse to start with,
     since no curve exists for it. Unknown gates are not checked here; use
     :func:`validate_config`.
     """
-    rejections = _kubelet_rejections(config)
+    rejections = _kubelet_rejections(config, release)
     if rejections:
         problem = rejections[0]
         raise KubeletConfigError(problem.field, f"{problem.message}; {problem.fix}")
     initial, maximum = DEFAULT_INITIAL, DEFAULT_MAXIMUM
-    if config.gate_enabled(REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY):
+    if config.gate_enabled(REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY, release):
         initial, maximum = REDUCED_INITIAL, REDUCED_MAXIMUM
-    configured = config.effective_max_container_restart_period
-    if config.gate_enabled(KUBELET_CRASHLOOP_BACKOFF_MAX) and configured is not None:
+    configured = config.effective_max_period(release)
+    if config.gate_enabled(KUBELET_CRASHLOOP_BACKOFF_MAX, release) and configured is not None:
         maximum = configured
         initial = min(initial, maximum)
-    return BackoffCurve(initial=initial, maximum=maximum)
+    return BackoffCurve(initial=initial, maximum=maximum, requeue=release.requeue)
 
 
 def parse_backoff_message(message: str) -> timedelta | None:
@@ -370,10 +435,12 @@ def parse_backoff_message(message: str) -> timedelta | None:
     return parse_duration(match.group("duration"))
 
 
-def upper_tolerance(nominal: timedelta) -> timedelta:
+def upper_tolerance(nominal: timedelta, requeue: Requeue = AT_EXPIRY) -> timedelta:
     """The longest true delay still consistent with a nominal backoff (see module doc)."""
     if nominal < timedelta(0):
         raise ValueError(f"a backoff cannot be negative, got {nominal}")
     if nominal == timedelta(0):
         return FIRST_RESTART_UPPER_BOUND
-    return nominal + min(nominal, REQUEUE_CAP) * REQUEUE_FRACTION + RESTART_OVERHEAD
+    if requeue == AT_EXPIRY:
+        return nominal + min(nominal, REQUEUE_CAP) * REQUEUE_FRACTION + RESTART_OVERHEAD
+    return nominal + PERIODIC_RETRY_MAX + RESTART_OVERHEAD

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Final
 
-from harness.model.backoff import BackoffCurve, upper_tolerance
+from harness.model.backoff import BackoffCurve
 from harness.model.durations import to_ns
 from harness.pods.skeleton import (
     MAIN_CONTAINER,
@@ -294,7 +294,7 @@ def _isolation_metrics(
                 expected=delay.total_seconds(),
                 measured=seconds(sum(intervals[i].length_ns() for i in mine)),
                 lower=max(delay.total_seconds() - slack.total_seconds(), 0.0),
-                upper=upper_tolerance(delay).total_seconds() + slack.total_seconds(),
+                upper=curve.upper_tolerance(delay).total_seconds() + slack.total_seconds(),
                 detail=f"sidecar down {seconds(downtime.length_ns()):.3f}s (runtime); "
                 f"{len(mine)} cut-off(s) of the app overlap it",
             )

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Final
 
-from harness.model.backoff import BackoffCurve, upper_tolerance
+from harness.model.backoff import BackoffCurve
 from harness.pods.skeleton import (
     MAIN_CONTAINER,
     RECORD_DIR,
@@ -224,7 +224,7 @@ def _time_to_ready(
     delays = [curve.delay_before_restart(n) for n in range(1, fail_times + 1)]
     run_s = sum(seconds(run) for run in known_runs)
     expected = sum(d.total_seconds() for d in delays) + run_s
-    upper = sum(upper_tolerance(d).total_seconds() for d in delays) + run_s
+    upper = sum(curve.upper_tolerance(d).total_seconds() for d in delays) + run_s
     return bounded(
         "time_to_ready_s",
         "s",

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from harness.core import timeouts
 from harness.core.errors import HarnessError, first_line
-from harness.model.backoff import BackoffCurve, upper_tolerance
+from harness.model.backoff import BackoffCurve
 from harness.model.durations import to_ns
 from harness.pods.skeleton import (
     MAIN_CONTAINER,
@@ -272,7 +272,7 @@ def _sessions_in_window(
     ]
     most = sessions_completed(session_model, window, curve.delay_before_restart)
     least = sessions_completed(
-        session_model, window, lambda n: upper_tolerance(curve.delay_before_restart(n))
+        session_model, window, lambda n: curve.upper_tolerance(curve.delay_before_restart(n))
     )
     return bounded(
         "sessions_in_window",

@@ -8,11 +8,13 @@ from pathlib import Path
 
 from harness.cluster.liveconfig import NodeConfigRow
 from harness.model.backoff import (
-    KUBELET_CRASHLOOP_BACKOFF_MAX,
-    REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
     BackoffCurve,
     KubeletBackoffConfig,
     curve_for,
+)
+from harness.model.releases import (
+    KUBELET_CRASHLOOP_BACKOFF_MAX,
+    REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
 )
 from harness.outputs.summary import ClusterInfo, MetricSummary, RunSummary, summarize
 from harness.outputs.summaryfile import read_summary

@@ -11,8 +11,6 @@ import pytest
 from harness.model.backoff import (
     FIRST_RESTART_UPPER_BOUND,
     KNOWN_FEATURE_GATES,
-    KUBELET_CRASHLOOP_BACKOFF_MAX,
-    REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
     RESET_AFTER,
     RESTART_OVERHEAD,
     BackoffCurve,
@@ -24,6 +22,11 @@ from harness.model.backoff import (
     validate_config,
 )
 from harness.model.durations import DurationError
+from harness.model.releases import (
+    KUBELET_CRASHLOOP_BACKOFF_MAX,
+    REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
+    RELEASES,
+)
 
 MAX_GATE = KUBELET_CRASHLOOP_BACKOFF_MAX
 REDUCE_GATE = REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY
@@ -151,9 +154,12 @@ def test_all_alpha_and_all_beta_switch_unset_gates_only(
     assert config.gate_enabled(REDUCE_GATE) is reduce_gate_on
 
 
-def test_gate_enabled_refuses_gates_the_model_does_not_track() -> None:
-    with pytest.raises(ValueError, match="ContainerRestartRules"):
-        kubelet_config().gate_enabled("ContainerRestartRules")
+def test_gate_enabled_refuses_a_gate_the_release_does_not_have() -> None:
+    with pytest.raises(
+        ValueError, match=r"kubelet 1\.33 has no feature gate 'ContainerRestartRules'"
+    ):
+        kubelet_config().gate_enabled("ContainerRestartRules", RELEASES[33])
+    assert kubelet_config().gate_enabled("ContainerRestartRules", RELEASES[35]) is True
 
 
 def test_explicit_gate_reports_only_what_was_written() -> None:
@@ -331,9 +337,12 @@ def test_unknown_gates_do_not_block_the_curve() -> None:
     assert curve_for(config).maximum == timedelta(seconds=2)
 
 
-def test_validate_config_accepts_a_caller_s_gate_list() -> None:
-    config = kubelet_config({"SomeFutureGate": True})
-    assert validate_config(config, known_gates=frozenset({"SomeFutureGate"})) == ()
+def test_a_gate_is_known_only_to_the_releases_that_have_it() -> None:
+    config = kubelet_config({"ContainerRestartRules": True})
+    assert validate_config(config, RELEASES[34]) == ()
+    (problem,) = validate_config(config, RELEASES[33])
+    assert problem.field == "featureGates.ContainerRestartRules"
+    assert "kubelet 1.33 has no gate of that name" in problem.message
 
 
 def test_valid_configs_have_no_problems() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.model.backoff import (
+from harness.model.releases import (
     KUBELET_CRASHLOOP_BACKOFF_MAX,
     REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
 )
