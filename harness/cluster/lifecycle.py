@@ -341,7 +341,13 @@ def up(
 def live_config_rows(api: client.ApiClient, spec: ClusterSpec) -> list[NodeConfigRow]:
     """Every node's live kubelet backoff settings, checked against its profile."""
     return [
-        row_for(status.name, status.labels, node_configz(api, status.name), spec)
+        row_for(
+            status.name,
+            status.labels,
+            node_configz(api, status.name),
+            spec,
+            status.kubelet_version,
+        )
         for status in node_statuses(api)
     ]
 

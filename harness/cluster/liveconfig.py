@@ -19,8 +19,11 @@ from harness.model.backoff import (
 )
 from harness.model.durations import format_duration
 from harness.model.releases import (
+    DEFAULT_RELEASE,
     KUBELET_CRASHLOOP_BACKOFF_MAX,
     REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
+    KubeletRelease,
+    release_of,
 )
 from harness.profiles import ClusterSpec
 
@@ -40,6 +43,7 @@ class NodeConfigRow:
     feature_gates: dict[str, bool]
     curve: BackoffCurve
     mismatches: tuple[str, ...]
+    kubelet_version: str = ""
 
     @property
     def matches(self) -> bool:
@@ -50,60 +54,82 @@ class NodeConfigRow:
 
 
 def row_for(
-    node: str, labels: Mapping[str, str], configz: Mapping[str, Any], spec: ClusterSpec
+    node: str,
+    labels: Mapping[str, str],
+    configz: Mapping[str, Any],
+    spec: ClusterSpec,
+    kubelet_version: str = "",
 ) -> NodeConfigRow:
+    """The node's live settings against its profile, on the node's own kubelet release.
+
+    The release decides gate defaults and how late a restart may be; a
+    version the model does not know is a mismatch, never a silent default.
+    """
     live = KubeletBackoffConfig.from_configz(configz)
-    live_curve = curve_for(live)
+    mismatches: list[str] = []
+    release = DEFAULT_RELEASE
+    if kubelet_version:
+        try:
+            release = release_of(kubelet_version)
+        except ValueError as error:
+            mismatches.append(f"node {node}: {error}")
+    live_curve = curve_for(live, release)
     worker_name = labels.get(WORKER_LABEL)
     profile_name = labels.get(PROFILE_LABEL)
-    mismatches: list[str] = []
     if worker_name is not None:
         try:
             worker = spec.worker(worker_name)
         except KeyError:
             mismatches.append(f"node {node}: worker {worker_name!r} is not in {spec.path}")
         else:
-            mismatches += _compare(node, worker.name, worker.profile.config, live)
+            mismatches += _compare(node, worker.name, worker.profile.config, live, release)
             if profile_name != worker.profile.name:
                 mismatches.append(
                     f"node {node}: label {PROFILE_LABEL}={profile_name}, "
                     f"spec says {worker.profile.name}"
                 )
-    period = live.effective_max_container_restart_period
+    period = live.effective_max_period(release)
     return NodeConfigRow(
         node=node,
         worker=worker_name,
         profile=profile_name,
         max_container_restart_period=format_duration(period) if period is not None else "-",
-        feature_gates={gate: live.gate_enabled(gate) for gate in BACKOFF_GATES},
+        feature_gates={gate: live.gate_enabled(gate, release) for gate in BACKOFF_GATES},
         curve=live_curve,
         mismatches=tuple(mismatches),
+        kubelet_version=kubelet_version,
     )
 
 
 def _compare(
-    node: str, worker: str, wanted: KubeletBackoffConfig, live: KubeletBackoffConfig
+    node: str,
+    worker: str,
+    wanted: KubeletBackoffConfig,
+    live: KubeletBackoffConfig,
+    release: KubeletRelease,
 ) -> list[str]:
     """Field by field, what the live kubelet runs that the profile did not ask for."""
     problems = []
     where = f"node {node} (worker {worker})"
-    wanted_period = wanted.effective_max_container_restart_period
-    live_period = live.effective_max_container_restart_period
+    wanted_period = wanted.effective_max_period(release)
+    live_period = live.effective_max_period(release)
     if wanted_period != live_period:
         problems.append(
             f"{where}: crashLoopBackOff.maxContainerRestartPeriod is "
             f"{_show(live_period)} live, the profile asks for {_show(wanted_period)}"
         )
     for gate, value in wanted.feature_gates:
-        if live.gate_enabled(gate) != value:
+        if gate not in release.gates:
+            problems.append(f"{where}: the profile sets {gate}, which kubelet {release.name} lacks")
+        elif live.gate_enabled(gate, release) != value:
             problems.append(
-                f"{where}: featureGates.{gate} is {live.gate_enabled(gate)} live, "
+                f"{where}: featureGates.{gate} is {live.gate_enabled(gate, release)} live, "
                 f"the profile sets {value}"
             )
-    if not problems and curve_for(wanted) != curve_for(live):
+    if not problems and curve_for(wanted, release) != curve_for(live, release):
         problems.append(
-            f"{where}: the live curve ({curve_for(live).describe()}) differs from the "
-            f"profile's ({curve_for(wanted).describe()})"
+            f"{where}: the live curve ({curve_for(live, release).describe()}) differs from the "
+            f"profile's ({curve_for(wanted, release).describe()})"
         )
     return problems
 
