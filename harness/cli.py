@@ -20,7 +20,7 @@ from rich.text import Text
 from harness.cliargs import build_parser
 from harness.cluster import lifecycle
 from harness.cluster.kube import api_client, node_statuses, unready_system_pods
-from harness.core import timeouts
+from harness.core import pins, timeouts
 from harness.core.atomicfile import write_atomically
 from harness.core.errors import HarnessError, first_line
 from harness.core.paths import state_dir
@@ -71,17 +71,22 @@ def _cmd_kind(_args: argparse.Namespace) -> int:
 
 
 def _cmd_node_image(args: argparse.Namespace) -> int:
-    check_kubernetes_version(args.kubernetes_version)
+    pin = check_kubernetes_version(args.kubernetes)
     ensure_engine()
     if args.offline:
-        print(build_node_image(progress, tag=args.tag))
+        print(build_node_image(progress, pin, tag=args.tag))
     else:
-        print(choose_node_image(progress))
+        print(choose_node_image(progress, None, pin))
     return 0
 
 
+def _spec(args: argparse.Namespace) -> ClusterSpec:
+    """The cluster spec of --config for the --kubernetes release (refused before anything runs)."""
+    return load_cluster_spec(Path(args.config), check_kubernetes_version(args.kubernetes))
+
+
 def _cmd_up(args: argparse.Namespace) -> int:
-    spec = load_cluster_spec(Path(args.config))
+    spec = _spec(args)
     up = lifecycle.up(spec, progress, image=args.image, recreate=args.recreate)
     progress(f"cluster {up.name} ready; KUBECONFIG={up.kubeconfig}")
     _print_status(up.kubeconfig, spec)
@@ -89,7 +94,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    spec = load_cluster_spec(Path(args.config))
+    spec = _spec(args)
     if not engine_answers():
         raise HarnessError(
             "the docker engine is not running, so no cluster is either",
@@ -97,20 +102,23 @@ def _cmd_status(args: argparse.Namespace) -> int:
         )
     kubeconfig = lifecycle.kubeconfig_path(spec.name)
     if not kubeconfig.exists():
-        raise HarnessError(f"no cluster {spec.name} is known here", "run `crashloop up`")
+        flag = (
+            "" if spec.kubernetes == pins.DEFAULT_KUBERNETES else f" --kubernetes {args.kubernetes}"
+        )
+        raise HarnessError(f"no cluster {spec.name} is known here", f"run `crashloop up{flag}`")
     _print_status(kubeconfig, spec)
     return 0
 
 
 def _cmd_down(args: argparse.Namespace) -> int:
-    spec = load_cluster_spec(Path(args.config))
+    spec = _spec(args)
     lifecycle.delete(spec.name, progress)
     return 0
 
 
 def _cmd_manifests(args: argparse.Namespace) -> int:
     """Write the replay YAML from the code the harness deploys with."""
-    spec = load_cluster_spec(Path(args.config))
+    spec = _spec(args)
     written = write_manifests(Path(args.output_dir), [worker.name for worker in spec.workers])
     for path in written:
         Console().print(str(path))
@@ -119,7 +127,7 @@ def _cmd_manifests(args: argparse.Namespace) -> int:
 
 def _cmd_workload_image(args: argparse.Namespace) -> int:
     """Build the workload image, load its stable tag into the cluster, say how to use kubectl."""
-    spec = load_cluster_spec(Path(args.config))
+    spec = _spec(args)
     up = lifecycle.up(spec, progress, image=args.image)
     progress("workload image")
     ensure_image()
@@ -136,7 +144,7 @@ def _cmd_workload_image(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    spec = load_cluster_spec(Path(args.config))
+    spec = _spec(args)
     up = lifecycle.up(spec, progress, image=args.image)
     result, summary = _run_and_report_check(up, args.profile, args.observer)
     report = write_report(result.run_dir, summary, result.attempts)
@@ -188,7 +196,7 @@ def _run_scenarios_one_by_one(up: lifecycle.Cluster, names: Sequence[str]) -> li
 
 
 def _cmd_scenarios(args: argparse.Namespace) -> int:
-    spec = load_cluster_spec(Path(args.config))
+    spec = _spec(args)
     up = lifecycle.up(spec, progress, image=args.image)
     runs = _run_scenarios_one_by_one(up, args.scenarios)
     for run in runs:
@@ -198,7 +206,7 @@ def _cmd_scenarios(args: argparse.Namespace) -> int:
 
 def _cmd_conformance(args: argparse.Namespace) -> int:
     """The nightly job: the full check and every scenario; the exit code is the verdict."""
-    spec = load_cluster_spec(Path(args.config))
+    spec = _spec(args)
     up = lifecycle.up(spec, progress, image=args.image)
     result, summary = _run_and_report_check(up, args.profile)
     runs = _run_scenarios_one_by_one(up, SCENARIOS)
@@ -252,7 +260,7 @@ def _summary_in(run_dir: Path) -> RunSummary:
 
 
 def _checks_in_a_row(args: argparse.Namespace) -> _Series:
-    spec = load_cluster_spec(Path(args.config))
+    spec = _spec(args)
     up = lifecycle.up(spec, progress, image=args.image)
     series = _Series([])
     for number in range(1, args.runs + 1):
@@ -274,7 +282,7 @@ def _checks_in_a_row(args: argparse.Namespace) -> _Series:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    spec = load_cluster_spec(Path(args.config))
+    spec = _spec(args)
     if not 30 <= args.duration <= MAX_DURATION_S:
         raise HarnessError(
             f"--duration {args.duration:g}s is outside 30..{MAX_DURATION_S:g}s",

@@ -43,6 +43,7 @@ def _spec_options(*, image: bool) -> argparse.ArgumentParser:
     """--config (and --image): every command that touches the cluster takes them."""
     options = argparse.ArgumentParser(add_help=False)
     options.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
+    _kubernetes_option(options)
     if image:
         options.add_argument("--image", help="node image to use (must exist locally)")
     return options
@@ -63,13 +64,12 @@ def _add_substrate(commands: _Commands[argparse.ArgumentParser]) -> None:
     image.add_argument(
         "--offline",
         action="store_true",
-        help=f"build {pins.LOCAL_NODE_IMAGE} even if the official image could be pulled",
+        help="build crashloop.local/node:<version> even if the official image could be pulled",
     )
+    _kubernetes_option(image)
     image.add_argument(
-        "--kubernetes-version", default=pins.KUBERNETES_VERSION, help="must be the pinned version"
-    )
-    image.add_argument(
-        "--tag", default=pins.LOCAL_NODE_IMAGE, help="tag of the offline build (with --offline)"
+        "--tag",
+        help="tag of the offline build (with --offline; default crashloop.local/node:<version>)",
     )
 
 
@@ -189,6 +189,18 @@ def _add_demo(
     )
     demo.add_argument("--plain", action="store_true", help="plain timestamped lines, no live view")
     demo.add_argument("--down", action="store_true", help="delete the cluster afterwards")
+
+
+def _kubernetes_option(parser: argparse.ArgumentParser) -> None:
+    pinned = ", ".join(pin.minor for pin in pins.KUBERNETES.values())
+    parser.add_argument(
+        "--kubernetes",
+        default=pins.DEFAULT_KUBERNETES.minor,
+        metavar="VERSION",
+        help=f"Kubernetes release of the nodes: {pinned} (default "
+        f"{pins.DEFAULT_KUBERNETES.minor}); another than the default gets a cluster of its own, "
+        "named after it",
+    )
 
 
 def _observer_option(parser: argparse.ArgumentParser) -> None:

@@ -25,6 +25,7 @@ from typing import Any, Final
 
 import yaml
 
+from harness.core.pins import DEFAULT_KUBERNETES, KubernetesPin
 from harness.model.backoff import (
     BackoffCurve,
     KubeletBackoffConfig,
@@ -32,6 +33,7 @@ from harness.model.backoff import (
     curve_for,
     validate_config,
 )
+from harness.model.releases import DEFAULT_RELEASE, KubeletRelease, release_of
 
 KUBELET_CONFIG_API_VERSION: Final = "kubelet.config.k8s.io/v1beta1"
 KUBELET_CONFIG_KIND: Final = "KubeletConfiguration"
@@ -79,6 +81,8 @@ class Profile:
     # Canonical JSON of the patch: immutable, hashable, and what the hash covers.
     canonical_patch: str
     config: KubeletBackoffConfig
+    # The kubelet release the patch was validated for; it shapes the curve.
+    release: KubeletRelease = DEFAULT_RELEASE
 
     def patch(self) -> dict[str, Any]:
         """A fresh copy of the KubeletConfiguration patch."""
@@ -87,8 +91,8 @@ class Profile:
 
     @property
     def curve(self) -> BackoffCurve:
-        """The curve a v1.35 kubelet with only this patch applied should follow."""
-        return curve_for(self.config)
+        """The curve a kubelet of its release with only this patch applied should follow."""
+        return curve_for(self.config, self.release)
 
     @property
     def content_hash(self) -> str:
@@ -115,6 +119,7 @@ class ClusterSpec:
     name: str
     path: Path
     workers: tuple[Worker, ...]
+    kubernetes: KubernetesPin = DEFAULT_KUBERNETES
 
     @property
     def profiles(self) -> tuple[Profile, ...]:
@@ -146,12 +151,22 @@ class ClusterSpec:
         return hashlib.sha256(_canonical_json(content).encode()).hexdigest()
 
 
-def load_cluster_spec(path: Path | str) -> ClusterSpec:
-    """Read and validate a cluster spec and every profile it names."""
+def load_cluster_spec(
+    path: Path | str, kubernetes: KubernetesPin = DEFAULT_KUBERNETES
+) -> ClusterSpec:
+    """Read and validate a cluster spec and every profile it names, for a Kubernetes release.
+
+    Profiles are validated against that release's kubelet (a gate it lacks, a
+    field its defaults refuse). A release other than the default gets a
+    cluster of its own, named after it (``crashloop-1-34``), so two can be kept.
+    """
     path = Path(path)
+    release = release_of(kubernetes.version)
     doc = _read_mapping(path, worker=None, what="cluster spec")
     _refuse_unknown_fields(doc, _SPEC_FIELDS, path, prefix="", worker=None)
     name = _read_name(doc.get("name"), path, "name", worker=None)
+    if kubernetes != DEFAULT_KUBERNETES:
+        name = f"{name}-{kubernetes.minor.replace('.', '-')}"
     profiles_dir = path.parent / _read_profiles_dir(doc.get("profilesDir"), path)
 
     raw_workers = doc.get("workers")
@@ -165,7 +180,7 @@ def load_cluster_spec(path: Path | str) -> ClusterSpec:
     loaded: dict[str, Profile] = {}
     workers: list[Worker] = []
     for index, entry in enumerate(raw_workers):
-        worker = _read_worker(entry, index, path, profiles_dir, loaded)
+        worker = _read_worker(entry, index, path, profiles_dir, loaded, release=release)
         if any(w.name == worker.name for w in workers):
             raise ProfileError(
                 path,
@@ -175,11 +190,17 @@ def load_cluster_spec(path: Path | str) -> ClusterSpec:
                 worker=worker.name,
             )
         workers.append(worker)
-    return ClusterSpec(name=name, path=path, workers=tuple(workers))
+    return ClusterSpec(name=name, path=path, workers=tuple(workers), kubernetes=kubernetes)
 
 
 def _read_worker(
-    entry: object, index: int, spec_path: Path, profiles_dir: Path, loaded: dict[str, Profile]
+    entry: object,
+    index: int,
+    spec_path: Path,
+    profiles_dir: Path,
+    loaded: dict[str, Profile],
+    *,
+    release: KubeletRelease,
 ) -> Worker:
     prefix = f"workers[{index}]"
     if not isinstance(entry, Mapping):
@@ -214,12 +235,14 @@ def _read_worker(
                 f"use one of: {_available(profiles_dir)}, or create {profile_path}",
                 worker=name,
             )
-        loaded[profile_name] = load_profile(profile_path, worker=name)
+        loaded[profile_name] = load_profile(profile_path, worker=name, release=release)
     return Worker(name=name, profile=loaded[profile_name])
 
 
-def load_profile(path: Path | str, worker: str | None = None) -> Profile:
-    """Read and validate one KubeletConfiguration patch; its name is the file stem.
+def load_profile(
+    path: Path | str, worker: str | None = None, release: KubeletRelease = DEFAULT_RELEASE
+) -> Profile:
+    """Read and validate one KubeletConfiguration patch for ``release``; its name is the file stem.
 
     ``worker`` only labels error messages with the worker that uses the profile.
     """
@@ -254,7 +277,7 @@ def load_profile(path: Path | str, worker: str | None = None) -> Profile:
             'write gates as "Name: true" and durations as quoted Go durations such as "2s"',
             worker=worker,
         ) from error
-    problems = validate_config(config)
+    problems = validate_config(config, release)
     if problems:
         first = problems[0]
         raise ProfileError(path, first.field, first.message, first.fix, worker=worker)
@@ -268,7 +291,9 @@ def load_profile(path: Path | str, worker: str | None = None) -> Profile:
             "quote dates and other special YAML values as strings",
             worker=worker,
         ) from error
-    return Profile(name=path.stem, path=path, canonical_patch=canonical, config=config)
+    return Profile(
+        name=path.stem, path=path, canonical_patch=canonical, config=config, release=release
+    )
 
 
 def _read_mapping(path: Path, worker: str | None, what: str) -> dict[str, Any]:

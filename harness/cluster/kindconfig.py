@@ -21,9 +21,12 @@ import yaml
 from harness.profiles import ClusterSpec
 
 KIND_API_VERSION: Final = "kind.x-k8s.io/v1alpha4"
-# kind generates kubeadm v1beta3 documents for Kubernetes < 1.36 and applies a
-# patch only when its apiVersion matches, so this must follow the node version.
-KUBEADM_API_VERSION: Final = "kubeadm.k8s.io/v1beta3"
+# kind v0.33.0 generates kubeadm v1beta3 documents for Kubernetes < 1.36 and
+# v1beta4 from 1.36 (pkg/cluster/internal/kubeadm/config.go), and applies a
+# patch only when its apiVersion matches: the patch follows the node version.
+KUBEADM_V1BETA3: Final = "kubeadm.k8s.io/v1beta3"
+KUBEADM_V1BETA4: Final = "kubeadm.k8s.io/v1beta4"
+_FIRST_V1BETA4_MINOR: Final = 36
 KUBELET_CONFIG_API_VERSION: Final = "kubelet.config.k8s.io/v1beta1"
 
 PATCHES_MOUNT: Final = "/kind-patches"
@@ -38,6 +41,12 @@ CONFIG_HASH_LABEL: Final = "crashloop.harness/config-hash"
 CONFIG_HASH_LABEL_LENGTH: Final = 16
 
 LOOPBACK: Final = "127.0.0.1"
+
+
+def kubeadm_api_version(spec: ClusterSpec) -> str:
+    """The kubeadm config API kind writes for the spec's Kubernetes release."""
+    minor = int(spec.kubernetes.minor.split(".")[1])
+    return KUBEADM_V1BETA3 if minor < _FIRST_V1BETA4_MINOR else KUBEADM_V1BETA4
 
 
 def config_hash_label(spec: ClusterSpec) -> str:
@@ -84,7 +93,7 @@ def render_kind_config(
                 "kubeadmConfigPatches": [
                     _yaml_document(
                         {
-                            "apiVersion": KUBEADM_API_VERSION,
+                            "apiVersion": kubeadm_api_version(spec),
                             "kind": "JoinConfiguration",
                             "patches": {"directory": PATCHES_MOUNT},
                         }

@@ -280,7 +280,7 @@ def up(
     progress("kind binary")
     kind_bin = kind_bin or ensure_kind()
     progress("node image")
-    node_image = choose_node_image(progress, image)
+    node_image = choose_node_image(progress, image, spec.kubernetes)
     kubectl_bin = kubectl_for(node_image)
     name = spec.name
     expected_nodes = 1 + len(spec.workers)

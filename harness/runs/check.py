@@ -25,7 +25,7 @@ from kubernetes import client
 from harness.cluster import kubeletstate
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.liveconfig import NodeConfigRow
-from harness.core import pins, timeouts
+from harness.core import timeouts
 from harness.model.backoff import BackoffCurve
 from harness.outputs.junit import write_junit
 from harness.outputs.summary import ClusterInfo, RunSummary, outcome_of, summarize
@@ -282,7 +282,9 @@ def summary_of(result: CheckResult, cluster: Cluster) -> RunSummary:
         started_at=result.started_at,
         finished_at=result.finished_at or datetime.now(UTC),
         cluster=ClusterInfo(
-            name=cluster.name, node_image=cluster.image, kubernetes_version=pins.KUBERNETES_VERSION
+            name=cluster.name,
+            node_image=cluster.image,
+            kubernetes_version=cluster.spec.kubernetes.version,
         ),
         verdicts=list(result.verdicts.values()),
         configs=result.rows,

@@ -26,7 +26,7 @@ from kubernetes import client
 
 from harness.cluster import kubeletstate
 from harness.cluster.lifecycle import Cluster
-from harness.core import pins, timeouts
+from harness.core import timeouts
 from harness.core.errors import HarnessError, first_line
 from harness.core.proc import run
 from harness.model.backoff import BackoffCurve
@@ -326,7 +326,9 @@ def summary_of(result: ScenarioRun, cluster: Cluster) -> RunSummary:
         started_at=result.started_at,
         finished_at=result.finished_at or datetime.now(UTC),
         cluster=ClusterInfo(
-            name=cluster.name, node_image=cluster.image, kubernetes_version=pins.KUBERNETES_VERSION
+            name=cluster.name,
+            node_image=cluster.image,
+            kubernetes_version=cluster.spec.kubernetes.version,
         ),
         verdicts=[],
         configs=[],

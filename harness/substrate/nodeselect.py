@@ -35,17 +35,24 @@ def check_requested_image(image: str) -> None:
         )
 
 
-def check_kubernetes_version(version: str) -> None:
-    if version not in pins.SUPPORTED_KUBERNETES_VERSIONS:
+def check_kubernetes_version(version: str) -> pins.KubernetesPin:
+    """The pinned release a version names ("1.34", "v1.34.11"); refused with the list."""
+    try:
+        return pins.kubernetes_pin(version)
+    except ValueError as error:
         raise HarnessError(
-            f"Kubernetes {version} is not pinned by this harness",
-            f"use one of {', '.join(pins.SUPPORTED_KUBERNETES_VERSIONS)} "
-            "(harness/core/pins.py holds every pinned version)",
-        )
+            str(error),
+            "use one of them, e.g. --kubernetes 1.34 (harness/core/pins.py holds every "
+            "pinned version)",
+        ) from error
 
 
-def choose_node_image(progress: Progress, requested: str | None = None) -> str:
-    """The image to create clusters from.
+def choose_node_image(
+    progress: Progress,
+    requested: str | None = None,
+    pin: pins.KubernetesPin = pins.DEFAULT_KUBERNETES,
+) -> str:
+    """The image to create clusters of ``pin``'s release from.
 
     Order: the image the user named; the pinned official image if present or
     pullable; our offline build (built now if missing or stale).
@@ -53,13 +60,17 @@ def choose_node_image(progress: Progress, requested: str | None = None) -> str:
     if requested:
         check_requested_image(requested)
         return requested
-    if image_exists(pins.OFFICIAL_NODE_IMAGE):
-        return pins.OFFICIAL_NODE_IMAGE
-    if succeeds(["docker", "pull", pins.OFFICIAL_NODE_IMAGE], timeout=timeouts.IMAGE_PULL):
-        progress(f"pulled {pins.OFFICIAL_NODE_IMAGE}")
-        return pins.OFFICIAL_NODE_IMAGE
-    progress("the official node image cannot be pulled here; using the offline build")
-    return build_node_image(progress)
+    official = pin.official_node_image
+    if official is not None:
+        if image_exists(official):
+            return official
+        if succeeds(["docker", "pull", official], timeout=timeouts.IMAGE_PULL):
+            progress(f"pulled {official}")
+            return official
+        progress("the official node image cannot be pulled here; using the offline build")
+    else:
+        progress(f"kind publishes no node image of {pin.version}; using the offline build")
+    return build_node_image(progress, pin)
 
 
 def kubectl_for(image: str) -> Path:

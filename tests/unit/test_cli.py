@@ -85,11 +85,18 @@ def test_a_worker_without_a_profile_is_refused(
 def test_a_kubernetes_version_that_is_not_pinned_is_refused() -> None:
     with pytest.raises(HarnessError, match=r"v1\.34\.0 is not pinned") as raised:
         nodeselect.check_kubernetes_version("v1.34.0")
-    assert pins.KUBERNETES_VERSION in raised.value.fix
+    for version in pins.SUPPORTED_KUBERNETES_VERSIONS:
+        assert version in raised.value.problem
+    assert "--kubernetes" in raised.value.fix
 
 
-def test_the_pinned_kubernetes_version_is_accepted() -> None:
-    nodeselect.check_kubernetes_version(pins.KUBERNETES_VERSION)
+@pytest.mark.parametrize("text", ["1.34", "v1.34", "v1.34.11", "1.34.11"])
+def test_a_pinned_release_is_found_by_minor_or_exact_version(text: str) -> None:
+    assert nodeselect.check_kubernetes_version(text).version == "v1.34.11"
+
+
+def test_the_default_kubernetes_version_is_accepted() -> None:
+    assert nodeselect.check_kubernetes_version(pins.KUBERNETES_VERSION) == pins.DEFAULT_KUBERNETES
 
 
 def test_an_engine_the_harness_did_not_start_is_not_stopped(

@@ -25,15 +25,14 @@ from harness.substrate.nodeimage import components, gobuild, rootfs
 from harness.substrate.nodeimage.cache import digest, files_digest
 from harness.substrate.nodeimage.componentimages import (
     NETD_IMAGE,
-    PAUSE_IMAGE,
     build_and_save,
     component_images,
+    pause_image,
 )
 
 INPUTS_LABEL: Final = "crashloop.harness/inputs"
 IMAGES_DIR: Final = PROJECT_ROOT / "images"
 _NODE_FILES: Final = IMAGES_DIR / "node" / "files"
-_SUBSTITUTIONS: Final = {"@PAUSE_IMAGE@": PAUSE_IMAGE, "@NETD_IMAGE@": NETD_IMAGE}
 
 Progress = Callable[[str], None]
 
@@ -47,13 +46,13 @@ def _project_files() -> list[Path]:
     ]
 
 
-def inputs_key() -> str:
-    """Hash of everything the node image is made of."""
+def inputs_key(pin: pins.KubernetesPin = pins.DEFAULT_KUBERNETES) -> str:
+    """Hash of everything the node image of ``pin``'s release is made of."""
     return digest(
         "node-image",
-        pins.KUBERNETES_VERSION,
+        pin.version,
         rootfs.rootfs_key(),
-        [component.key_parts() for component in components.ALL],
+        [component.key_parts() for component in components.components_for(pin)],
         files_digest(_project_files(), IMAGES_DIR),
         gobuild.go_version(),
     )
@@ -67,13 +66,23 @@ def image_label(image: str, label: str) -> str | None:
     return run(["docker", "image", "inspect", "-f", template, image]).strip() or None
 
 
-def is_current(tag: str = pins.LOCAL_NODE_IMAGE) -> bool:
-    return image_label(tag, INPUTS_LABEL) == inputs_key()
+def is_current(pin: pins.KubernetesPin = pins.DEFAULT_KUBERNETES) -> bool:
+    return image_label(pin.local_node_image, INPUTS_LABEL) == inputs_key(pin)
 
 
-def build_node_image(progress: Progress, tag: str = pins.LOCAL_NODE_IMAGE) -> str:
-    """Build (or find up to date) the offline node image; returns its tag."""
-    key = inputs_key()
+def build_node_image(
+    progress: Progress,
+    pin: pins.KubernetesPin = pins.DEFAULT_KUBERNETES,
+    tag: str | None = None,
+) -> str:
+    """Build (or find up to date) the offline node image of ``pin``'s release; returns its tag.
+
+    Components every release shares (the rootfs, containerd, runc, CNI
+    plugins, crictl) come from the same caches, so a second release costs its
+    Kubernetes, etcd and CoreDNS builds only.
+    """
+    tag = tag or pin.local_node_image
+    key = inputs_key(pin)
     if image_label(tag, INPUTS_LABEL) == key:
         progress(f"{tag} is up to date (inputs {key})")
         return tag
@@ -81,28 +90,29 @@ def build_node_image(progress: Progress, tag: str = pins.LOCAL_NODE_IMAGE) -> st
     progress("Debian rootfs (debootstrap)")
     rootfs_image = _rootfs_image()
     binaries: dict[str, Path] = {}
-    for component in components.ALL:
+    for component in components.components_for(pin):
         progress(f"building {component.name} {component.version}")
         binaries[component.name] = gobuild.build(component)
     progress("building pause")
     pause_bin = gobuild.build_local(IMAGES_DIR / "pause", "pause")
-    _check_image_list(binaries["kubernetes"])
+    _check_image_list(pin, binaries["kubernetes"])
 
     with tempfile.TemporaryDirectory(prefix="crashloop-node-") as workdir:
         archive = Path(workdir) / "images.tar"
         progress("building component images")
         images = component_images(
-            binaries["kubernetes"],
-            binaries["etcd"],
-            binaries["coredns"],
-            pause_bin,
-            IMAGES_DIR / "netd" / "netd",
+            pin,
+            kubernetes_bin=binaries["kubernetes"],
+            etcd_bin=binaries["etcd"],
+            coredns_bin=binaries["coredns"],
+            pause_bin=pause_bin,
+            netd_script=IMAGES_DIR / "netd" / "netd",
         )
         build_and_save(images, rootfs_image, archive)
         staging = Path(workdir) / "root"
-        _stage_node_files(staging, binaries)
+        _stage_node_files(pin, staging, binaries)
         progress("assembling the node")
-        _assemble(rootfs_image, staging, archive, tag, key)
+        _assemble(rootfs_image, staging, archive, tag, key, version=pin.version)
     progress(f"built {tag} (inputs {key})")
     return tag
 
@@ -115,7 +125,7 @@ def _rootfs_image() -> str:
     return image
 
 
-def _check_image_list(kubernetes_bin: Path) -> None:
+def _check_image_list(pin: pins.KubernetesPin, kubernetes_bin: Path) -> None:
     """The preloaded tags must be exactly the ones kubeadm will look for."""
     listed = run(
         [
@@ -124,31 +134,39 @@ def _check_image_list(kubernetes_bin: Path) -> None:
             "images",
             "list",
             "--kubernetes-version",
-            pins.KUBERNETES_VERSION,
+            pin.version,
         ]
     ).split()
     ours = {
         image.tag
-        for image in component_images(Path(), Path(), Path(), Path(), Path())
+        for image in component_images(
+            pin,
+            kubernetes_bin=Path(),
+            etcd_bin=Path(),
+            coredns_bin=Path(),
+            pause_bin=Path(),
+            netd_script=Path(),
+        )
         if image.tag != NETD_IMAGE
     }
     if set(listed) != ours:
         raise HarnessError(
-            f"kubeadm {pins.KUBERNETES_VERSION} asks for {sorted(listed)}, the node image would "
+            f"kubeadm {pin.version} asks for {sorted(listed)}, the node image would "
             f"preload {sorted(ours)}",
             "update the component versions in harness/core/pins.py to what kubeadm lists",
         )
 
 
-def _stage_node_files(staging: Path, binaries: dict[str, Path]) -> None:
+def _stage_node_files(pin: pins.KubernetesPin, staging: Path, binaries: dict[str, Path]) -> None:
     """Lay out every file the node adds to the rootfs, at its final path."""
+    substitutions = {"@PAUSE_IMAGE@": pause_image(pin), "@NETD_IMAGE@": NETD_IMAGE}
     for source in _NODE_FILES.rglob("*"):
         if source.is_dir():
             continue
         target = staging / source.relative_to(_NODE_FILES)
         target.parent.mkdir(parents=True, exist_ok=True)
         text = source.read_bytes()
-        for placeholder, value in _SUBSTITUTIONS.items():
+        for placeholder, value in substitutions.items():
             text = text.replace(placeholder.encode(), value.encode())
         target.write_bytes(text)
         target.chmod(source.stat().st_mode & 0o777)
@@ -168,10 +186,12 @@ def _stage_node_files(staging: Path, binaries: dict[str, Path]) -> None:
         for name in names:
             shutil.copy2(source_dir / name, staging / folder / name)
     (staging / "kind").mkdir(exist_ok=True)
-    (staging / "kind" / "version").write_text(pins.KUBERNETES_VERSION)
+    (staging / "kind" / "version").write_text(pin.version)
 
 
-def _assemble(rootfs_image: str, staging: Path, archive: Path, tag: str, key: str) -> None:
+def _assemble(
+    rootfs_image: str, staging: Path, archive: Path, tag: str, key: str, *, version: str
+) -> None:
     container = f"crashloop-node-build-{key}"
     run(["docker", "rm", "-f", container], timeout=timeouts.DOCKER_REMOVE)
     run(
@@ -248,7 +268,7 @@ def _assemble(rootfs_image: str, staging: Path, archive: Path, tag: str, key: st
         )
         _exec(container, "rm", "-rf", "/tmp/containerd.log", "/run/containerd")
         snapshot = run(["docker", "commit", container], timeout=timeouts.DOCKER_COMMIT).strip()
-        _finish_image(snapshot, tag, key)
+        _finish_image(snapshot, tag, key, version)
     finally:
         run(["docker", "rm", "-f", container], timeout=timeouts.DOCKER_REMOVE)
 
@@ -262,7 +282,7 @@ def _exec(container: str, *argv: str) -> str:
     return run(["docker", "exec", container, *argv], timeout=timeouts.BUILD_CONTAINER_EXEC)
 
 
-def _finish_image(snapshot: str, tag: str, key: str) -> None:
+def _finish_image(snapshot: str, tag: str, key: str, version: str) -> None:
     """Give the committed filesystem the node's start-up contract and its labels.
 
     A tiny `docker build` on top of the snapshot, because `docker commit --change`
@@ -275,7 +295,7 @@ def _finish_image(snapshot: str, tag: str, key: str) -> None:
             "STOPSIGNAL SIGRTMIN+3",
             'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]',
             f"LABEL {INPUTS_LABEL}={key}",
-            f"LABEL crashloop.harness/kubernetes-version={pins.KUBERNETES_VERSION}",
+            f"LABEL crashloop.harness/kubernetes-version={version}",
         ]
     )
     with tempfile.TemporaryDirectory(prefix="crashloop-finish-") as context:

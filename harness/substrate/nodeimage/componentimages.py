@@ -19,7 +19,13 @@ from harness.core.proc import run
 
 REGISTRY: Final = "registry.k8s.io"
 NETD_IMAGE: Final = "crashloop.local/netd:1"
-PAUSE_IMAGE: Final = f"{REGISTRY}/pause:{pins.PAUSE_IMAGE_TAG}"
+
+
+def pause_image(pin: pins.KubernetesPin) -> str:
+    """The sandbox image the node's containerd uses: the tag ``pin``'s kubeadm expects."""
+    return f"{REGISTRY}/pause:{pin.pause_image_tag}"
+
+
 _PATH_ENV: Final = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -34,9 +40,15 @@ class ComponentImage:
 
 
 def component_images(
-    kubernetes_bin: Path, etcd_bin: Path, coredns_bin: Path, pause_bin: Path, netd_script: Path
+    pin: pins.KubernetesPin,
+    *,
+    kubernetes_bin: Path,
+    etcd_bin: Path,
+    coredns_bin: Path,
+    pause_bin: Path,
+    netd_script: Path,
 ) -> list[ComponentImage]:
-    version = pins.KUBERNETES_VERSION
+    version = pin.version
     images = [
         ComponentImage(
             f"{REGISTRY}/{name}:{version}", {f"/usr/local/bin/{name}": kubernetes_bin / name}
@@ -51,14 +63,14 @@ def component_images(
             on_rootfs=True,
         ),
         ComponentImage(
-            f"{REGISTRY}/etcd:{pins.ETCD_IMAGE_TAG}", {"/usr/local/bin/etcd": etcd_bin / "etcd"}
+            f"{REGISTRY}/etcd:{pin.etcd_image_tag}", {"/usr/local/bin/etcd": etcd_bin / "etcd"}
         ),
         ComponentImage(
-            f"{REGISTRY}/coredns/coredns:{pins.COREDNS_VERSION}",
+            f"{REGISTRY}/coredns/coredns:{pin.coredns_version}",
             {"/coredns": coredns_bin / "coredns"},
             entrypoint=("/coredns",),
         ),
-        ComponentImage(PAUSE_IMAGE, {"/pause": pause_bin / "pause"}, entrypoint=("/pause",)),
+        ComponentImage(pause_image(pin), {"/pause": pause_bin / "pause"}, entrypoint=("/pause",)),
         ComponentImage(
             NETD_IMAGE,
             {"/usr/local/bin/netd": netd_script, "/usr/bin/kubectl": kubernetes_bin / "kubectl"},

@@ -1,4 +1,9 @@
-"""The Go programs a node image is made of, at the versions pinned in harness.core.pins."""
+"""The Go programs a node image is made of, at the versions pinned in harness.core.pins.
+
+Kubernetes, etcd and CoreDNS follow the release being built (what its kubeadm
+asks for); the node's runtime stack (containerd, runc, CNI plugins, crictl)
+is the same for every release, so its builds are shared.
+"""
 
 from __future__ import annotations
 
@@ -19,12 +24,12 @@ KUBERNETES_COMMANDS: Final = (
 )
 
 
-def _kubernetes_ldflags(origin: ModuleOrigin) -> tuple[str, ...]:
+def _kubernetes_ldflags(version: str, origin: ModuleOrigin) -> tuple[str, ...]:
     # What upstream's hack/lib/version.sh stamps: without it the binaries say
     # v0.0.0-master and kubeadm's version checks fail.
-    major, minor = pins.KUBERNETES_VERSION.lstrip("v").split(".")[:2]
+    major, minor = version.lstrip("v").split(".")[:2]
     values = {
-        "gitVersion": pins.KUBERNETES_VERSION,
+        "gitVersion": version,
         "gitMajor": major,
         "gitMinor": minor,
         "gitCommit": origin.commit,
@@ -41,32 +46,6 @@ def _staging_version(kubernetes_version: str) -> str:
     # Staging modules are tagged v0.<minor>.<patch> alongside v1.<minor>.<patch>.
     return "v0." + kubernetes_version.split(".", 1)[1]
 
-
-KUBERNETES: Final = GoComponent(
-    name="kubernetes",
-    module="k8s.io/kubernetes",
-    version=pins.KUBERNETES_VERSION,
-    packages=tuple(f"k8s.io/kubernetes/cmd/{command}" for command in KUBERNETES_COMMANDS),
-    ldflags=_kubernetes_ldflags,
-    sibling_version=_staging_version,
-)
-
-ETCD: Final = GoComponent(
-    name="etcd",
-    module="go.etcd.io/etcd/server/v3",
-    version=pins.ETCD_VERSION,
-    packages=("go.etcd.io/etcd/server/v3/etcdmain",),
-    sibling_version=lambda version: version,
-    own_main=PROJECT_ROOT / "images" / "node" / "etcd" / "main.go",
-)
-
-COREDNS: Final = GoComponent(
-    name="coredns",
-    module="github.com/coredns/coredns",
-    version=pins.COREDNS_VERSION,
-    packages=("github.com/coredns/coredns",),
-    ldflags=lambda origin: (f"-X github.com/coredns/coredns/coremain.GitCommit={origin.commit}",),
-)
 
 CONTAINERD: Final = GoComponent(
     name="containerd",
@@ -123,4 +102,42 @@ CRICTL: Final = GoComponent(
     ),
 )
 
-ALL: Final = (KUBERNETES, CONTAINERD, RUNC, CNI_PLUGINS, CRICTL, ETCD, COREDNS)
+
+def kubernetes(pin: pins.KubernetesPin) -> GoComponent:
+    return GoComponent(
+        name="kubernetes",
+        module="k8s.io/kubernetes",
+        version=pin.version,
+        packages=tuple(f"k8s.io/kubernetes/cmd/{command}" for command in KUBERNETES_COMMANDS),
+        ldflags=lambda origin: _kubernetes_ldflags(pin.version, origin),
+        sibling_version=_staging_version,
+        toolchain=pin.go_toolchain,
+    )
+
+
+def etcd(pin: pins.KubernetesPin) -> GoComponent:
+    return GoComponent(
+        name="etcd",
+        module="go.etcd.io/etcd/server/v3",
+        version=pin.etcd_version,
+        packages=("go.etcd.io/etcd/server/v3/etcdmain",),
+        sibling_version=lambda version: version,
+        own_main=PROJECT_ROOT / "images" / "node" / "etcd" / "main.go",
+    )
+
+
+def coredns(pin: pins.KubernetesPin) -> GoComponent:
+    return GoComponent(
+        name="coredns",
+        module="github.com/coredns/coredns",
+        version=pin.coredns_version,
+        packages=("github.com/coredns/coredns",),
+        ldflags=lambda origin: (
+            f"-X github.com/coredns/coredns/coremain.GitCommit={origin.commit}",
+        ),
+    )
+
+
+def components_for(pin: pins.KubernetesPin) -> tuple[GoComponent, ...]:
+    """Every Go program of the node image of ``pin``'s release, in build order."""
+    return (kubernetes(pin), CONTAINERD, RUNC, CNI_PLUGINS, CRICTL, etcd(pin), coredns(pin))

@@ -54,11 +54,15 @@ class GoComponent:
     own_main: Path | None = None
     # Debian packages the build host needs (headers for cgo).
     host_packages: tuple[str, ...] = ()
+    # A newer Go toolchain than the host's (GOTOOLCHAIN), fetched from the proxy.
+    toolchain: str | None = None
 
     def key_parts(self) -> tuple[object, ...]:
         main_text = self.own_main.read_text() if self.own_main else ""
         stamp = self.ldflags(ModuleOrigin("<commit>", "<time>"))
-        return (self.module, self.version, self.packages, self.cgo, self.tags, stamp, main_text)
+        parts = (self.module, self.version, self.packages, self.cgo, self.tags, stamp, main_text)
+        # Only when set, so the keys (and caches) of every other build stay as they were.
+        return (*parts, self.toolchain) if self.toolchain else parts
 
 
 def go_version() -> str:
@@ -147,6 +151,8 @@ def _build_into(component: GoComponent, out: Path) -> None:
         (work / "doc.go").write_text("// Package build only pins versions.\npackage build\n")
 
     env = {**go_env(), "CGO_ENABLED": "1" if component.cgo else "0"}
+    if component.toolchain is not None:
+        env["GOTOOLCHAIN"] = component.toolchain
     fix = f"building {component.module}@{component.version}: " + GO_FIX
     targets = [f"{package}@{component.version}" for package in component.packages]
     if component.own_main is None:
