@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CRASHLOOP := $(BIN)/crashloop
 
-.PHONY: help demo test unit e2e lint engine kind node-image cluster status check flakiness conformance down clean workload-image manifests
+.PHONY: help demo test unit e2e lint engine kind node-image cluster status check flakiness matrix conformance down clean workload-image manifests
 
 help:
 	@echo "make demo        set up, then the talk's demo live (5 minutes), plots and a report"
@@ -17,6 +17,7 @@ help:
 	@echo "make workload-image  build the workload image, load crashloop.local/workload:v1 into the cluster"
 	@echo "make manifests   write workloads/*.yaml (the talk's workloads for kubectl) from the harness's code"
 	@echo "make check       quick conformance check of every worker's backoff (a few minutes)"
+	@echo "make matrix      the quick check on each pinned Kubernetes release (VERSIONS=1.34,1.35)"
 	@echo "make flakiness   the quick check 10 times in a row: pass count, overshoot spread (~32 min)"
 	@echo "make conformance the nightly job: full check (about 11 min) and every scenario"
 	@echo "make down        delete the crashloop cluster"
@@ -73,6 +74,11 @@ check: $(STAMP)
 # Is green luck? Ten quick checks in a row on one cluster, pooled per worker.
 flakiness: $(STAMP)
 	$(CRASHLOOP) flakiness --profile quick --runs 10
+
+# The quick check on each pinned Kubernetes release in turn (VERSIONS=1.34,1.35 for fewer).
+VERSIONS ?= 1.33,1.34,1.35,1.36,1.37,1.38
+matrix: $(STAMP)
+	$(CRASHLOOP) matrix --profile quick --versions $(VERSIONS)
 
 # The nightly job: the full check and every scenario; the exit code is the verdict.
 conformance: $(STAMP)

@@ -27,7 +27,14 @@ from harness.core.paths import state_dir
 from harness.demo import MAX_DURATION_S, DemoOptions, run_demo
 from harness.outputs.explain import explain
 from harness.outputs.flakiness import flakiness_of
-from harness.outputs.render import config_table, flakiness_table, summary_table, verdict_table
+from harness.outputs.matrix import MATRIX_FILE
+from harness.outputs.render import (
+    config_table,
+    flakiness_table,
+    matrix_table,
+    summary_table,
+    verdict_table,
+)
 from harness.outputs.report import write_report
 from harness.outputs.summary import RunSummary
 from harness.outputs.summaryfile import read_summary
@@ -37,6 +44,7 @@ from harness.recording.recorder import Observer
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.lifecycle import new_run_dir
+from harness.runs.matrix import run_matrix
 from harness.runs.scenarios import ScenarioRun, run_scenarios
 from harness.scenarios import SCENARIOS
 from harness.scenarios.headline import headline_metrics
@@ -324,6 +332,29 @@ def _print_status(kubeconfig: Path, spec: ClusterSpec) -> None:
     lifecycle.check_live_configs(rows)
 
 
+def _cmd_matrix(args: argparse.Namespace) -> int:
+    """The check on each release in turn; the exit code says whether every one passed."""
+    releases = [check_kubernetes_version(v) for v in args.versions.split(",") if v.strip()]
+    if not releases:
+        raise HarnessError("--versions names no release", "e.g. --versions 1.34,1.35")
+    spec_path = Path(args.config)
+    for pin in releases:
+        load_cluster_spec(spec_path, pin)  # every profile valid on every release, up front
+    matrix, where = run_matrix(
+        spec_path,
+        releases,
+        CHECK_PROFILES[args.profile],
+        progress,
+        keep_clusters=args.keep_clusters,
+    )
+    out = Console()
+    out.print(matrix_table(matrix))
+    for change in matrix.changes or ["no change in median delay beyond the noise"]:
+        out.print(f"  {change}")
+    out.print(f"matrix: {where / MATRIX_FILE}")
+    return 0 if matrix.passed else 1
+
+
 HANDLERS: Final[Mapping[str, Callable[[argparse.Namespace], int]]] = {
     "engine": _cmd_engine,
     "kind": _cmd_kind,
@@ -338,6 +369,7 @@ HANDLERS: Final[Mapping[str, Callable[[argparse.Namespace], int]]] = {
     "conformance": _cmd_conformance,
     "flakiness": _cmd_flakiness,
     "demo": _cmd_demo,
+    "matrix": _cmd_matrix,
 }
 
 

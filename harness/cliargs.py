@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_replay(commands, spec, spec_and_image)
     _add_measuring(commands, spec_and_image)
     _add_flakiness(commands, spec_and_image)
+    _add_matrix(commands)
     _add_demo(commands, spec_and_image)
     return parser
 
@@ -162,6 +163,27 @@ def _add_flakiness(
         nargs="+",
         metavar="RUN_DIR",
         help="run nothing: aggregate the summaries of these finished check runs",
+    )
+
+
+def _add_matrix(commands: _Commands[argparse.ArgumentParser]) -> None:
+    """`crashloop matrix`: the check on each pinned release, one after the other."""
+    matrix = commands.add_parser(
+        "matrix",
+        help="run the check on each pinned Kubernetes release in turn; matrix.json, a table and "
+        "the behaviour changes between releases",
+    )
+    matrix.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
+    matrix.add_argument(
+        "--versions",
+        default=",".join(pin.minor for pin in pins.KUBERNETES.values()),
+        help="comma-separated releases, in order (default: every pinned one)",
+    )
+    matrix.add_argument("--profile", choices=sorted(CHECK_PROFILES), default="quick")
+    matrix.add_argument(
+        "--keep-clusters",
+        action="store_true",
+        help="keep each release's cluster (default: delete all but the default release's)",
     )
 
 

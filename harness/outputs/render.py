@@ -11,6 +11,7 @@ from harness.cluster.liveconfig import NodeConfigRow
 from harness.model.backoff import BackoffCurve
 from harness.model.durations import format_duration
 from harness.outputs.flakiness import FlakinessReport
+from harness.outputs.matrix import TABLE_HEADERS, Matrix, table_rows
 from harness.outputs.summary import RunSummary
 from harness.verdict import RestartCheck, WorkerVerdict
 
@@ -153,4 +154,14 @@ def flakiness_table(report: FlakinessReport) -> Table:
         )
     if lines:
         table.caption = Text("\n".join(lines), justify="left")
+    return table
+
+
+def matrix_table(matrix: Matrix) -> Table:
+    """The version matrix: one row per release and worker."""
+    table = Table(title=f"version matrix ({matrix.profile} check)")
+    for header in TABLE_HEADERS:
+        table.add_column(header)
+    for row in table_rows(matrix):
+        table.add_row(*row)
     return table

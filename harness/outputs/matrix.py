@@ -1,0 +1,175 @@
+"""The version matrix: one check per Kubernetes release, side by side (pure, plus matrix.json).
+
+Each release's check is judged on its own (its kubelet's release decides the
+tolerance); this module lines the runs up: per release and worker the first
+delays, the median delay, overshoot median and max and the reported back-off
+levels, and the behaviour changes between adjacent releases found in the data
+(for example "fast, 1.34 -> 1.35: median delay 12.6s -> 2.9s").
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from harness.core.atomicfile import write_atomically
+from harness.outputs.summary import RunSummary, WorkerSummary
+
+MATRIX_FILE: Final = "matrix.json"
+FIRST_DELAYS: Final = 6
+# A change in a worker's median delay between adjacent releases is reported
+# when it is this large, both absolutely and relative to the smaller one:
+# below it the difference is the noise one release shows from run to run.
+CHANGE_ABSOLUTE_S: Final = 2.0
+CHANGE_RELATIVE: Final = 0.5
+
+
+@dataclass(frozen=True)
+class WorkerLine:
+    """One worker on one release, as the matrix shows it."""
+
+    worker: str
+    passed: bool
+    restarts: int
+    first_delays_s: tuple[float | None, ...]
+    median_delay_s: float | None  # over restarts that waited
+    overshoot_median_s: float | None
+    overshoot_max_s: float | None
+    reported_levels_s: tuple[float, ...]  # distinct back-off levels the kubelet posted
+
+
+@dataclass(frozen=True)
+class MatrixEntry:
+    """One release's check: where it ran, how it ended, each worker."""
+
+    version: str
+    cluster: str
+    run_dir: str
+    status: str
+    reason: str
+    workers: tuple[WorkerLine, ...] = ()
+
+
+@dataclass
+class Matrix:
+    """Every release's entry, in version order, and what changed between neighbours."""
+
+    profile: str
+    entries: list[MatrixEntry] = field(default_factory=list)
+
+    @property
+    def changes(self) -> list[str]:
+        return behaviour_changes(self.entries)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.entries) and all(e.status == "passed" for e in self.entries)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "passed": self.passed,
+            "entries": [asdict(entry) for entry in self.entries],
+            "changes": self.changes,
+        }
+
+
+def worker_line(worker: WorkerSummary) -> WorkerLine:
+    waited = [
+        c.measured_s
+        for c in worker.checks
+        if c.measured_s is not None and c.expected_s > 0 and not c.error
+    ]
+    reported = sorted({c.reported_s for c in worker.checks if c.reported_s is not None})
+    return WorkerLine(
+        worker=worker.worker,
+        passed=worker.passed,
+        restarts=len(worker.checks),
+        first_delays_s=tuple(worker.measured_s[:FIRST_DELAYS]),
+        median_delay_s=statistics.median(waited) if waited else None,
+        overshoot_median_s=worker.overshoot_median_s,
+        overshoot_max_s=worker.overshoot_max_s,
+        reported_levels_s=tuple(reported),
+    )
+
+
+def entry_of(version: str, summary: RunSummary, run_dir: Path) -> MatrixEntry:
+    return MatrixEntry(
+        version=version,
+        cluster=summary.cluster.name,
+        run_dir=str(run_dir),
+        status=summary.status,
+        reason=summary.reason,
+        workers=tuple(worker_line(w) for w in summary.workers),
+    )
+
+
+def behaviour_changes(entries: Sequence[MatrixEntry]) -> list[str]:
+    """Per worker, the median-delay changes between adjacent releases that exceed the noise."""
+    changes = []
+    for before, after in itertools.pairwise(entries):
+        old = {line.worker: line for line in before.workers}
+        for line in after.workers:
+            previous = old.get(line.worker)
+            if previous is None or previous.median_delay_s is None or line.median_delay_s is None:
+                continue
+            a, b = previous.median_delay_s, line.median_delay_s
+            if abs(a - b) >= CHANGE_ABSOLUTE_S and abs(a - b) >= CHANGE_RELATIVE * min(a, b):
+                changes.append(
+                    f"{line.worker}, {_minor(before.version)} -> {_minor(after.version)}: "
+                    f"median delay {a:.1f}s -> {b:.1f}s"
+                )
+    return changes
+
+
+def table_rows(matrix: Matrix) -> list[tuple[str, ...]]:
+    """release, worker, result, restarts, first delays, median, overshoot median/max, levels."""
+    rows: list[tuple[str, ...]] = []
+    for entry in matrix.entries:
+        if not entry.workers:
+            rows.append((entry.version, "-", entry.status, "-", entry.reason[:60], "", "", ""))
+        for line in entry.workers:
+            rows.append(
+                (
+                    entry.version,
+                    line.worker,
+                    "pass" if line.passed else entry.status if entry.status != "passed" else "FAIL",
+                    str(line.restarts),
+                    ", ".join(_s(d) for d in line.first_delays_s),
+                    _s(line.median_delay_s),
+                    f"{_s(line.overshoot_median_s)} / {_s(line.overshoot_max_s)}",
+                    ", ".join(f"{level:g}" for level in line.reported_levels_s),
+                )
+            )
+    return rows
+
+
+TABLE_HEADERS: Final = (
+    "release",
+    "worker",
+    "result",
+    "restarts",
+    "first delays (s)",
+    "median delay (s)",
+    "overshoot median / max (s)",
+    "reported levels (s)",
+)
+
+
+def write_matrix(directory: Path, matrix: Matrix) -> Path:
+    return write_atomically(
+        directory / MATRIX_FILE, json.dumps(matrix.to_dict(), indent=2).encode("utf-8")
+    )
+
+
+def _minor(version: str) -> str:
+    return ".".join(version.lstrip("v").split(".")[:2])
+
+
+def _s(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"

@@ -1,0 +1,55 @@
+"""The version matrix: the same check on each pinned Kubernetes release, one after the other.
+
+One release at a time (a 2-core machine judges one cluster's kubelets at a
+time): its cluster (``crashloop-1-34``, ...) is brought up from its node image,
+checked, and, unless kept, deleted before the next. matrix.json is rewritten
+after every release, so an interrupted matrix keeps what it measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from harness.cluster import lifecycle
+from harness.core.errors import HarnessError, first_line
+from harness.core.pins import DEFAULT_KUBERNETES, KubernetesPin
+from harness.outputs.matrix import Matrix, MatrixEntry, entry_of, write_matrix
+from harness.outputs.summaryfile import read_summary
+from harness.profiles import load_cluster_spec
+from harness.runs.check import run_check
+from harness.runs.checkprofiles import CheckProfile
+from harness.runs.lifecycle import new_run_dir
+
+Progress = Callable[[str], None]
+
+
+def run_matrix(
+    spec_path: Path,
+    releases: Sequence[KubernetesPin],
+    profile: CheckProfile,
+    progress: Progress,
+    *,
+    keep_clusters: bool = False,
+) -> tuple[Matrix, Path]:
+    """Check every release in order; returns the matrix and the directory of matrix.json."""
+    _run_id, matrix_dir = new_run_dir(f"matrix-{profile.name}")
+    matrix = Matrix(profile=profile.name)
+    for index, pin in enumerate(releases, start=1):
+        progress(f"[{index}/{len(releases)}] Kubernetes {pin.version}")
+        spec = load_cluster_spec(spec_path, pin)
+        try:
+            cluster = lifecycle.up(spec, progress)
+        except HarnessError as error:
+            matrix.entries.append(
+                MatrixEntry(pin.version, spec.name, "", "error", f"cluster: {first_line(error)}")
+            )
+            write_matrix(matrix_dir, matrix)
+            continue
+        result = run_check(cluster, profile, progress)
+        matrix.entries.append(entry_of(pin.version, read_summary(result.run_dir), result.run_dir))
+        write_matrix(matrix_dir, matrix)
+        progress(f"Kubernetes {pin.version}: {result.status}; {result.run_dir}")
+        if not keep_clusters and pin != DEFAULT_KUBERNETES:
+            lifecycle.delete(spec.name, progress)
+    return matrix, matrix_dir

@@ -1,0 +1,99 @@
+"""The version matrix's analysis: lines per worker, changes between releases, matrix.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.outputs.matrix import (
+    MATRIX_FILE,
+    TABLE_HEADERS,
+    Matrix,
+    MatrixEntry,
+    WorkerLine,
+    behaviour_changes,
+    entry_of,
+    table_rows,
+    write_matrix,
+)
+from tests.unit.factories import fast_verdict, make_summary
+
+
+def _line(worker: str, median: float | None, passed: bool = True) -> WorkerLine:
+    return WorkerLine(
+        worker=worker,
+        passed=passed,
+        restarts=10,
+        first_delays_s=(0.9, median),
+        median_delay_s=median,
+        overshoot_median_s=0.5,
+        overshoot_max_s=1.5,
+        reported_levels_s=(2.0,),
+    )
+
+
+def _entry(version: str, *lines: WorkerLine, status: str = "passed") -> MatrixEntry:
+    return MatrixEntry(version, "crashloop", "/runs/x", status, "", tuple(lines))
+
+
+def test_a_median_delay_that_moves_beyond_the_noise_is_a_behaviour_change() -> None:
+    entries = [
+        _entry("v1.34.11", _line("fast", 12.6), _line("default", 40.0)),
+        _entry("v1.35.8", _line("fast", 2.9), _line("default", 41.5)),
+    ]
+    assert behaviour_changes(entries) == ["fast, 1.34 -> 1.35: median delay 12.6s -> 2.9s"]
+
+
+def test_small_or_unmeasured_differences_are_not_changes() -> None:
+    entries = [
+        _entry("v1.35.8", _line("fast", 2.9), _line("reduced", None)),
+        _entry("v1.36.4", _line("fast", 3.6), _line("reduced", 9.0)),
+    ]
+    assert behaviour_changes(entries) == []
+
+
+def test_changes_are_between_neighbours_only() -> None:
+    entries = [
+        _entry("v1.33.13", _line("fast", 12.0)),
+        _entry("v1.34.11", _line("fast", 12.5)),
+        _entry("v1.35.8", _line("fast", 2.8)),
+    ]
+    assert behaviour_changes(entries) == ["fast, 1.34 -> 1.35: median delay 12.5s -> 2.8s"]
+
+
+def test_an_entry_from_a_summary_keeps_every_worker_and_its_levels(tmp_path: Path) -> None:
+    summary = make_summary(fast_verdict())
+    entry = entry_of("v1.35.8", summary, tmp_path)
+    (line,) = entry.workers
+    assert line.worker == summary.workers[0].worker
+    assert line.restarts == len(summary.workers[0].checks)
+    assert line.median_delay_s is not None
+    assert entry.status == summary.status
+
+
+def test_the_matrix_passes_only_when_every_release_passed(tmp_path: Path) -> None:
+    matrix = Matrix("quick", [_entry("v1.34.11", _line("fast", 12.0))])
+    assert matrix.passed
+    matrix.entries.append(_entry("v1.35.8", _line("fast", 2.9, passed=False), status="failed"))
+    assert not matrix.passed
+    assert not Matrix("quick").passed, "an empty matrix proves nothing"
+    written = json.loads(write_matrix(tmp_path, matrix).read_text())
+    assert (tmp_path / MATRIX_FILE).exists()
+    assert written["passed"] is False
+    assert [e["version"] for e in written["entries"]] == ["v1.34.11", "v1.35.8"]
+    assert written["changes"] == ["fast, 1.34 -> 1.35: median delay 12.0s -> 2.9s"]
+
+
+def test_table_rows_name_a_release_without_workers_by_its_reason() -> None:
+    matrix = Matrix(
+        "quick",
+        [
+            MatrixEntry("v1.37.0", "crashloop-1-37", "", "error", "cluster: kubelet refused"),
+            _entry("v1.35.8", _line("fast", 2.9)),
+        ],
+    )
+    rows = table_rows(matrix)
+    assert all(len(row) == len(TABLE_HEADERS) for row in rows)
+    assert rows[0][:3] == ("v1.37.0", "-", "error")
+    assert "kubelet refused" in rows[0][4]
+    assert rows[1][:4] == ("v1.35.8", "fast", "pass", "10")
