@@ -19,7 +19,7 @@ from kubernetes import client
 
 from harness.cluster import lifecycle
 from harness.cluster.kube import create_namespace, delete_namespace, node_configz
-from harness.core import timeouts
+from harness.core import pins, timeouts
 from harness.core.errors import HarnessError
 from harness.core.paths import PROJECT_ROOT, runs_dir
 from harness.outputs.evidence import collect_failure_evidence, evidence_dir, export_kind_logs
@@ -50,6 +50,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--cluster-config",
         default=str(PROJECT_ROOT / "clusters" / "crashloop.yaml"),
         help="cluster spec (workers and their kubelet profiles)",
+    )
+    group.addoption(
+        "--kubernetes",
+        default=pins.DEFAULT_KUBERNETES.minor,
+        help="Kubernetes release of the nodes, one of "
+        f"{', '.join(pin.minor for pin in pins.KUBERNETES.values())} (a cluster per release)",
     )
     group.addoption("--kind-image", default=None, help="node image (must exist locally)")
     group.addoption(
@@ -89,9 +95,10 @@ class ClusterOptions:
 
 def read_cluster_options(config: pytest.Config, spec_path: str) -> ClusterOptions:
     try:
-        spec = load_cluster_spec(Path(spec_path))
-    except ProfileError as error:
-        raise pytest.UsageError(str(error)) from error
+        release = pins.kubernetes_pin(config.getoption("kubernetes"))
+        spec = load_cluster_spec(Path(spec_path), release)
+    except (ProfileError, ValueError) as error:
+        raise pytest.UsageError(f"--kubernetes / --cluster-config: {error}") from error
     name = config.getoption("cluster_name")
     if name:
         spec = replace(spec, name=name)
