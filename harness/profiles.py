@@ -26,13 +26,8 @@ from typing import Any, Final
 import yaml
 
 from harness.core.pins import DEFAULT_KUBERNETES, KubernetesPin
-from harness.model.backoff import (
-    BackoffCurve,
-    KubeletBackoffConfig,
-    KubeletConfigError,
-    curve_for,
-    validate_config,
-)
+from harness.model.backoff import BackoffCurve, curve_for
+from harness.model.kubeletconfig import KubeletBackoffConfig, KubeletConfigError, validate_config
 from harness.model.releases import DEFAULT_RELEASE, KubeletRelease, release_of
 
 KUBELET_CONFIG_API_VERSION: Final = "kubelet.config.k8s.io/v1beta1"

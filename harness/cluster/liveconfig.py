@@ -12,23 +12,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.cluster.kindconfig import PROFILE_LABEL, WORKER_LABEL
-from harness.model.backoff import (
-    BackoffCurve,
-    KubeletBackoffConfig,
-    curve_for,
-)
+from harness.model.backoff import BackoffCurve, curve_for
 from harness.model.durations import format_duration
+from harness.model.kubeletconfig import BACKOFF_GATES, KubeletBackoffConfig
 from harness.model.releases import (
     DEFAULT_RELEASE,
-    KUBELET_CRASHLOOP_BACKOFF_MAX,
-    REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
     KubeletRelease,
     release_of,
 )
 from harness.profiles import ClusterSpec
 
-# The gates whose value decides the curve; shown in the table.
-BACKOFF_GATES = (KUBELET_CRASHLOOP_BACKOFF_MAX, REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY)
 CURVE_PREVIEW = 8
 
 

@@ -12,7 +12,8 @@ from harness.cluster import lifecycle
 from harness.cluster.kindconfig import WORKER_LABEL
 from harness.cluster.kube import node_statuses
 from harness.core.errors import HarnessError
-from harness.model.backoff import KubeletBackoffConfig, curve_for
+from harness.model.backoff import curve_for
+from harness.model.kubeletconfig import KubeletBackoffConfig
 from harness.profiles import load_cluster_spec
 
 pytestmark = pytest.mark.e2e

@@ -7,11 +7,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from harness.cluster.liveconfig import NodeConfigRow
-from harness.model.backoff import (
-    BackoffCurve,
-    KubeletBackoffConfig,
-    curve_for,
-)
+from harness.model.backoff import BackoffCurve, curve_for
+from harness.model.kubeletconfig import KubeletBackoffConfig
 from harness.model.releases import (
     KUBELET_CRASHLOOP_BACKOFF_MAX,
     REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,

@@ -10,18 +10,20 @@ import pytest
 
 from harness.model.backoff import (
     FIRST_RESTART_UPPER_BOUND,
-    KNOWN_FEATURE_GATES,
     RESET_AFTER,
     RESTART_OVERHEAD,
     BackoffCurve,
-    KubeletBackoffConfig,
-    KubeletConfigError,
     curve_for,
     parse_backoff_message,
     upper_tolerance,
-    validate_config,
 )
 from harness.model.durations import DurationError
+from harness.model.kubeletconfig import (
+    KNOWN_FEATURE_GATES,
+    KubeletBackoffConfig,
+    KubeletConfigError,
+    validate_config,
+)
 from harness.model.releases import (
     KUBELET_CRASHLOOP_BACKOFF_MAX,
     REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,

@@ -9,7 +9,8 @@ from typing import Any, cast
 import pytest
 
 from harness.core.errors import HarnessError
-from harness.model.backoff import KubeletBackoffConfig, curve_for
+from harness.model.backoff import curve_for
+from harness.model.kubeletconfig import KubeletBackoffConfig
 from harness.runs.checkprofiles import (
     CHECK_PROFILES,
     CheckProfile,

@@ -9,13 +9,8 @@ import pytest
 import yaml
 
 from harness.core.paths import PROJECT_ROOT
-from harness.model.backoff import (
-    FIRST_RESTART_UPPER_BOUND,
-    KubeletBackoffConfig,
-    curve_for,
-    upper_tolerance,
-    validate_config,
-)
+from harness.model.backoff import FIRST_RESTART_UPPER_BOUND, curve_for, upper_tolerance
+from harness.model.kubeletconfig import KubeletBackoffConfig, validate_config
 from harness.model.releases import (
     AT_EXPIRY,
     DEFAULT_RELEASE,
