@@ -7,7 +7,6 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -46,6 +45,7 @@ from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.lifecycle import new_run_dir
 from harness.runs.matrix import run_matrix
 from harness.runs.scenarios import ScenarioRun, run_scenarios
+from harness.runs.series import Series, checks_in_a_row, summaries_in
 from harness.scenarios import SCENARIOS
 from harness.scenarios.headline import headline_metrics
 from harness.substrate.engine import engine_answers, ensure_engine, stop_engine
@@ -231,7 +231,7 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
 def _cmd_flakiness(args: argparse.Namespace) -> int:
     """Checks in a row on one cluster (or ones already run): pass count and overshoot spread."""
     if args.runs_from:
-        series = _Series([_summary_in(Path(run_dir)) for run_dir in args.runs_from])
+        series = summaries_in([Path(run_dir) for run_dir in args.runs_from])
     else:
         series = _checks_in_a_row(args)
     # Whatever ended the series, what finished is pooled and written.
@@ -248,45 +248,15 @@ def _cmd_flakiness(args: argparse.Namespace) -> int:
     return 0 if report.all_passed else 1
 
 
-@dataclass
-class _Series:
-    """The summaries of the checks that finished, and what ended the series early."""
+def _checks_in_a_row(args: argparse.Namespace) -> Series:
+    up = lifecycle.up(_spec(args), progress, image=args.image)
 
-    summaries: list[RunSummary]
-    interrupted: bool = False
-    error: str | None = None
-
-
-def _summary_in(run_dir: Path) -> RunSummary:
-    path = run_dir / "summary.json"
-    if not path.is_file():
-        raise HarnessError(
-            f"{run_dir} holds no summary.json: name the run directories of finished checks "
-            "(runs/<id>-check-<profile>-<hex>)"
-        )
-    return read_summary(path)
-
-
-def _checks_in_a_row(args: argparse.Namespace) -> _Series:
-    spec = _spec(args)
-    up = lifecycle.up(spec, progress, image=args.image)
-    series = _Series([])
-    for number in range(1, args.runs + 1):
-        progress(f"check {number} of {args.runs}")
-        try:
-            result, summary = _run_and_report_check(up, args.profile, args.observer)
-        except KeyboardInterrupt:
-            series.interrupted = True
-            return series
-        except (HarnessError, ApiException, urllib3.exceptions.HTTPError) as error:
-            series.error = f"check {number} of {args.runs} could not finish: {first_line(error)}"
-            return series
+    def run_one() -> tuple[CheckResult, RunSummary]:
+        result, summary = _run_and_report_check(up, args.profile, args.observer)
         write_report(result.run_dir, summary, result.attempts)
-        series.summaries.append(summary)
-        if result.status == "interrupted":
-            series.interrupted = True
-            return series
-    return series
+        return result, summary
+
+    return checks_in_a_row(args.runs, run_one, progress)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
