@@ -81,8 +81,9 @@ matrix: $(STAMP)
 	$(CRASHLOOP) matrix --profile quick --versions $(VERSIONS)
 
 # The nightly job: the full check and every scenario; the exit code is the verdict.
+KUBERNETES ?= 1.35
 conformance: $(STAMP)
-	$(CRASHLOOP) conformance --profile full
+	$(CRASHLOOP) conformance --profile full --kubernetes $(KUBERNETES)
 
 down: $(STAMP)
 	$(CRASHLOOP) down
