@@ -42,9 +42,21 @@ def _kubernetes_ldflags(version: str, origin: ModuleOrigin) -> tuple[str, ...]:
     return tuple(flags)
 
 
-def _staging_version(kubernetes_version: str) -> str:
+def _staging_version(_module: str, kubernetes_version: str) -> str:
     # Staging modules are tagged v0.<minor>.<patch> alongside v1.<minor>.<patch>.
     return "v0." + kubernetes_version.split(".", 1)[1]
+
+
+def _etcd_sibling_version(module: str, etcd_version: str) -> str:
+    """etcd's sibling modules share its tag, but for the v2 client of etcd 3.5.
+
+    go.etcd.io/etcd/client/v2 is a major-v2 module: etcd v3.5.24 tags it
+    v2.305.24 (etcd 3.6 no longer has it).
+    """
+    if not module.endswith("/v2"):
+        return etcd_version
+    major, minor, patch = etcd_version.lstrip("v").split(".")
+    return f"v2.{major}{int(minor):02d}.{patch}"
 
 
 CONTAINERD: Final = GoComponent(
@@ -121,7 +133,7 @@ def etcd(pin: pins.KubernetesPin) -> GoComponent:
         module="go.etcd.io/etcd/server/v3",
         version=pin.etcd_version,
         packages=("go.etcd.io/etcd/server/v3/etcdmain",),
-        sibling_version=lambda version: version,
+        sibling_version=_etcd_sibling_version,
         own_main=PROJECT_ROOT / "images" / "node" / "etcd" / "main.go",
     )
 

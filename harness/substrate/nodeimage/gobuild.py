@@ -48,8 +48,9 @@ class GoComponent:
     tags: tuple[str, ...] = ()
     # Version stamping: -X flags built from the module's origin.
     ldflags: Callable[[ModuleOrigin], tuple[str, ...]] = field(default=lambda _origin: ())
-    # Version for modules the upstream replaces with local paths.
-    sibling_version: Callable[[str], str] | None = None
+    # Version of a module the upstream replaces with a local path:
+    # (module path, the component's version) -> that module's version.
+    sibling_version: Callable[[str, str], str] | None = None
     # A main package of our own, for upstreams whose main is not importable.
     own_main: Path | None = None
     # Debian packages the build host needs (headers for cgo).
@@ -124,7 +125,8 @@ def wrapper_go_mod(component: GoComponent, upstream_go_mod: str) -> str:
     if component.sibling_version is not None:
         for module in local_replacements(upstream_go_mod):
             lines.append(
-                f"replace {module} => {module} {component.sibling_version(component.version)}"
+                f"replace {module} => {module} "
+                f"{component.sibling_version(module, component.version)}"
             )
     return "\n".join(lines) + "\n"
 
