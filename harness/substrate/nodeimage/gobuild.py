@@ -24,7 +24,10 @@ from harness.core.proc import run
 from harness.substrate import hostpkgs
 from harness.substrate.nodeimage.cache import cached_dir, digest, files_digest
 
-GO_FIX = "install Go >= 1.25 (the Kubernetes v1.35 sources need it) and check the module proxy"
+GO_FIX = (
+    "install Go >= 1.26 (Kubernetes v1.36 and later need it; newer toolchains come from the "
+    "module proxy) and check the module proxy"
+)
 _LOCAL_REPLACE = re.compile(r"^\s*(?:replace\s+)?(\S+)\s+=>\s+(\.\.?/\S*)\s*$")
 
 
@@ -70,11 +73,19 @@ def go_version() -> str:
     return run(["go", "env", "GOVERSION"], fix=GO_FIX, env=go_env()).strip()
 
 
-def download(module: str, version: str) -> Mapping[str, object]:
+def toolchain_env(toolchain: str | None) -> dict[str, str]:
+    """The Go environment, with a newer toolchain (fetched from the proxy) when one is needed."""
+    env = dict(go_env())
+    if toolchain is not None:
+        env["GOTOOLCHAIN"] = toolchain
+    return env
+
+
+def download(module: str, version: str, toolchain: str | None = None) -> Mapping[str, object]:
     """`go mod download -json`, which also fetches the .info with the origin."""
     out = run(
         ["go", "mod", "download", "-json", f"{module}@{version}"],
-        env=go_env(),
+        env=toolchain_env(toolchain),
         fix=GO_FIX,
         timeout=timeouts.GO_DOWNLOAD,
     )
@@ -139,7 +150,7 @@ def build(component: GoComponent) -> Path:
 
 def _build_into(component: GoComponent, out: Path) -> None:
     hostpkgs.ensure(component.host_packages, f"building {component.name}")
-    info = download(component.module, component.version)
+    info = download(component.module, component.version, component.toolchain)
     upstream_go_mod = Path(str(info["GoMod"])).read_text()
     origin = origin_of(info)
 
@@ -152,9 +163,7 @@ def _build_into(component: GoComponent, out: Path) -> None:
         # go.mod needs a package to be a buildable module; this one is never built.
         (work / "doc.go").write_text("// Package build only pins versions.\npackage build\n")
 
-    env = {**go_env(), "CGO_ENABLED": "1" if component.cgo else "0"}
-    if component.toolchain is not None:
-        env["GOTOOLCHAIN"] = component.toolchain
+    env = {**toolchain_env(component.toolchain), "CGO_ENABLED": "1" if component.cgo else "0"}
     fix = f"building {component.module}@{component.version}: " + GO_FIX
     targets = [f"{package}@{component.version}" for package in component.packages]
     if component.own_main is None:
