@@ -95,7 +95,7 @@ KUBERNETES: Final[Mapping[str, KubernetesPin]] = MappingProxyType(
                 "3.10.2",
                 "sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5",
             ),
-            KubernetesPin("v1.38.0-beta.0", "v3.7.1", "v1.15.0", "3.10.2", go_toolchain="go1.27.0"),
+            KubernetesPin("v1.38.0-beta.0", "v3.7.1", "v1.15.0", "3.10.2", go_toolchain="go1.27.3"),
         )
     }
 )
