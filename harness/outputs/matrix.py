@@ -41,6 +41,7 @@ class WorkerLine:
     overshoot_median_s: float | None
     overshoot_max_s: float | None
     reported_levels_s: tuple[float, ...]  # distinct back-off levels the kubelet posted
+    delays_s: tuple[float | None, ...] = ()  # every restart's measured delay, restart 1 first
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ def worker_line(worker: WorkerSummary) -> WorkerLine:
         overshoot_median_s=worker.overshoot_median_s,
         overshoot_max_s=worker.overshoot_max_s,
         reported_levels_s=tuple(reported),
+        delays_s=tuple(worker.measured_s),
     )
 
 

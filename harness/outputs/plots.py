@@ -32,6 +32,7 @@ from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
 
 from harness.core.atomicfile import write_atomically
 from harness.model.durations import NS_PER_S
+from harness.outputs.matrix import Matrix
 from harness.outputs.summary import RunSummary, WorkerSummary
 from harness.recording.records import AttemptRecord
 from harness.scenarios.headline import ScenarioMetric
@@ -220,6 +221,43 @@ def _delay_axis(axes: Axes) -> None:
     axes.xaxis.set_major_locator(FixedLocator([2**k for k in range(int(right).bit_length() + 1)]))
     axes.xaxis.set_major_formatter(ScalarFormatter())
     axes.xaxis.set_minor_formatter(NullFormatter())
+
+
+def plot_matrix(matrix: Matrix, path_stem: Path | str) -> list[Path]:
+    """Measured delay per restart, one panel per worker, one line per release side by side."""
+    workers = sorted({line.worker for e in matrix.entries for line in e.workers}, key=_worker_order)
+    figure = Figure(figsize=(5.0 * max(len(workers), 1), 5.0), layout="constrained")
+    FigureCanvasAgg(figure)
+    panels = figure.subplots(1, max(len(workers), 1), squeeze=False)[0]
+    colors = mpl.colormaps["viridis"].resampled(max(len(matrix.entries), 2))
+    for axes, worker in zip(panels, workers, strict=False):
+        for index, entry in enumerate(matrix.entries):
+            line = next((w for w in entry.workers if w.worker == worker), None)
+            if line is None:
+                continue
+            points = [(n, d) for n, d in enumerate(line.delays_s, start=1) if d is not None]
+            axes.plot(
+                [n for n, _ in points],
+                [d for _, d in points],
+                color=colors(index),
+                marker="o",
+                markersize=3,
+                label=entry.version,
+            )
+        axes.set_title(worker)
+        axes.set_xlabel("restart")
+        axes.set_ylabel("measured delay (s)")
+        _delay_axis(axes)
+        axes.legend(fontsize="small")
+    _note_if_empty(panels[0], not workers, "no release was measured")
+    figure.suptitle(f"restart delays per Kubernetes release ({matrix.profile} check)")
+    return _save(figure, path_stem)
+
+
+def _worker_order(worker: str) -> tuple[int, str]:
+    known = list(KNOWN_STYLES)
+    base = worker.split("/", 1)[0]
+    return (known.index(base) if base in known else len(known), worker)
 
 
 def plot_start_latency(summary: RunSummary, path_stem: Path | str) -> list[Path]:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Final
 
 from harness.cluster import lifecycle
 from harness.core.errors import HarnessError, first_line
 from harness.core.pins import DEFAULT_KUBERNETES, KubernetesPin
 from harness.outputs.matrix import Matrix, MatrixEntry, entry_of, write_matrix
+from harness.outputs.plots import plot_matrix
 from harness.outputs.summaryfile import read_summary
 from harness.profiles import load_cluster_spec
 from harness.runs.check import run_check
@@ -22,6 +24,8 @@ from harness.runs.checkprofiles import CheckProfile
 from harness.runs.lifecycle import new_run_dir
 
 Progress = Callable[[str], None]
+# matrix-delays.png / .svg beside matrix.json.
+MATRIX_PLOT: Final = "matrix-delays"
 
 
 def run_matrix(
@@ -49,6 +53,7 @@ def run_matrix(
         result = run_check(cluster, profile, progress)
         matrix.entries.append(entry_of(pin.version, read_summary(result.run_dir), result.run_dir))
         write_matrix(matrix_dir, matrix)
+        plot_matrix(matrix, matrix_dir / MATRIX_PLOT)
         progress(f"Kubernetes {pin.version}: {result.status}; {result.run_dir}")
         if not keep_clusters and pin != DEFAULT_KUBERNETES:
             lifecycle.delete(spec.name, progress)

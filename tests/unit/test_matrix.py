@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from harness.outputs.matrix import (
@@ -16,6 +17,7 @@ from harness.outputs.matrix import (
     table_rows,
     write_matrix,
 )
+from harness.outputs.plots import plot_matrix
 from tests.unit.factories import fast_verdict, make_summary
 
 
@@ -97,3 +99,22 @@ def test_table_rows_name_a_release_without_workers_by_its_reason() -> None:
     assert rows[0][:3] == ("v1.37.0", "-", "error")
     assert "kubelet refused" in rows[0][4]
     assert rows[1][:4] == ("v1.35.8", "fast", "pass", "10")
+
+
+def test_the_matrix_plot_draws_every_release_per_worker(tmp_path: Path) -> None:
+    with_delays = replace(_line("fast", 12.0), delays_s=(0.9, 12.0, None, 13.0))
+    matrix = Matrix(
+        "quick",
+        [_entry("v1.34.11", with_delays), _entry("v1.35.8", _line("fast", 2.6))],
+    )
+    written = plot_matrix(matrix, tmp_path / "matrix-delays")
+    assert [p.suffix for p in written] == [".png", ".svg"]
+    svg = written[1].read_text()
+    for text in ("v1.34.11", "v1.35.8", "fast"):
+        assert text in svg
+
+
+def test_an_empty_matrix_still_gets_a_plot_that_says_why(tmp_path: Path) -> None:
+    (png, svg) = plot_matrix(Matrix("quick"), tmp_path / "empty")
+    assert png.stat().st_size > 0
+    assert "no release was measured" in svg.read_text()
