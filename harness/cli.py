@@ -322,6 +322,8 @@ def _cmd_matrix(args: argparse.Namespace) -> int:
     for change in matrix.changes or ["no change in median delay beyond the noise"]:
         out.print(f"  {change}")
     out.print(f"matrix: {where / MATRIX_FILE}")
+    if any(entry.status == "interrupted" for entry in matrix.entries):
+        return 130
     return 0 if matrix.passed else 1
 
 

@@ -57,4 +57,7 @@ def run_matrix(
         progress(f"Kubernetes {pin.version}: {result.status}; {result.run_dir}")
         if not keep_clusters and pin != DEFAULT_KUBERNETES:
             lifecycle.delete(spec.name, progress)
+        if result.status == "interrupted":
+            # Ctrl-C (or SIGTERM) ends the matrix, not just this release's check.
+            break
     return matrix, matrix_dir
