@@ -26,7 +26,7 @@ from harness.core.paths import state_dir
 from harness.demo import MAX_DURATION_S, DemoOptions, run_demo
 from harness.outputs.explain import explain
 from harness.outputs.flakiness import flakiness_of
-from harness.outputs.matrix import MATRIX_FILE
+from harness.outputs.matrix import MATRIX_FILE, markdown_table
 from harness.outputs.render import (
     config_table,
     flakiness_table,
@@ -43,7 +43,7 @@ from harness.recording.recorder import Observer
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.lifecycle import new_run_dir
-from harness.runs.matrix import run_matrix
+from harness.runs.matrix import matrix_from_runs, run_matrix
 from harness.runs.scenarios import ScenarioRun, run_scenarios
 from harness.runs.series import Series, checks_in_a_row, summaries_in
 from harness.scenarios import SCENARIOS
@@ -304,19 +304,25 @@ def _print_status(kubeconfig: Path, spec: ClusterSpec) -> None:
 
 def _cmd_matrix(args: argparse.Namespace) -> int:
     """The check on each release in turn; the exit code says whether every one passed."""
-    releases = [check_kubernetes_version(v) for v in args.versions.split(",") if v.strip()]
-    if not releases:
-        raise HarnessError("--versions names no release", "e.g. --versions 1.34,1.35")
-    spec_path = Path(args.config)
-    for pin in releases:
-        load_cluster_spec(spec_path, pin)  # every profile valid on every release, up front
-    matrix, where = run_matrix(
-        spec_path,
-        releases,
-        CHECK_PROFILES[args.profile],
-        progress,
-        keep_clusters=args.keep_clusters,
-    )
+    if args.runs_from:
+        matrix, where = matrix_from_runs([Path(directory) for directory in args.runs_from])
+    else:
+        releases = [check_kubernetes_version(v) for v in args.versions.split(",") if v.strip()]
+        if not releases:
+            raise HarnessError("--versions names no release", "e.g. --versions 1.34,1.35")
+        spec_path = Path(args.config)
+        for pin in releases:
+            load_cluster_spec(spec_path, pin)  # every profile valid on every release, up front
+        matrix, where = run_matrix(
+            spec_path,
+            releases,
+            CHECK_PROFILES[args.profile],
+            progress,
+            keep_clusters=args.keep_clusters,
+        )
+    if args.markdown:
+        with Path(args.markdown).open("a", encoding="utf-8") as markdown:
+            markdown.write(markdown_table(matrix))
     out = Console()
     out.print(matrix_table(matrix))
     for change in matrix.changes or ["no change in median delay beyond the noise"]:

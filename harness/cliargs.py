@@ -185,6 +185,20 @@ def _add_matrix(commands: _Commands[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="keep each release's cluster (default: delete all but the default release's)",
     )
+    matrix.add_argument(
+        "--from",
+        dest="runs_from",
+        nargs="+",
+        metavar="DIR",
+        help="run nothing: line up the check runs found under these directories (one job's "
+        "runs/ per release, as the nightly workflow downloads them)",
+    )
+    matrix.add_argument(
+        "--markdown",
+        metavar="FILE",
+        help="also append the table and the behaviour changes to FILE as Markdown "
+        "(for example $GITHUB_STEP_SUMMARY)",
+    )
 
 
 def _add_demo(

@@ -79,6 +79,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="reuse a running cluster created from the same config, and keep it afterwards",
     )
+    group.addoption(
+        "--crashloop-versions",
+        default=",".join(pin.minor for pin in pins.KUBERNETES.values()),
+        help="releases the `matrix` tests check, in order (default: every pinned one)",
+    )
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,21 @@ def entry_of(version: str, summary: RunSummary, run_dir: Path) -> MatrixEntry:
     )
 
 
+def matrix_of_runs(runs: Sequence[tuple[RunSummary, Path]]) -> Matrix:
+    """A matrix of check runs already made (one per release), in release order.
+
+    The nightly workflow runs each release in a job of its own; this lines
+    their summaries up as one matrix. Runs of one release beyond the first are
+    kept too, in the order given: a release checked twice shows twice.
+    """
+    ordered = sorted(runs, key=lambda run: _version_key(run[0].cluster.kubernetes_version))
+    profiles = sorted({summary.profile for summary, _ in ordered})
+    matrix = Matrix(profile="+".join(profiles) or "none")
+    for summary, run_dir in ordered:
+        matrix.entries.append(entry_of(summary.cluster.kubernetes_version, summary, run_dir))
+    return matrix
+
+
 def behaviour_changes(entries: Sequence[MatrixEntry]) -> list[str]:
     """Per worker, the median-delay changes between adjacent releases that exceed the noise."""
     changes = []
@@ -163,6 +178,24 @@ TABLE_HEADERS: Final = (
 )
 
 
+def markdown_table(matrix: Matrix) -> str:
+    """The table and the behaviour changes as GitHub-flavoured Markdown (a job summary)."""
+    lines = [
+        f"### Version matrix ({matrix.profile} check): "
+        f"{'passed' if matrix.passed else 'NOT passed'}",
+        "",
+        "| " + " | ".join(TABLE_HEADERS) + " |",
+        "|" + "---|" * len(TABLE_HEADERS),
+    ]
+    lines += [
+        "| " + " | ".join(cell.replace("|", "/") for cell in row) + " |"
+        for row in table_rows(matrix)
+    ]
+    lines += ["", "Behaviour changes between adjacent releases:", ""]
+    lines += [f"- {change}" for change in matrix.changes] or ["- none beyond the run-to-run noise"]
+    return "\n".join(lines) + "\n"
+
+
 def write_matrix(directory: Path, matrix: Matrix) -> Path:
     return write_atomically(
         directory / MATRIX_FILE, json.dumps(matrix.to_dict(), indent=2).encode("utf-8")
@@ -171,6 +204,12 @@ def write_matrix(directory: Path, matrix: Matrix) -> Path:
 
 def _minor(version: str) -> str:
     return ".".join(version.lstrip("v").split(".")[:2])
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    """v1.34.11 -> (1, 34, 11); a pre-release sorts with its release's numbers."""
+    core = version.lstrip("v").split("-")[0]
+    return tuple(int(part) for part in core.split(".") if part.isdigit())
 
 
 def _s(value: float | None) -> str:

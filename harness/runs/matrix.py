@@ -15,8 +15,9 @@ from typing import Final
 from harness.cluster import lifecycle
 from harness.core.errors import HarnessError, first_line
 from harness.core.pins import DEFAULT_KUBERNETES, KubernetesPin
-from harness.outputs.matrix import Matrix, MatrixEntry, entry_of, write_matrix
+from harness.outputs.matrix import Matrix, MatrixEntry, entry_of, matrix_of_runs, write_matrix
 from harness.outputs.plots import plot_matrix
+from harness.outputs.summary import KIND_CONFORMANCE, SUMMARY_FILE, RunSummary
 from harness.outputs.summaryfile import read_summary
 from harness.profiles import load_cluster_spec
 from harness.runs.check import run_check
@@ -60,4 +61,32 @@ def run_matrix(
         if result.status == "interrupted":
             # Ctrl-C (or SIGTERM) ends the matrix, not just this release's check.
             break
+    return matrix, matrix_dir
+
+
+def matrix_from_runs(directories: Sequence[Path]) -> tuple[Matrix, Path]:
+    """A matrix of the check runs found under ``directories`` (run nothing); written as above.
+
+    Scenario runs are passed over: only a check judges a kubelet's curve.
+    """
+    runs: list[tuple[RunSummary, Path]] = []
+    for directory in directories:
+        if not directory.is_dir():
+            raise HarnessError(
+                f"{directory} is not a directory", "name directories that hold check runs"
+            )
+        for path in sorted(directory.rglob(SUMMARY_FILE)):
+            summary = read_summary(path)
+            if summary.kind == KIND_CONFORMANCE:
+                runs.append((summary, path.parent))
+    if not runs:
+        raise HarnessError(
+            f"no check run ({SUMMARY_FILE} of kind conformance) under "
+            + ", ".join(map(str, directories)),
+            "name the runs/ directories of finished checks (crashloop check, make conformance)",
+        )
+    matrix = matrix_of_runs(runs)
+    _run_id, matrix_dir = new_run_dir(f"matrix-{matrix.profile}")
+    write_matrix(matrix_dir, matrix)
+    plot_matrix(matrix, matrix_dir / MATRIX_PLOT)
     return matrix, matrix_dir

@@ -6,6 +6,9 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
+from harness.core.errors import HarnessError
 from harness.outputs.matrix import (
     MATRIX_FILE,
     TABLE_HEADERS,
@@ -14,10 +17,15 @@ from harness.outputs.matrix import (
     WorkerLine,
     behaviour_changes,
     entry_of,
+    markdown_table,
+    matrix_of_runs,
     table_rows,
     write_matrix,
 )
 from harness.outputs.plots import plot_matrix
+from harness.outputs.summary import RunSummary
+from harness.outputs.summaryfile import write_summary
+from harness.runs.matrix import matrix_from_runs
 from tests.unit.factories import fast_verdict, make_summary
 
 
@@ -118,3 +126,62 @@ def test_an_empty_matrix_still_gets_a_plot_that_says_why(tmp_path: Path) -> None
     (png, svg) = plot_matrix(Matrix("quick"), tmp_path / "empty")
     assert png.stat().st_size > 0
     assert "no release was measured" in svg.read_text()
+
+
+def _summary_on(version: str, *, kind: str = "conformance") -> RunSummary:
+    summary = make_summary(fast_verdict())
+    return replace(summary, kind=kind, cluster=replace(summary.cluster, kubernetes_version=version))
+
+
+def test_runs_made_apart_line_up_in_release_order_not_the_order_given(tmp_path: Path) -> None:
+    runs = [
+        (_summary_on("v1.38.0-beta.0"), tmp_path / "c"),
+        (_summary_on("v1.35.8"), tmp_path / "b"),
+        (_summary_on("v1.9.1"), tmp_path / "a"),
+    ]
+    matrix = matrix_of_runs(runs)
+    assert [entry.version for entry in matrix.entries] == ["v1.9.1", "v1.35.8", "v1.38.0-beta.0"]
+    assert matrix.profile == "quick"
+    assert matrix.passed
+
+
+def test_the_markdown_table_has_a_row_per_release_and_worker_and_says_what_failed() -> None:
+    matrix = Matrix(
+        "quick",
+        [
+            _entry("v1.34.11", _line("fast", 12.6)),
+            _entry("v1.35.8", _line("fast", 2.9, passed=False), status="failed"),
+        ],
+    )
+    text = markdown_table(matrix)
+    assert "NOT passed" in text
+    rows = [line for line in text.splitlines() if line.startswith("| v1.")]
+    assert len(rows) == 2
+    assert "| failed |" in rows[1]
+    assert all(row.count("|") == len(TABLE_HEADERS) + 1 for row in rows)
+    assert "- fast, 1.34 -> 1.35: median delay 12.6s -> 2.9s" in text
+
+
+def test_a_matrix_from_run_directories_takes_only_conformance_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CRASHLOOP_RUNS_DIR", str(tmp_path / "out"))
+    downloaded = tmp_path / "nightly"
+    for job, summary in [
+        ("runs-kubernetes-1.36", _summary_on("v1.36.4")),
+        ("runs-kubernetes-1.34", _summary_on("v1.34.11")),
+        ("runs-kubernetes-1.35", _summary_on("v1.35.8", kind="scenario:fast-restart")),
+    ]:
+        run_dir = downloaded / job / "20261130T000000Z-check-full-0001"
+        run_dir.mkdir(parents=True)
+        write_summary(run_dir, summary)
+    matrix, where = matrix_from_runs([downloaded])
+    assert [entry.version for entry in matrix.entries] == ["v1.34.11", "v1.36.4"]
+    assert json.loads((where / MATRIX_FILE).read_text())["passed"] is True
+
+
+def test_a_matrix_from_directories_without_a_check_run_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match="no check run"):
+        matrix_from_runs([tmp_path])
+    with pytest.raises(HarnessError, match="not a directory"):
+        matrix_from_runs([tmp_path / "missing"])
