@@ -7,11 +7,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CRASHLOOP := $(BIN)/crashloop
 
-.PHONY: help demo test unit e2e lint engine kind node-image cluster status check flakiness matrix conformance down clean workload-image manifests
+.PHONY: help demo test unit package e2e lint engine kind node-image cluster status check flakiness matrix conformance down clean workload-image manifests
 
 help:
 	@echo "make demo        set up, then the talk's demo live (5 minutes), plots and a report"
-	@echo "make test        lint, unit tests, then the e2e tests on a real kind cluster"
+	@echo "make test        lint, unit tests, the installed wheel, then the e2e tests on a real kind cluster"
+	@echo "make package     build the wheel, install it outside the checkout, run its CLI and examples/"
 	@echo "make node-image  build the offline kind node image (no-op when up to date)"
 	@echo "make cluster     create or reuse the crashloop cluster"
 	@echo "make workload-image  build the workload image, load crashloop.local/workload:v1 into the cluster"
@@ -33,13 +34,18 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(CRASHLOOP) demo
 
-test: lint unit e2e
+# The wheel check creates the session's cluster (kept); the e2e tests reuse it.
+test: lint unit package e2e
 
 lint: $(STAMP)
-	$(BIN)/ruff check harness tests
-	$(BIN)/ruff format --check harness tests
+	$(BIN)/ruff check harness tests examples
+	$(BIN)/ruff format --check harness tests examples
 	$(BIN)/mypy
 	scripts/actionlint.sh
+
+# The installed wheel, outside the checkout: its CLI and a suite using its fixtures.
+package: $(STAMP)
+	scripts/check-wheel.sh
 
 unit: $(STAMP)
 	$(BIN)/pytest tests/unit
@@ -92,4 +98,4 @@ down: $(STAMP)
 
 clean:
 	-test -x $(CRASHLOOP) && $(CRASHLOOP) down
-	rm -rf $(VENV) .state .pytest-kind .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest-kind .pytest_cache .mypy_cache .ruff_cache

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import signal
 import sys
 import time
@@ -17,15 +19,19 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.cliargs import build_parser
+from harness.cliinfo import cmd_completion, cmd_config, cmd_kubeconfig, spec_of
+from harness.cliout import SCREEN, emit
 from harness.cluster import lifecycle
 from harness.cluster.kube import api_client, node_statuses, unready_system_pods
 from harness.core import pins, timeouts
 from harness.core.atomicfile import write_atomically
 from harness.core.errors import HarnessError, first_line
 from harness.core.paths import state_dir
+from harness.core.resources import spec_path
 from harness.demo import MAX_DURATION_S, DemoOptions, run_demo
 from harness.outputs.explain import explain
 from harness.outputs.flakiness import flakiness_of
+from harness.outputs.jobsummary import write_job_summary
 from harness.outputs.matrix import MATRIX_FILE, markdown_table
 from harness.outputs.render import (
     config_table,
@@ -35,7 +41,7 @@ from harness.outputs.render import (
     verdict_table,
 )
 from harness.outputs.report import write_report
-from harness.outputs.summary import RunSummary
+from harness.outputs.summary import SUMMARY_FILE, RunSummary
 from harness.outputs.summaryfile import read_summary
 from harness.outputs.workloads import write_manifests
 from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec
@@ -88,21 +94,16 @@ def _cmd_node_image(args: argparse.Namespace) -> int:
     return 0
 
 
-def _spec(args: argparse.Namespace) -> ClusterSpec:
-    """The cluster spec of --config for the --kubernetes release (refused before anything runs)."""
-    return load_cluster_spec(Path(args.config), check_kubernetes_version(args.kubernetes))
-
-
 def _cmd_up(args: argparse.Namespace) -> int:
-    spec = _spec(args)
+    spec = spec_of(args)
     up = lifecycle.up(spec, progress, image=args.image, recreate=args.recreate)
     progress(f"cluster {up.name} ready; KUBECONFIG={up.kubeconfig}")
-    _print_status(up.kubeconfig, spec)
+    emit(_print_status(up.kubeconfig, spec))
     return 0
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    spec = _spec(args)
+    spec = spec_of(args)
     if not engine_answers():
         raise HarnessError(
             "the docker engine is not running, so no cluster is either",
@@ -114,28 +115,28 @@ def _cmd_status(args: argparse.Namespace) -> int:
             "" if spec.kubernetes == pins.DEFAULT_KUBERNETES else f" --kubernetes {args.kubernetes}"
         )
         raise HarnessError(f"no cluster {spec.name} is known here", f"run `crashloop up{flag}`")
-    _print_status(kubeconfig, spec)
+    emit(_print_status(kubeconfig, spec))
     return 0
 
 
 def _cmd_down(args: argparse.Namespace) -> int:
-    spec = _spec(args)
+    spec = spec_of(args)
     lifecycle.delete(spec.name, progress)
     return 0
 
 
 def _cmd_manifests(args: argparse.Namespace) -> int:
     """Write the replay YAML from the code the harness deploys with."""
-    spec = _spec(args)
+    spec = spec_of(args)
     written = write_manifests(Path(args.output_dir), [worker.name for worker in spec.workers])
     for path in written:
-        Console().print(str(path))
+        SCREEN.tables.print(str(path))
     return 0
 
 
 def _cmd_workload_image(args: argparse.Namespace) -> int:
     """Build the workload image, load its stable tag into the cluster, say how to use kubectl."""
-    spec = _spec(args)
+    spec = spec_of(args)
     up = lifecycle.up(spec, progress, image=args.image)
     progress("workload image")
     ensure_image()
@@ -144,7 +145,7 @@ def _cmd_workload_image(args: argparse.Namespace) -> int:
     link.parent.mkdir(parents=True, exist_ok=True)
     link.unlink(missing_ok=True)
     link.symlink_to(up.kubectl_bin)
-    out = Console()
+    out = SCREEN.tables
     out.print(f"{STABLE_TAG} is loaded into every node of cluster {up.name}. In a shell:")
     out.print(f"  export KUBECONFIG={up.kubeconfig}", soft_wrap=True)
     out.print(f"  export PATH={link.parent}:$PATH", soft_wrap=True)
@@ -152,11 +153,19 @@ def _cmd_workload_image(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    spec = _spec(args)
+    spec = spec_of(args)
     up = lifecycle.up(spec, progress, image=args.image)
     result, summary = _run_and_report_check(up, args.profile, args.observer)
     report = write_report(result.run_dir, summary, result.attempts)
-    Console().print(f"results in {result.run_dir}; report: {report}")
+    write_job_summary(summary, result.run_dir)
+    SCREEN.tables.print(f"results in {result.run_dir}; report: {report}")
+    emit(
+        {
+            "run_dir": str(result.run_dir),
+            "report": str(report),
+            "summary": json.loads(summary.to_json()),
+        }
+    )
     if result.status == "interrupted":
         return 130
     return 0 if summary.passed else 1
@@ -177,7 +186,7 @@ def _run_and_report_check(
 
     progress(f"check {profile.name}: at most {profile.timeout_s:.0f}s")
     result = run_check(up, profile, progress, on_sample=on_sample, observer=observer)
-    out = Console()
+    out = SCREEN.tables
     for worker, verdict in result.verdicts.items():
         out.print(verdict_table(verdict, result.curves[worker]))
     summary = read_summary(result.run_dir)
@@ -198,31 +207,45 @@ def _run_scenarios_one_by_one(up: lifecycle.Cluster, names: Sequence[str]) -> li
         for by_worker in run.results.values():
             for result in by_worker.values():
                 state = "ok" if result.passed else "FAIL: " + "; ".join(result.failures[:2])
-                Console().print(f"{name} on {result.worker}: {state}")
+                SCREEN.tables.print(f"{name} on {result.worker}: {state}")
         runs.append(run)
     return runs
 
 
 def _cmd_scenarios(args: argparse.Namespace) -> int:
-    spec = _spec(args)
+    spec = spec_of(args)
     up = lifecycle.up(spec, progress, image=args.image)
     runs = _run_scenarios_one_by_one(up, args.scenarios)
     for run in runs:
-        Console().print(f"{', '.join(run.scenarios)}: {run.status} ({run.run_dir})")
+        SCREEN.tables.print(f"{', '.join(run.scenarios)}: {run.status} ({run.run_dir})")
+    emit({"runs": [_scenario_run_document(run) for run in runs]})
+    if any(run.status == "interrupted" for run in runs):
+        return 130
     return 0 if all(run.passed for run in runs) else 1
+
+
+def _scenario_run_document(run: ScenarioRun) -> dict[str, object]:
+    summary = run.run_dir / SUMMARY_FILE
+    return {
+        "scenarios": list(run.scenarios),
+        "status": run.status,
+        "run_dir": str(run.run_dir),
+        "summary": json.loads(summary.read_text()) if summary.is_file() else None,
+    }
 
 
 def _cmd_conformance(args: argparse.Namespace) -> int:
     """The nightly job: the full check and every scenario; the exit code is the verdict."""
-    spec = _spec(args)
+    spec = spec_of(args)
     up = lifecycle.up(spec, progress, image=args.image)
     result, summary = _run_and_report_check(up, args.profile)
+    write_job_summary(summary, result.run_dir)
     runs = _run_scenarios_one_by_one(up, SCENARIOS)
     metrics = [metric for run in runs for metric in headline_metrics(run.results)]
     report = write_report(result.run_dir, summary, result.attempts, metrics)
-    Console().print(f"report: {report}")
+    SCREEN.tables.print(f"report: {report}")
     for run in runs:
-        Console().print(f"{', '.join(run.scenarios)}: {run.status} ({run.run_dir})")
+        SCREEN.tables.print(f"{', '.join(run.scenarios)}: {run.status} ({run.run_dir})")
     if result.status == "interrupted" or any(run.status == "interrupted" for run in runs):
         return 130
     return 0 if summary.passed and all(run.passed for run in runs) else 1
@@ -238,8 +261,8 @@ def _cmd_flakiness(args: argparse.Namespace) -> int:
     report = flakiness_of(series.summaries)
     _, run_dir = new_run_dir("flakiness")
     written = write_atomically(run_dir / "flakiness.json", report.to_json().encode())
-    Console().print(flakiness_table(report))
-    Console().print(f"flakiness of {len(series.summaries)} runs in {written}")
+    SCREEN.tables.print(flakiness_table(report))
+    SCREEN.tables.print(f"flakiness of {len(series.summaries)} runs in {written}")
     if series.error is not None:
         console.print(Text("error: ", style="bold red") + Text(series.error), soft_wrap=True)
         return 2
@@ -249,7 +272,7 @@ def _cmd_flakiness(args: argparse.Namespace) -> int:
 
 
 def _checks_in_a_row(args: argparse.Namespace) -> Series:
-    up = lifecycle.up(_spec(args), progress, image=args.image)
+    up = lifecycle.up(spec_of(args), progress, image=args.image)
 
     def run_one() -> tuple[CheckResult, RunSummary]:
         result, summary = _run_and_report_check(up, args.profile, args.observer)
@@ -260,7 +283,7 @@ def _checks_in_a_row(args: argparse.Namespace) -> Series:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    spec = _spec(args)
+    spec = spec_of(args)
     if not 30 <= args.duration <= MAX_DURATION_S:
         raise HarnessError(
             f"--duration {args.duration:g}s is outside 30..{MAX_DURATION_S:g}s",
@@ -277,29 +300,61 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(options, Console(force_terminal=False) if args.plain else Console())
 
 
-def _print_status(kubeconfig: Path, spec: ClusterSpec) -> None:
-    """Nodes, system pods and each kubelet's live backoff config; fails on a mismatch."""
+def _print_status(kubeconfig: Path, spec: ClusterSpec) -> dict[str, object]:
+    """Nodes, system pods and each kubelet's live backoff config; fails on a mismatch.
+
+    Returns the same as a document for ``--output json``.
+    """
     api = api_client(kubeconfig)
     table = Table(title="nodes")
     for column in ("node", "ready", "kubelet", "profile"):
         table.add_column(column)
-    for status in node_statuses(api):
+    statuses = node_statuses(api)
+    for status in statuses:
         table.add_row(
             status.name,
             "Ready" if status.ready else "NotReady",
             status.kubelet_version,
             status.labels.get("crashloop.harness/profile", "-"),
         )
-    Console().print(table)
+    SCREEN.tables.print(table)
     waiting = unready_system_pods(api)
-    Console().print(
+    SCREEN.tables.print(
         "kube-system: all pods Running and Ready"
         if not waiting
         else f"kube-system waiting: {waiting}"
     )
     rows = lifecycle.live_config_rows(api, spec)
-    Console().print(config_table(rows))
+    SCREEN.tables.print(config_table(rows))
+    document: dict[str, object] = {
+        "cluster": spec.name,
+        "kubeconfig": str(kubeconfig),
+        "nodes": [
+            {
+                "name": status.name,
+                "ready": status.ready,
+                "kubelet": status.kubelet_version,
+                "profile": status.labels.get("crashloop.harness/profile"),
+            }
+            for status in statuses
+        ],
+        "system_pods_waiting": waiting,
+        "live_configs": [
+            {
+                "node": row.node,
+                "worker": row.worker,
+                "profile": row.profile,
+                "kubelet": row.kubelet_version,
+                "max_container_restart_period": row.max_container_restart_period,
+                "feature_gates": row.feature_gates,
+                "expected_delays_s": [d.total_seconds() for d in row.curve.delays(8)],
+                "mismatches": list(row.mismatches),
+            }
+            for row in rows
+        ],
+    }
     lifecycle.check_live_configs(rows)
+    return document
 
 
 def _cmd_matrix(args: argparse.Namespace) -> int:
@@ -310,11 +365,11 @@ def _cmd_matrix(args: argparse.Namespace) -> int:
         releases = [check_kubernetes_version(v) for v in args.versions.split(",") if v.strip()]
         if not releases:
             raise HarnessError("--versions names no release", "e.g. --versions 1.34,1.35")
-        spec_path = Path(args.config)
+        spec_file = spec_path(args.config)
         for pin in releases:
-            load_cluster_spec(spec_path, pin)  # every profile valid on every release, up front
+            load_cluster_spec(spec_file, pin)  # every profile valid on every release, up front
         matrix, where = run_matrix(
-            spec_path,
+            spec_file,
             releases,
             CHECK_PROFILES[args.profile],
             progress,
@@ -323,7 +378,7 @@ def _cmd_matrix(args: argparse.Namespace) -> int:
     if args.markdown:
         with Path(args.markdown).open("a", encoding="utf-8") as markdown:
             markdown.write(markdown_table(matrix))
-    out = Console()
+    out = SCREEN.tables
     out.print(matrix_table(matrix))
     for change in matrix.changes or ["no change in median delay beyond the noise"]:
         out.print(f"  {change}")
@@ -348,6 +403,9 @@ HANDLERS: Final[Mapping[str, Callable[[argparse.Namespace], int]]] = {
     "flakiness": _cmd_flakiness,
     "demo": _cmd_demo,
     "matrix": _cmd_matrix,
+    "config": cmd_config,
+    "kubeconfig": cmd_kubeconfig,
+    "completion": cmd_completion,
 }
 
 
@@ -374,6 +432,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     interrupt_on_hangup_and_terminate()
     args = build_parser().parse_args(argv)
     handler = HANDLERS[args.command]
+    SCREEN.format = getattr(args, "output", "text")
+    if args.runs_dir:
+        os.environ["CRASHLOOP_RUNS_DIR"] = str(Path(args.runs_dir).resolve())
     if timeouts.SCALE_PROBLEM is not None:
         console.print(
             Text("error: ", style="bold red") + Text(timeouts.SCALE_PROBLEM), soft_wrap=True
@@ -384,6 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (HarnessError, ProfileError) as error:
         # Unwrapped and without markup: paths and values stay whole and copyable.
         console.print(Text("error: ", style="bold red") + Text(str(error)), soft_wrap=True)
+        emit({"error": str(error), "exit_code": 2})
         return 2
     except (ApiException, urllib3.exceptions.HTTPError) as error:
         # The API server went away under us: say so in one line, not a traceback.
@@ -393,6 +455,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             soft_wrap=True,
         )
         console.print("  fix: check the cluster with `crashloop status`; `crashloop up` repairs it")
+        emit({"error": f"the Kubernetes API did not answer: {first_line(error)}", "exit_code": 2})
         return 2
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/yellow]")

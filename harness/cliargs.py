@@ -7,17 +7,24 @@ arguments here lets a reader see the whole interface in one place.
 from __future__ import annotations
 
 import argparse
+from importlib import metadata
 from typing import Final
 
+from harness.clihelp import ENVIRONMENT, describe
+from harness.cliout import FORMATS
 from harness.core import pins
-from harness.core.paths import PROJECT_ROOT
+from harness.core.resources import DEFAULT_SPEC_NAME
 from harness.demo import DEFAULT_DURATION_S, MAX_DURATION_S
 from harness.recording.recorder import OBSERVERS
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.scenarios import SCENARIOS
 
-DEFAULT_SPEC: Final = PROJECT_ROOT / "clusters" / "crashloop.yaml"
-REPLAY_DIR: Final = PROJECT_ROOT / "workloads"
+CONFIG_HELP: Final = (
+    "cluster spec: a YAML file or a built-in name (crashloop, gate-only, substrate; "
+    "default crashloop)"
+)
+# `crashloop manifests` writes beside the user, as kubectl users expect.
+REPLAY_DIR: Final = "workloads"
 
 _Commands = argparse._SubParsersAction
 
@@ -26,8 +33,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="crashloop",
         description="See, measure and check how the kubelet restarts crashing containers.",
+        epilog=ENVIRONMENT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=version_text())
+    parser.add_argument(
+        "--runs-dir",
+        metavar="DIR",
+        help="where run directories are written (default ./runs, or $CRASHLOOP_RUNS_DIR)",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     spec = _spec_options(image=False)
     spec_and_image = _spec_options(image=True)
     _add_substrate(commands)
@@ -37,13 +52,43 @@ def build_parser() -> argparse.ArgumentParser:
     _add_flakiness(commands, spec_and_image)
     _add_matrix(commands)
     _add_demo(commands, spec_and_image)
+    _add_completion(commands)
+    describe(commands)
     return parser
+
+
+def version_text() -> str:
+    try:
+        mine = metadata.version("crashloop-harness")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        mine = "unknown"
+    return (
+        f"crashloop-harness {mine} (kind {pins.KIND_VERSION}, Kubernetes "
+        f"{', '.join(pin.version for pin in pins.KUBERNETES.values())}; default "
+        f"{pins.DEFAULT_KUBERNETES.version})"
+    )
+
+
+def _output_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--output",
+        "-o",
+        choices=FORMATS,
+        default="text",
+        help="json: one JSON document on stdout (the summary and its run directory), tables "
+        "on stderr",
+    )
+
+
+def _add_completion(commands: _Commands[argparse.ArgumentParser]) -> None:
+    completion = commands.add_parser("completion", help="print a shell completion script")
+    completion.add_argument("shell", choices=("bash", "zsh", "tcsh"))
 
 
 def _spec_options(*, image: bool) -> argparse.ArgumentParser:
     """--config (and --image): every command that touches the cluster takes them."""
     options = argparse.ArgumentParser(add_help=False)
-    options.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
+    options.add_argument("--config", default=DEFAULT_SPEC_NAME, help=CONFIG_HELP)
     _kubernetes_option(options)
     if image:
         options.add_argument("--image", help="node image to use (must exist locally)")
@@ -85,8 +130,19 @@ def _add_cluster(
         help="create or reuse the cluster and wait until it is Ready",
     )
     up.add_argument("--recreate", action="store_true", help="delete an existing cluster first")
-    commands.add_parser("status", parents=[spec], help="show the cluster's nodes and system pods")
+    status = commands.add_parser(
+        "status", parents=[spec], help="show the cluster's nodes and system pods"
+    )
+    _output_option(status)
     commands.add_parser("down", parents=[spec], help="delete the cluster")
+    commands.add_parser(
+        "config",
+        parents=[spec],
+        help="print the kind config and each worker's kubelet patch (creates nothing)",
+    )
+    commands.add_parser(
+        "kubeconfig", parents=[spec], help="print the path of the cluster's kubeconfig"
+    )
 
 
 def _add_replay(
@@ -101,7 +157,7 @@ def _add_replay(
         help="write the talk's workloads as YAML to replay by hand with kubectl",
     )
     manifests.add_argument(
-        "--output-dir", default=str(REPLAY_DIR), help=f"where to write them (default {REPLAY_DIR})"
+        "--output-dir", default=REPLAY_DIR, help=f"where to write them (default ./{REPLAY_DIR})"
     )
     commands.add_parser(
         "workload-image",
@@ -126,6 +182,7 @@ def _add_measuring(
         help="quick: a few minutes; full: about 11 minutes, every curve at its cap",
     )
     _observer_option(check)
+    _output_option(check)
     scenarios = commands.add_parser(
         "scenarios",
         parents=[spec_and_image],
@@ -134,6 +191,7 @@ def _add_measuring(
     scenarios.add_argument(
         "--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS), help="which"
     )
+    _output_option(scenarios)
     conformance = commands.add_parser(
         "conformance",
         parents=[spec_and_image],
@@ -173,7 +231,7 @@ def _add_matrix(commands: _Commands[argparse.ArgumentParser]) -> None:
         help="run the check on each pinned Kubernetes release in turn; matrix.json, a table and "
         "the behaviour changes between releases",
     )
-    matrix.add_argument("--config", default=str(DEFAULT_SPEC), help="cluster spec (YAML)")
+    matrix.add_argument("--config", default=DEFAULT_SPEC_NAME, help=CONFIG_HELP)
     matrix.add_argument(
         "--versions",
         default=",".join(pin.minor for pin in pins.KUBERNETES.values()),

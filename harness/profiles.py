@@ -1,6 +1,6 @@
 """Worker profiles and the cluster description, loaded and validated up front.
 
-Files (all under ``clusters/``):
+Files (the built-in ones under ``harness/resources/clusters/``):
 
 * ``crashloop.yaml`` — the cluster: its ``name``, an optional ``profilesDir``
   (default ``profiles``, relative to the file) and the ordered ``workers``,

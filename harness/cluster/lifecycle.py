@@ -40,7 +40,7 @@ from harness.core.errors import HarnessError
 from harness.core.paths import state_dir
 from harness.core.proc import run, tail
 from harness.profiles import ClusterSpec
-from harness.substrate.engine import ensure_engine
+from harness.substrate.engine import engine_cgroup_v1, ensure_engine
 from harness.substrate.kindbin import ensure_kind
 from harness.substrate.nodeselect import choose_node_image, kubectl_for
 
@@ -101,7 +101,8 @@ def output_to(log: Path) -> Iterator[None]:
 
 
 def host_is_cgroup_v1() -> bool:
-    return not Path("/sys/fs/cgroup/cgroup.controllers").exists()
+    """Whether kind's nodes get cgroup v1: the engine's host (or VM) decides, not ours."""
+    return engine_cgroup_v1()
 
 
 def raise_inotify_limits() -> None:
@@ -358,6 +359,7 @@ def check_live_configs(rows: list[NodeConfigRow]) -> None:
     if problems:
         raise HarnessError(
             "live kubelet config differs from the profile:\n  " + "\n  ".join(problems),
-            "check the worker's patch under clusters/profiles/ and recreate the cluster "
-            "(`crashloop up --recreate`); a per-node KubeletConfiguration patch is ignored on join",
+            "check the worker's profile patch (`crashloop config` prints it) and recreate the "
+            "cluster (`crashloop up --recreate`); a per-node KubeletConfiguration patch is "
+            "ignored on join",
         )

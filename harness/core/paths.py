@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Final
 
-# harness/core/paths.py: three levels below the checkout.
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+APP: Final = "crashloop-harness"
 
 
 def cache_dir() -> Path:
@@ -15,7 +15,7 @@ def cache_dir() -> Path:
     Outside the checkout so that a fresh clone on the same machine reuses them.
     """
     base = os.environ.get("CRASHLOOP_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "crashloop-harness"
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), APP
     )
     path = Path(base)
     path.mkdir(parents=True, exist_ok=True)
@@ -23,15 +23,27 @@ def cache_dir() -> Path:
 
 
 def state_dir() -> Path:
-    """Per-checkout state: kubeconfig, engine pid and log files, kind patch directories."""
-    path = Path(os.environ.get("CRASHLOOP_STATE_DIR") or PROJECT_ROOT / ".state")
+    """The user's state: kubeconfigs, engine pid and log files, kind patch directories.
+
+    Per user, not per checkout: kind clusters are per docker engine, so two
+    checkouts (or an installed copy) reach the same clusters through it.
+    """
+    base = os.environ.get("CRASHLOOP_STATE_DIR") or os.path.join(
+        os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state"), APP
+    )
+    path = Path(base)
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
+def runs_path() -> Path:
+    """Where run directories go: ./runs where the harness runs, or $CRASHLOOP_RUNS_DIR."""
+    return Path(os.environ.get("CRASHLOOP_RUNS_DIR") or Path.cwd() / "runs")
+
+
 def runs_dir() -> Path:
-    """One directory per run with its records, summary and plots."""
-    path = Path(os.environ.get("CRASHLOOP_RUNS_DIR") or PROJECT_ROOT / "runs")
+    """One directory per run with its records, summary and plots (created on first use)."""
+    path = runs_path()
     path.mkdir(parents=True, exist_ok=True)
     return path
 

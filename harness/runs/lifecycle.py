@@ -9,11 +9,13 @@ a node went silent, and whether the cluster can still be cleaned up.
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Final
 
 from kubernetes import client
 
@@ -77,11 +79,24 @@ class RunSetup:
     recorder: Recorder
 
 
+LATEST: Final = "latest"
+
+
 def new_run_dir(what: str) -> tuple[str, Path]:
+    """A new run directory, named by time, kind and a random suffix; runs/latest points at it."""
     run_id = f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{what}-{uuid.uuid4().hex[:4]}"
     path = runs_dir() / run_id
     path.mkdir(parents=True)
+    point_latest_at(path)
     return run_id, path
+
+
+def point_latest_at(run_dir: Path) -> None:
+    """Move the ``latest`` link beside ``run_dir`` to it, atomically (a reader never misses it)."""
+    link = run_dir.parent / LATEST
+    staging = run_dir.parent / f".{LATEST}.{uuid.uuid4().hex[:8]}"
+    staging.symlink_to(run_dir.name, target_is_directory=True)
+    os.replace(staging, link)
 
 
 def worker_nodes(api: client.ApiClient) -> dict[str, str]:

@@ -7,10 +7,12 @@ are available; one we start is recorded in a pidfile so a second run finds it.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,15 +20,16 @@ from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wa
 
 from harness.core import timeouts
 from harness.core.errors import HarnessError
-from harness.core.paths import PROJECT_ROOT, cache_dir, go_env
+from harness.core.paths import cache_dir, go_env
 from harness.core.proc import run, succeeds
+from harness.core.resources import IMAGES_DIR
 from harness.substrate import hostpkgs
 
 # Linux capability numbers the kind node container asks for when --privileged.
 _CAP_LAST = 40
 _CAP_SYS_RESOURCE = 24
 _WRAPPER_RUNTIME = "crashloop-capwrap"
-_WRAPPER_SOURCE = PROJECT_ROOT / "images" / "runc-capwrap"
+_WRAPPER_SOURCE = IMAGES_DIR / "runc-capwrap"
 _DOCKER_PACKAGE = "docker.io"
 
 INSTALL_FIX = (
@@ -50,8 +53,18 @@ def engine_dir() -> Path:
     return path
 
 
+def host_is_linux() -> bool:
+    return sys.platform.startswith("linux")
+
+
 def missing_capabilities() -> list[int]:
-    """Capabilities (by number) absent from this host's bounding set."""
+    """Capabilities (by number) absent from this host's bounding set.
+
+    Only a Linux host runs the engine itself; elsewhere (Docker Desktop, colima)
+    the engine lives in a VM of its own and this host's capabilities do not matter.
+    """
+    if not host_is_linux():
+        return []
     status = Path("/proc/self/status").read_text()
     for line in status.splitlines():
         if line.startswith("CapBnd:"):
@@ -66,6 +79,24 @@ def engine_answers() -> bool:
 
 def _server_info(template: str) -> str:
     return run(["docker", "info", "--format", template], timeout=timeouts.ENGINE_PROBE).strip()
+
+
+@functools.cache
+def engine_go_arch() -> str:
+    """The engine's architecture as Go names it (amd64, arm64): what node programs are built for."""
+    return run(
+        ["docker", "version", "--format", "{{.Server.Arch}}"], timeout=timeouts.ENGINE_PROBE
+    ).strip()
+
+
+def engine_cgroup_v1() -> bool:
+    """Whether the engine's containers get cgroup v1 (the engine's host or VM decides).
+
+    Falls back to this host's own cgroup mount when no engine answers.
+    """
+    if engine_answers():
+        return _server_info("{{.CgroupVersion}}") == "1"
+    return host_is_linux() and not Path("/sys/fs/cgroup/cgroup.controllers").exists()
 
 
 def ensure_engine() -> Engine:
@@ -86,6 +117,13 @@ def ensure_engine() -> Engine:
             )
         return Engine(_server_info("{{.ServerVersion}}"), started_here, runtime == _WRAPPER_RUNTIME)
 
+    if not host_is_linux():
+        raise HarnessError(
+            f"no Docker engine answers, and on this {sys.platform} host the harness cannot "
+            "install or start one itself",
+            "start Docker Desktop (or colima, or another engine) and check that `docker info` "
+            "answers, then run again",
+        )
     if shutil.which("dockerd") is None:
         install_engine()
     wrapper = _build_wrapper() if needs_wrapper else None
@@ -137,6 +175,8 @@ def _our_engine_pid() -> int | None:
 
 def is_live_dockerd(pid: int) -> bool:
     """Whether ``pid`` is a running dockerd: a stale pidfile's pid may be reused by anything."""
+    if not host_is_linux():
+        return False  # the harness starts engines only on Linux
     try:
         comm = Path(f"/proc/{pid}/comm").read_text().strip()
         stat = Path(f"/proc/{pid}/stat").read_text()

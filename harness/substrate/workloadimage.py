@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Final
 
 from harness.core import timeouts
-from harness.core.paths import PROJECT_ROOT
 from harness.core.proc import run
+from harness.core.resources import WORKLOAD_SOURCE
 from harness.substrate.nodeimage.cache import files_digest
 from harness.substrate.nodeimage.gobuild import build_local
 from harness.substrate.nodeselect import image_exists
 
-SOURCE: Final = PROJECT_ROOT / "workloads" / "program"
+SOURCE: Final = WORKLOAD_SOURCE
 REPOSITORY: Final = "crashloop.local/workload"
 # What the YAML in workloads/ names: the build of the current source, moved to
 # each new build (runs use the content-hash tag, which never moves).

@@ -27,7 +27,7 @@ EXPECTED_LIVE = {
 
 
 def test_every_worker_runs_its_profile(
-    crashloop_cluster: lifecycle.Cluster, node_configs: dict[str, dict[str, Any]]
+    crashloop_cluster: lifecycle.Cluster, crashloop_node_configs: dict[str, dict[str, Any]]
 ) -> None:
     rows = lifecycle.live_config_rows(crashloop_cluster.api(), crashloop_cluster.spec)
     assert [row.mismatches for row in rows if not row.matches] == []
@@ -38,15 +38,15 @@ def test_every_worker_runs_its_profile(
     }
     assert sorted(workers) == sorted(w.name for w in crashloop_cluster.spec.workers)
     for worker in crashloop_cluster.spec.workers:
-        live = node_configs[workers[worker.name]]["kubeletconfig"]
+        live = crashloop_node_configs[workers[worker.name]]["kubeletconfig"]
         period, reduced_gate = EXPECTED_LIVE[worker.profile.name]
         assert live["crashLoopBackOff"]["maxContainerRestartPeriod"] == period, worker.name
         assert live.get("featureGates", {}).get("ReduceDefaultCrashLoopBackOffDecay") == (
             reduced_gate
         ), worker.name
-        assert curve_for(KubeletBackoffConfig.from_configz(node_configs[workers[worker.name]])) == (
-            worker.curve
-        )
+        assert curve_for(
+            KubeletBackoffConfig.from_configz(crashloop_node_configs[workers[worker.name]])
+        ) == (worker.curve)
 
 
 def test_a_changed_profile_is_never_silently_reused(

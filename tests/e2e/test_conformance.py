@@ -14,6 +14,7 @@ import pytest
 from harness.cluster.lifecycle import Cluster
 from harness.model.backoff import BackoffCurve
 from harness.outputs.summaryfile import read_summary
+from harness.plugin.options import ours
 from harness.recording.records import read_attempts
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES
@@ -29,7 +30,7 @@ NS_PER_S = 1_000_000_000
 
 @pytest.fixture(scope="module")
 def conformance(crashloop_cluster: Cluster, pytestconfig: pytest.Config) -> CheckResult:
-    profile = CHECK_PROFILES[pytestconfig.getoption("check_profile")]
+    profile = CHECK_PROFILES[ours(pytestconfig, "check-profile")]
     return run_check(crashloop_cluster, profile, lambda message: print(f"[check] {message}"))
 
 

@@ -26,8 +26,9 @@ def restart_count(core: client.CoreV1Api, namespace: str, name: str) -> int:
 
 
 def test_a_crashing_pod_leaves_full_evidence(
-    crashloop_cluster: Cluster, namespace: str, tmp_path: Path
+    crashloop_cluster: Cluster, crashloop_namespace: str, tmp_path: Path
 ) -> None:
+    namespace = crashloop_namespace
     api = crashloop_cluster.api()
     core = client.CoreV1Api(api)
     image = ensure_image()

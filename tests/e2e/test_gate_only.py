@@ -1,6 +1,6 @@
 """What the alpha gate ReduceDefaultCrashLoopBackOffDecay does alone in v1.35.
 
-A separate small cluster (clusters/gate-only.yaml): one worker with only the
+A separate small cluster (the built-in spec gate-only): one worker with only the
 gate. The measurement decides between the two readings of the kubelet code:
 max 60s (the gate's own cap) or max 300s (the max gate, on by default,
 defaults maxContainerRestartPeriod to 300s and takes precedence). Restart 8
@@ -15,14 +15,14 @@ from datetime import timedelta
 import pytest
 
 from harness.cluster import lifecycle
-from harness.core.paths import PROJECT_ROOT
-from harness.pytest_plugin import ClusterOptions, read_cluster_options, session_cluster
+from harness.core.resources import CLUSTERS_DIR
+from harness.plugin import ClusterOptions, read_cluster_options, session_cluster
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 
 pytestmark = pytest.mark.e2e
 
-GATE_ONLY_SPEC = PROJECT_ROOT / "clusters" / "gate-only.yaml"
+GATE_ONLY_SPEC = CLUSTERS_DIR / "gate-only.yaml"
 # Up to the first delay that differs between the readings, with every restart checked.
 OBSERVATION = CheckProfile(
     "gate-only",

@@ -15,8 +15,10 @@ from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
 from harness.cluster.lifecycle import Cluster
 from harness.core import timeouts
-from harness.core.paths import PROJECT_ROOT
 from harness.recording.records import read_attempts
+
+# The checkout: the interrupted CLI runs from it, writing runs/ there.
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.e2e
 
@@ -38,7 +40,7 @@ def test_sigint_keeps_attempts_marks_summary_and_removes_namespace(
         "CRASHLOOP_RUNS_DIR": str(runs),
         "CRASHLOOP_STATE_DIR": str(crashloop_cluster.kubeconfig.parent),
     }
-    process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, text=True)
+    process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, text=True)
 
     def attempts_recorded() -> int:
         run = _newest_check_run(runs, set())

@@ -12,9 +12,10 @@ import itertools
 
 import pytest
 
-from harness.core.paths import PROJECT_ROOT
 from harness.core.pins import kubernetes_pin
+from harness.core.resources import CLUSTERS_DIR
 from harness.outputs.matrix import MATRIX_FILE
+from harness.plugin.options import ours
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.matrix import run_matrix
 
@@ -32,10 +33,10 @@ def _progress(message: str) -> None:
 
 
 def test_every_release_keeps_its_own_release_s_curve(pytestconfig: pytest.Config) -> None:
-    names = [v for v in pytestconfig.getoption("crashloop_versions").split(",") if v.strip()]
+    names = [v for v in ours(pytestconfig, "versions").split(",") if v.strip()]
     releases = [kubernetes_pin(name) for name in names]
     matrix, where = run_matrix(
-        PROJECT_ROOT / "clusters" / "crashloop.yaml",
+        CLUSTERS_DIR / "crashloop.yaml",
         releases,
         CHECK_PROFILES["quick"],
         _progress,

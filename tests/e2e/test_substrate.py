@@ -1,6 +1,6 @@
 """The cluster substrate: a kind cluster from the chosen v1.35 node image works.
 
-One control-plane and one worker are created from clusters/substrate.yaml,
+One control-plane and one worker are created from the built-in spec substrate,
 checked (versions, Ready nodes, every kube-system pod Running and Ready, a pod
 running on the worker) and deleted.
 """
@@ -23,12 +23,12 @@ from harness.cluster.kube import (
 )
 from harness.core import pins, timeouts
 from harness.core.errors import HarnessError
-from harness.core.paths import PROJECT_ROOT
-from harness.pytest_plugin import ClusterOptions, read_cluster_options, session_cluster
+from harness.core.resources import CLUSTERS_DIR
+from harness.plugin import ClusterOptions, read_cluster_options, session_cluster
 
 pytestmark = pytest.mark.e2e
 
-SUBSTRATE_SPEC = PROJECT_ROOT / "clusters" / "substrate.yaml"
+SUBSTRATE_SPEC = CLUSTERS_DIR / "substrate.yaml"
 
 
 @pytest.fixture(scope="module")

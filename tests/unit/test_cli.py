@@ -16,14 +16,14 @@ from harness.cluster import lifecycle
 from harness.cluster.kube import NodeStatus
 from harness.core import pins
 from harness.core.errors import HarnessError
-from harness.core.paths import PROJECT_ROOT
+from harness.core.resources import CLUSTERS_DIR
 from harness.substrate import engine, nodeselect
 
 
 @pytest.fixture
 def spec_copy(tmp_path: Path) -> Path:
     target = tmp_path / "clusters"
-    shutil.copytree(PROJECT_ROOT / "clusters", target)
+    shutil.copytree(CLUSTERS_DIR, target)
     return target
 
 

@@ -20,9 +20,10 @@ from harness.cluster.kindconfig import (
     worker_patch_dir,
     write_worker_patches,
 )
+from harness.core.resources import CLUSTERS_DIR
 from harness.profiles import ClusterSpec, load_cluster_spec
 
-CLUSTERS = Path(__file__).resolve().parents[2] / "clusters"
+CLUSTERS = CLUSTERS_DIR
 ROOT = PurePosixPath("/var/tmp/crashloop/patches")
 
 

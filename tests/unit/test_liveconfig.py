@@ -10,16 +10,16 @@ import yaml
 
 from harness.cluster.kindconfig import PROFILE_LABEL, WORKER_LABEL
 from harness.cluster.liveconfig import row_for
-from harness.core.paths import PROJECT_ROOT
+from harness.core.resources import CLUSTERS_DIR
 from harness.model.releases import AT_EXPIRY, EVERY_10_15S
 from harness.profiles import load_cluster_spec
 
-SPEC = load_cluster_spec(PROJECT_ROOT / "clusters" / "crashloop.yaml")
+SPEC = load_cluster_spec(CLUSTERS_DIR / "crashloop.yaml")
 LABELS = {WORKER_LABEL: "fast", PROFILE_LABEL: "fast"}
 
 
 def _configz(profile: str, **overrides: Any) -> dict[str, Any]:
-    doc = yaml.safe_load((PROJECT_ROOT / "clusters" / "profiles" / f"{profile}.yaml").read_text())
+    doc = yaml.safe_load((CLUSTERS_DIR / "profiles" / f"{profile}.yaml").read_text())
     return {"kubeletconfig": {**doc, **overrides}}
 
 

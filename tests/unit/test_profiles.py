@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.resources import CLUSTERS_DIR
 from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec, load_profile
 
-CLUSTERS = Path(__file__).resolve().parents[2] / "clusters"
+CLUSTERS = CLUSTERS_DIR
 
 HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
 FAST = HEADER + "crashLoopBackOff:\n  maxContainerRestartPeriod: 2s\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.core.paths import PROJECT_ROOT
+from harness.core.resources import CLUSTERS_DIR
 from harness.model.backoff import FIRST_RESTART_UPPER_BOUND, curve_for, upper_tolerance
 from harness.model.kubeletconfig import KubeletBackoffConfig, validate_config
 from harness.model.releases import (
@@ -23,7 +23,7 @@ from harness.model.releases import (
     release_of,
 )
 
-PROFILES = PROJECT_ROOT / "clusters" / "profiles"
+PROFILES = CLUSTERS_DIR / "profiles"
 S = timedelta(seconds=1)
 ALL = sorted(RELEASES)
 BEFORE_135 = [33, 34]

@@ -6,14 +6,15 @@ from pathlib import Path
 
 import yaml
 
-from harness.core.paths import PROJECT_ROOT
+from harness.core.resources import CLUSTERS_DIR
 from harness.outputs.workloads import NAMESPACE, replay_manifests, write_manifests
 from harness.profiles import load_cluster_spec
 from harness.scenarios import SCENARIOS
 from harness.substrate.workloadimage import STABLE_TAG
 
-WORKLOADS = PROJECT_ROOT / "workloads"
-WORKERS = [w.name for w in load_cluster_spec(PROJECT_ROOT / "clusters" / "crashloop.yaml").workers]
+# The manifests committed at the top of the checkout.
+WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
+WORKERS = [w.name for w in load_cluster_spec(CLUSTERS_DIR / "crashloop.yaml").workers]
 
 
 def test_the_committed_yaml_is_what_the_code_writes() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -19,8 +20,9 @@ from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
 from harness.core import pins, timeouts
 from harness.core.errors import HarnessError
-from harness.core.paths import PROJECT_ROOT
 from harness.core.proc import run, succeeds
+from harness.core.resources import IMAGES_DIR
+from harness.substrate.engine import host_is_linux
 from harness.substrate.nodeimage import components, gobuild, rootfs
 from harness.substrate.nodeimage.cache import digest, files_digest
 from harness.substrate.nodeimage.componentimages import (
@@ -31,7 +33,7 @@ from harness.substrate.nodeimage.componentimages import (
 )
 
 INPUTS_LABEL: Final = "crashloop.harness/inputs"
-IMAGES_DIR: Final = PROJECT_ROOT / "images"
+
 _NODE_FILES: Final = IMAGES_DIR / "node" / "files"
 
 Progress = Callable[[str], None]
@@ -86,6 +88,15 @@ def build_node_image(
     if image_label(tag, INPUTS_LABEL) == key:
         progress(f"{tag} is up to date (inputs {key})")
         return tag
+    if not host_is_linux():
+        official = pin.official_node_image
+        raise HarnessError(
+            f"the offline node image build (debootstrap, Go builds, docker import) runs only on "
+            f"a Linux host, not on {sys.platform}",
+            f"pull kind's image instead: `docker pull {official}`"
+            if official
+            else f"build {tag} on a Linux machine and `docker save`/`docker load` it here",
+        )
 
     progress("Debian rootfs (debootstrap)")
     rootfs_image = _rootfs_image()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from harness.core import pins
-from harness.core.paths import PROJECT_ROOT
+from harness.core.resources import IMAGES_DIR
 from harness.substrate.nodeimage.gobuild import GoComponent, ModuleOrigin
 
 KUBERNETES_COMMANDS: Final = (
@@ -134,7 +134,7 @@ def etcd(pin: pins.KubernetesPin) -> GoComponent:
         version=pin.etcd_version,
         packages=("go.etcd.io/etcd/server/v3/etcdmain",),
         sibling_version=_etcd_sibling_version,
-        own_main=PROJECT_ROOT / "images" / "node" / "etcd" / "main.go",
+        own_main=IMAGES_DIR / "node" / "etcd" / "main.go",
     )
 
 

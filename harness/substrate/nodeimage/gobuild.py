@@ -22,6 +22,7 @@ from harness.core.errors import HarnessError
 from harness.core.paths import go_env
 from harness.core.proc import run
 from harness.substrate import hostpkgs
+from harness.substrate.engine import engine_go_arch
 from harness.substrate.nodeimage.cache import cached_dir, digest, files_digest
 
 GO_FIX = (
@@ -187,15 +188,20 @@ def _build_into(component: GoComponent, out: Path) -> None:
 
 
 def build_local(source: Path, name: str) -> Path:
-    """Build a main package of this project (no dependencies); returns its bin directory."""
-    key = digest("local", files_digest(source.glob("*"), source), go_version())
+    """Build a main package of this project (no dependencies); returns its bin directory.
+
+    For Linux on the engine's architecture, whatever the host: the programs
+    run in the engine's containers (a laptop's Docker Desktop is a Linux VM).
+    """
+    arch = engine_go_arch()
+    key = digest("local", files_digest(source.glob("*"), source), go_version(), "linux", arch)
 
     def _build(out: Path) -> None:
         (out / "bin").mkdir()
         run(
             ["go", "build", "-trimpath", "-ldflags", "-s -w", "-o", str(out / "bin" / name), "."],
             cwd=str(source),
-            env={**go_env(), "CGO_ENABLED": "0"},
+            env={**go_env(), "CGO_ENABLED": "0", "GOOS": "linux", "GOARCH": arch},
             fix=GO_FIX,
             timeout=timeouts.GO_BUILD,
         )

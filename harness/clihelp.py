@@ -1,0 +1,129 @@
+"""What each `crashloop` command's --help says beyond its one line: what it does, exit codes.
+
+Kept apart from the argument definitions (:mod:`harness.cliargs`) so the
+prose can be read and reviewed as prose.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Final
+
+# What a run's exit code means; the same for every command that measures.
+MEASURING_CODES: Final = """exit codes:
+  0    every verdict passed
+  1    a verdict failed: the run directory (runs/latest) has the summary, plots and evidence
+  2    bad input, or set-up failed before anything was measured (the message names the fix)
+  130  interrupted (Ctrl-C, SIGTERM, SIGHUP): what was measured is judged and kept"""
+
+SETUP_CODES: Final = """exit codes:
+  0    done
+  2    bad input or a set-up error (the message names the fix)
+  130  interrupted"""
+
+STATUS_CODES: Final = """exit codes:
+  0    the cluster is up and every kubelet runs its profile's backoff config
+  2    no such cluster, the engine is down, or a kubelet's live config differs from its profile"""
+
+ENVIRONMENT: Final = """environment:
+  CRASHLOOP_RUNS_DIR       where run directories go (default ./runs; --runs-dir sets it)
+  CRASHLOOP_STATE_DIR      kubeconfigs, kind configs and patches (default
+                           $XDG_STATE_HOME/crashloop-harness or ~/.local/state/crashloop-harness)
+  CRASHLOOP_CACHE_DIR      build caches: Go, kind, node image parts (default
+                           $XDG_CACHE_HOME/crashloop-harness or ~/.cache/crashloop-harness)
+  CRASHLOOP_TIMEOUT_SCALE  multiply every timeout (a slow machine: 2)
+  CRASHLOOP_DEBIAN_MIRROR  Debian mirror for the offline node image's rootfs"""
+
+# name -> (what it does, in a few sentences; which exit codes apply)
+DESCRIPTIONS: Final[dict[str, tuple[str, str]]] = {
+    "engine": (
+        "Find a running Docker engine, or install (apt) and start one. On hosts that cannot "
+        "grant every capability a kind node asks for, a runc wrapper becomes the default "
+        "runtime.",
+        SETUP_CODES,
+    ),
+    "kind": ("Print the path of the pinned kind, built from its Go module if needed.", SETUP_CODES),
+    "node-image": (
+        "Choose the node image of a pinned Kubernetes release: kind's official image when it "
+        "can be pulled, else an offline build from Debian packages and Go modules (about 18 "
+        "minutes from empty caches, nothing when its inputs did not change).",
+        SETUP_CODES,
+    ),
+    "up": (
+        "Create the cluster of a spec (a control plane, one worker per kubelet profile), or "
+        "reuse a running one made from the same spec; repair one whose containers stopped. "
+        "Waits until every node is Ready and checks each kubelet's live config.",
+        SETUP_CODES,
+    ),
+    "status": (
+        "Show the cluster's nodes, its system pods and each kubelet's live backoff config "
+        "(from /configz) against its profile.",
+        STATUS_CODES,
+    ),
+    "down": ("Delete the cluster.", SETUP_CODES),
+    "config": (
+        "Print what the harness applies, without creating anything: the kind cluster config "
+        "and each worker's KubeletConfiguration patch, the recipe to copy to your own nodes.",
+        SETUP_CODES,
+    ),
+    "kubeconfig": (
+        "Print the path of the cluster's kubeconfig, for `export KUBECONFIG=$(crashloop "
+        "kubeconfig)` and a second pane with kubectl.",
+        STATUS_CODES,
+    ),
+    "manifests": (
+        "Write the talk's workloads as YAML, generated from the code the harness deploys, to "
+        "replay by hand with kubectl.",
+        SETUP_CODES,
+    ),
+    "workload-image": (
+        "Build the workload image, load it into every node and link the cluster's kubectl.",
+        SETUP_CODES,
+    ),
+    "check": (
+        "The conformance check: a bare crashing container on every worker, each restart "
+        "recorded from the container runtime, judged against the curve the worker's live "
+        "kubelet config gives. A restart not seen, a level not confirmed or an observation "
+        "cut short fails the check.",
+        MEASURING_CODES,
+    ),
+    "scenarios": (
+        "The talk's scenarios on every worker, one scenario at a time, each with its headline "
+        "number against the model.",
+        MEASURING_CODES,
+    ),
+    "conformance": (
+        "The nightly job: the full check, then every scenario, plots and a report.",
+        MEASURING_CODES,
+    ),
+    "flakiness": (
+        "Run the check many times in a row on one cluster (or pool finished runs): the pass "
+        "count and the spread of the overshoot.",
+        MEASURING_CODES,
+    ),
+    "matrix": (
+        "The check on each pinned Kubernetes release in turn, each on a cluster of its own; "
+        "matrix.json, a table, a plot and the behaviour changes between neighbouring releases. "
+        "With --from, line up check runs already made.",
+        MEASURING_CODES,
+    ),
+    "demo": (
+        "The talk's demo: set up, watch every worker restart its crashing container live, "
+        "then plots and a report.",
+        MEASURING_CODES,
+    ),
+    "completion": (
+        "Print a shell completion script: `crashloop completion bash > "
+        "/etc/bash_completion.d/crashloop`, or `source <(crashloop completion bash)`.",
+        SETUP_CODES,
+    ),
+}
+
+
+def describe(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Give every subcommand its description and exit codes (a test checks none is missing)."""
+    for name, parser in commands.choices.items():
+        details, codes = DESCRIPTIONS[name]
+        parser.description = details
+        parser.epilog = codes
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The distribution as a user gets it: the wheel built from this checkout,
+# installed into a clean virtualenv outside it, its CLI run and its pytest
+# fixtures used by a suite (examples/) that lives outside the checkout too.
+# The suite's cluster is kept (the e2e tests that follow reuse it); on a
+# failure the work directory is kept as well, with the suite's runs/.
+set -o errexit -o nounset -o pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/crashloop-wheel.XXXXXX")
+keep_on_failure() {
+  status=$?
+  if [ "$status" -eq 0 ]; then rm -rf "$work"; else echo "wheel check failed; kept $work" >&2; fi
+}
+trap keep_on_failure EXIT
+
+started=$SECONDS
+"$root/.venv/bin/pip" wheel --quiet --no-deps --wheel-dir "$work/dist" "$root"
+python3 -m venv "$work/venv"
+"$work/venv/bin/pip" install --quiet "$work"/dist/*.whl
+echo "wheel built and installed in $((SECONDS - started)) s: $(basename "$work"/dist/*.whl)"
+
+cp -r "$root/examples" "$work/suite"
+cd "$work/suite"
+export PATH="$work/venv/bin:$PATH"
+crashloop --version
+crashloop --help >/dev/null
+crashloop check --help >/dev/null
+crashloop config >/dev/null
+# Both plugins (ours and pytest-kind's) load with no -p workaround.
+pytest --co -q --strict-markers >/dev/null
+pytest --strict-markers -p no:cacheprovider --crashloop-keep always
+echo "wheel check passed in $((SECONDS - started)) s"

@@ -1,0 +1,176 @@
+"""The pytest plugin as a user's suite meets it: beside pytest-kind, options, markers, output."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from harness.core import pins
+
+USAGE_ERROR = pytest.ExitCode.USAGE_ERROR
+
+
+def test_both_plugins_load_together_and_offer_their_options(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    assert result.ret == pytest.ExitCode.OK
+    text = result.stdout.str()
+    for option in ("--crashloop-config", "--crashloop-kubernetes", "--crashloop-keep"):
+        assert option in text
+    # pytest-kind's own, used by this plugin rather than defined twice.
+    for option in ("--cluster-name", "--keep-cluster", "--kind-image", "--kind-bin"):
+        assert text.count(option) >= 1
+
+
+def test_the_markers_are_registered_for_strict_markers(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.conformance
+        @pytest.mark.scenarios
+        @pytest.mark.e2e
+        @pytest.mark.matrix
+        def test_marked():
+            pass
+        """
+    )
+    result = pytester.runpytest("--strict-markers")
+    result.assert_outcomes(passed=1)
+
+
+def test_ini_settings_choose_the_release_and_the_command_line_wins(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\ncrashloop_kubernetes = 1.34\ncrashloop_keep = never\n")
+    pytester.makepyfile(
+        """
+        def test_options(crashloop_cluster_options, request):
+            expected = request.config.getoption("crashloop_kubernetes") or "1.34"
+            assert crashloop_cluster_options.spec.kubernetes.minor == expected
+            assert crashloop_cluster_options.keep == "never"
+        """
+    )
+    from_ini = pytester.runpytest()
+    from_ini.assert_outcomes(passed=1)
+    assert "Kubernetes v1.34.11" in from_ini.stdout.str()
+    from_line = pytester.runpytest("--crashloop-kubernetes", "1.36")
+    from_line.assert_outcomes(passed=1)
+    assert "Kubernetes v1.36.4" in from_line.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (("--crashloop-kubernetes", "1.99"), "1.99"),
+        (("--crashloop-config", "no-such-spec"), "gate-only"),
+        (("--crashloop-versions", "1.35,latest"), "latest"),
+        (("--kind-bin", "/nonexistent/kind"), "/nonexistent/kind"),
+    ],
+)
+def test_bad_values_are_refused_once_at_start(
+    pytester: pytest.Pytester, args: tuple[str, ...], named: str
+) -> None:
+    pytester.makepyfile("def test_a(): pass\ndef test_b(): pass\n")
+    result = pytester.runpytest(*args)
+    assert result.ret == USAGE_ERROR
+    errors = result.stderr.str()
+    assert named in errors
+    assert errors.count("ERROR:") == 1
+
+
+def test_a_bad_ini_choice_names_the_key_and_the_choices(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ncrashloop_keep = sometimes\n")
+    result = pytester.runpytest()
+    assert result.ret == USAGE_ERROR
+    assert "crashloop_keep = 'sometimes'" in result.stderr.str()
+    assert "never, on-failure, always" in result.stderr.str()
+
+
+def test_every_fixture_is_prefixed_and_explained(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--fixtures")
+    text = result.stdout.str()
+    for fixture in (
+        "crashloop_cluster",
+        "crashloop_api",
+        "crashloop_node_configs",
+        "crashloop_namespace",
+        "crashloop_kind_cluster",
+        "crashloop_workload_image",
+        "crashloop_cluster_options",
+        "crashloop_progress",
+    ):
+        line = next(line for line in text.splitlines() if line.startswith(fixture + " "))
+        following = text.splitlines()[text.splitlines().index(line) + 1]
+        assert following.strip(), f"{fixture} has no docstring"
+
+
+def test_progress_reaches_the_terminal_while_output_is_captured(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        def test_progress(crashloop_progress):
+            crashloop_progress("building the node image")
+            print("captured, not shown")
+        """
+    )
+    result = pytester.runpytest()  # capture on, as by default
+    result.assert_outcomes(passed=1)
+    assert "[crashloop] 0:00 building the node image" in result.stdout.str()
+    assert "captured, not shown" not in result.stdout.str()
+    # A suite that measured nothing leaves no runs/ behind.
+    assert not (pytester.path / "runs").exists()
+
+
+def test_pytest_kind_keep_cluster_means_keep_always(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--keep-cluster", "--co")
+    assert "keep always" in result.stdout.str()
+
+
+def test_parallel_workers_are_refused_when_a_test_uses_the_cluster(
+    pytester: pytest.Pytester,
+) -> None:
+    # What pytest-xdist gives each worker; the plugin must refuse from there.
+    pytester.makeconftest(
+        """
+        def pytest_configure(config):
+            config.workerinput = {"workercount": 2, "workerid": "gw0"}
+        """
+    )
+    pytester.makepyfile("def test_cluster(crashloop_cluster_options): pass\n")
+    result = pytester.runpytest()
+    assert result.ret == USAGE_ERROR
+    assert "-n 0" in result.stderr.str()
+
+
+def test_parallel_workers_without_the_cluster_are_left_alone(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+        def pytest_configure(config):
+            config.workerinput = {"workercount": 2, "workerid": "gw0"}
+        """
+    )
+    pytester.makepyfile("def test_plain(): pass\n")
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_importing_the_plugin_loads_neither_the_client_nor_the_cluster_code() -> None:
+    probe = (
+        "import sys, harness.plugin; "
+        "print(sorted(m for m in ('kubernetes', 'harness.cluster.lifecycle', 'pytest_kind') "
+        "if m in sys.modules))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert loaded == "[]"
+
+
+def test_the_header_names_cluster_release_and_keep_policy(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--co")
+    text = result.stdout.str()
+    assert f"cluster crashloop (Kubernetes {pins.DEFAULT_KUBERNETES.version})" in text
+    assert f"kind {pins.KIND_VERSION}" in text
+    assert "keep on-failure" in text
