@@ -19,7 +19,14 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.cliargs import build_parser
-from harness.cliinfo import cmd_completion, cmd_config, cmd_kubeconfig, spec_of
+from harness.cliinfo import (
+    cmd_completion,
+    cmd_config,
+    cmd_kubeconfig,
+    cmd_rbac,
+    existing_cluster,
+    spec_of,
+)
 from harness.cliout import SCREEN, emit
 from harness.cluster import lifecycle
 from harness.cluster.kube import api_client, node_statuses, unready_system_pods
@@ -48,7 +55,7 @@ from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec
 from harness.recording.recorder import Observer
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES
-from harness.runs.lifecycle import new_run_dir
+from harness.runs.lifecycle import Target, new_run_dir
 from harness.runs.matrix import matrix_from_runs, run_matrix
 from harness.runs.scenarios import ScenarioRun, run_scenarios
 from harness.runs.series import Series, checks_in_a_row, summaries_in
@@ -153,9 +160,18 @@ def _cmd_workload_image(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    spec = spec_of(args)
-    up = lifecycle.up(spec, progress, image=args.image)
-    result, summary = _run_and_report_check(up, args.profile, args.observer)
+    target: Target
+    if args.kubeconfig:
+        target = existing_cluster(args)
+    elif args.nodes or args.node_selector or args.context or args.namespace:
+        raise HarnessError(
+            "--nodes, --node-selector, --context and --namespace choose nodes of an existing "
+            "cluster, and need --kubeconfig",
+            "add --kubeconfig PATH, or leave them out to check the harness's own cluster",
+        )
+    else:
+        target = lifecycle.up(spec_of(args), progress, image=args.image)
+    result, summary = _run_and_report_check(target, args.profile, args.observer)
     report = write_report(result.run_dir, summary, result.attempts)
     write_job_summary(summary, result.run_dir)
     SCREEN.tables.print(f"results in {result.run_dir}; report: {report}")
@@ -172,7 +188,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _run_and_report_check(
-    up: lifecycle.Cluster, profile_name: str, observer: Observer = "events"
+    up: Target, profile_name: str, observer: Observer = "events"
 ) -> tuple[CheckResult, RunSummary]:
     profile = CHECK_PROFILES[profile_name]
     seen: dict[str, int] = {}
@@ -406,6 +422,7 @@ HANDLERS: Final[Mapping[str, Callable[[argparse.Namespace], int]]] = {
     "config": cmd_config,
     "kubeconfig": cmd_kubeconfig,
     "completion": cmd_completion,
+    "rbac": cmd_rbac,
 }
 
 

@@ -143,6 +143,9 @@ def _add_cluster(
     commands.add_parser(
         "kubeconfig", parents=[spec], help="print the path of the cluster's kubeconfig"
     )
+    commands.add_parser(
+        "rbac", help="print the least-privilege role for checking an existing cluster (YAML)"
+    )
 
 
 def _add_replay(
@@ -183,6 +186,7 @@ def _add_measuring(
     )
     _observer_option(check)
     _output_option(check)
+    _existing_cluster_options(check)
     scenarios = commands.add_parser(
         "scenarios",
         parents=[spec_and_image],
@@ -294,6 +298,36 @@ def _kubernetes_option(parser: argparse.ArgumentParser) -> None:
         help=f"Kubernetes release of the nodes: {pinned} (default "
         f"{pins.DEFAULT_KUBERNETES.minor}); another than the default gets a cluster of its own, "
         "named after it",
+    )
+
+
+def _existing_cluster_options(parser: argparse.ArgumentParser) -> None:
+    existing = parser.add_argument_group(
+        "an existing cluster (no docker, no kind: the kubeconfig's credentials alone)"
+    )
+    existing.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        help="check the kubelets of the cluster this kubeconfig reaches instead of the "
+        "harness's own; each selected node is judged against its own live /configz",
+    )
+    existing.add_argument("--context", help="the kubeconfig context (default: its current one)")
+    existing.add_argument("--nodes", metavar="NODE[,NODE...]", help="the nodes to check, by name")
+    existing.add_argument(
+        "--node-selector",
+        metavar="SELECTOR",
+        help="the nodes to check, by label: key or key=value, comma-separated (all must match)",
+    )
+    existing.add_argument(
+        "--workload-image",
+        metavar="REF",
+        help="the crashing workload's image as the nodes can pull it (default: the harness's "
+        "local build, present only where it was loaded, as on its own kind clusters)",
+    )
+    existing.add_argument(
+        "--namespace",
+        help="run in this prepared namespace (harness/resources/rbac/crashloop-check.yaml); "
+        "default: create one and delete it afterwards",
     )
 
 

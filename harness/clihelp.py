@@ -71,6 +71,12 @@ DESCRIPTIONS: Final[dict[str, tuple[str, str]]] = {
         "kubeconfig)` and a second pane with kubectl.",
         STATUS_CODES,
     ),
+    "rbac": (
+        "Print the namespace, ServiceAccount and roles `crashloop check --kubeconfig` needs on "
+        "an existing cluster: nodes and their kubelets' /configz and /metrics read, pods in "
+        "its own namespace; nothing cluster-wide that writes. Apply it as an admin.",
+        SETUP_CODES,
+    ),
     "manifests": (
         "Write the talk's workloads as YAML, generated from the code the harness deploys, to "
         "replay by hand with kubectl.",
@@ -84,7 +90,9 @@ DESCRIPTIONS: Final[dict[str, tuple[str, str]]] = {
         "The conformance check: a bare crashing container on every worker, each restart "
         "recorded from the container runtime, judged against the curve the worker's live "
         "kubelet config gives. A restart not seen, a level not confirmed or an observation "
-        "cut short fails the check.",
+        "cut short fails the check. With --kubeconfig, the nodes of an existing cluster "
+        "instead, through the API alone: each attempt's times from the workload's own report "
+        "in the pod status, each node against its own live config.",
         MEASURING_CODES,
     ),
     "scenarios": (

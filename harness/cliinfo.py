@@ -1,9 +1,10 @@
-"""`crashloop config`, `kubeconfig` and `completion`: print what the harness knows."""
+"""What the CLI reads before it runs: specs, an existing cluster; `config`, `kubeconfig`."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import shtab
 import yaml
@@ -11,17 +12,31 @@ import yaml
 from harness.cliargs import build_parser
 from harness.cluster import lifecycle
 from harness.cluster.kindconfig import render_kind_config_yaml
+from harness.cluster.remote import RemoteCluster, connect
 from harness.core import pins
 from harness.core.errors import HarnessError
 from harness.core.paths import state_dir
-from harness.core.resources import spec_path
+from harness.core.resources import RESOURCES, spec_path
 from harness.profiles import ClusterSpec, load_cluster_spec
 from harness.substrate.nodeselect import check_kubernetes_version
+from harness.substrate.workloadimage import image_tag
 
 
 def spec_of(args: argparse.Namespace) -> ClusterSpec:
     """The cluster spec of --config for the --kubernetes release (refused before anything runs)."""
     return load_cluster_spec(spec_path(args.config), check_kubernetes_version(args.kubernetes))
+
+
+def existing_cluster(args: argparse.Namespace) -> RemoteCluster:
+    """The existing cluster the options name, its nodes chosen and Ready; nothing created."""
+    return connect(
+        Path(args.kubeconfig),
+        context=args.context,
+        nodes=[n.strip() for n in (args.nodes or "").split(",") if n.strip()],
+        selector=args.node_selector,
+        workload_image=args.workload_image or image_tag(),
+        namespace=args.namespace,
+    )
 
 
 def config_text(spec: ClusterSpec, *, cgroup_v1: bool) -> str:
@@ -59,6 +74,11 @@ def cmd_kubeconfig(args: argparse.Namespace) -> int:
             f"no kubeconfig for cluster {spec.name} at {path}", f"run `crashloop up{flag}`"
         )
     print(path)
+    return 0
+
+
+def cmd_rbac(_args: argparse.Namespace) -> int:
+    sys.stdout.write((RESOURCES / "rbac" / "crashloop-check.yaml").read_text())
     return 0
 
 

@@ -115,3 +115,7 @@ DOCKER_REMOVE: Final = _s(120.0)
 BUILD_CONTAINER_EXEC: Final = _s(300.0)
 BUILD_IMAGE_IMPORT: Final = _s(900.0)
 BUILD_PROBE: Final = _s(10.0)
+
+# A whole quick check run by a test as a child process: its observation
+# window (at most 420 s) plus set-up, judgement and clean-up.
+CHECK_SUBPROCESS: Final = _s(900.0)

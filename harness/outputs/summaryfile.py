@@ -105,6 +105,8 @@ def _observer_from(obj: _Obj) -> ObserverCost:
         latency_max_ms=obj.opt_number("latency_max_ms"),
         reconciled=obj.integer("reconciled"),
         reconnects=obj.integer("reconnects"),
+        api_requests=_opt_new_int(obj, "api_requests"),
+        watch_events=_opt_new_int(obj, "watch_events"),
     )
 
 
@@ -147,6 +149,13 @@ def _worker_from(obj: _Obj) -> WorkerSummary:
         start_latency_median_s=_opt_new_number(obj, "start_latency_median_s"),
         start_latency_max_s=_opt_new_number(obj, "start_latency_max_s"),
     )
+
+
+def _opt_new_int(obj: _Obj, key: str) -> int | None:
+    """An integer field newer than some summaries on disk: absent or null reads as None."""
+    if not obj.has(key) or not isinstance(obj.raw, dict) or obj.raw.get(key) is None:
+        return None
+    return obj.integer(key)
 
 
 def _opt_new_number(obj: _Obj, key: str) -> float | None:

@@ -11,7 +11,8 @@ the kubernetes client and the cluster code load when a fixture needs them.
 Fixtures (all prefixed ``crashloop_``; ``pytest --fixtures`` explains each):
 ``crashloop_cluster``, ``crashloop_api``, ``crashloop_node_configs``,
 ``crashloop_namespace``, ``crashloop_workload_image``, ``crashloop_kind_cluster``,
-``crashloop_cluster_options``, ``crashloop_progress``.
+``crashloop_cluster_options``, ``crashloop_progress``, and ``crashloop_existing_cluster``
+for a cluster reached by a kubeconfig alone.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from pytest_kind import KindCluster
 
     from harness.cluster.lifecycle import Cluster
+    from harness.cluster.remote import RemoteCluster
 
 __all__ = ["ClusterOptions", "read_cluster_options", "session_cluster"]
 
@@ -203,6 +205,38 @@ def crashloop_cluster(
     Deleted after the session unless kept (--crashloop-keep, --keep-cluster).
     """
     yield from session_cluster(request, crashloop_cluster_options)
+
+
+@pytest.fixture(scope="session")
+def crashloop_existing_cluster(pytestconfig: pytest.Config) -> RemoteCluster:
+    """An existing cluster reached by --crashloop-existing-kubeconfig alone, its nodes chosen.
+
+    Nothing is created here; ``run_check(crashloop_existing_cluster, ...)`` runs the check on
+    it through the API (no docker, no kind), each node against its own live config.
+    """
+    from harness.cluster.remote import connect
+    from harness.core.errors import HarnessError
+    from harness.substrate.workloadimage import image_tag
+
+    kubeconfig = ours(pytestconfig, "existing-kubeconfig")
+    if not kubeconfig:
+        pytest.fail(
+            "crashloop_existing_cluster needs --crashloop-existing-kubeconfig PATH "
+            "(and --crashloop-existing-nodes or --crashloop-existing-node-selector)",
+            pytrace=False,
+        )
+    nodes = ours(pytestconfig, "existing-nodes")
+    try:
+        return connect(
+            Path(kubeconfig),
+            context=ours(pytestconfig, "existing-context") or None,
+            nodes=[n.strip() for n in nodes.split(",") if n.strip()],
+            selector=ours(pytestconfig, "existing-node-selector") or None,
+            workload_image=ours(pytestconfig, "workload-image") or image_tag(),
+            namespace=ours(pytestconfig, "existing-namespace") or None,
+        )
+    except HarnessError as error:
+        pytest.fail(str(error), pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -84,6 +84,13 @@ OPTIONS: Final = (
         ",".join(pin.minor for pin in pins.KUBERNETES.values()),
     ),
     OurOption("runs-dir", "where run directories are written (default ./runs)", ""),
+    # An existing cluster (crashloop_existing_cluster): a kubeconfig alone, no docker.
+    OurOption("existing-kubeconfig", "an existing cluster's kubeconfig (no docker, no kind)", ""),
+    OurOption("existing-context", "its context (default: the kubeconfig's current one)", ""),
+    OurOption("existing-nodes", "its nodes to check, by name, comma-separated", ""),
+    OurOption("existing-node-selector", "its nodes to check, by label (key or key=value)", ""),
+    OurOption("existing-namespace", "a namespace prepared with `crashloop rbac`", ""),
+    OurOption("workload-image", "the crashing workload's image as the nodes can pull it", ""),
 )
 _BY_NAME: Final = {option.name: option for option in OPTIONS}
 

@@ -57,10 +57,18 @@ def pod_for_worker(
     containers: list[dict[str, Any]],
     init_containers: list[dict[str, Any]] | None = None,
     restart_policy: str = "Always",
+    node: str | None = None,
 ) -> dict[str, Any]:
-    """A pod on ``worker``, labelled with the run and its role in it."""
+    """A pod on ``worker``, labelled with the run and its role in it.
+
+    On the harness's own cluster a worker is a node label; on an existing
+    cluster ``node`` names the node itself and the pod is bound to it.
+    """
+    placement: dict[str, Any] = (
+        {"nodeName": node} if node is not None else {"nodeSelector": {WORKER_LABEL: worker}}
+    )
     spec: dict[str, Any] = {
-        "nodeSelector": {WORKER_LABEL: worker},
+        **placement,
         "restartPolicy": restart_policy,
         # The harness deletes its pods; no need to wait for a graceful stop.
         "terminationGracePeriodSeconds": 1,
@@ -85,14 +93,16 @@ def pod_for_worker(
     }
 
 
-def crashing_pod(worker: str, run_id: str, image: str, exit_code: int = 1) -> dict[str, Any]:
+def crashing_pod(
+    worker: str, run_id: str, image: str, exit_code: int = 1, *, node: str | None = None
+) -> dict[str, Any]:
     """The bare conformance workload: a container that exits at once, forever."""
     args = ["--mode", "exit", "--exit-code", str(exit_code)]
-    return conformance_pod(f"crash-{worker}", worker, run_id, image, args)
+    return conformance_pod(f"crash-{worker}", worker, run_id, image, args, node=node)
 
 
 def conformance_pod(
-    name: str, worker: str, run_id: str, image: str, args: list[str]
+    name: str, worker: str, run_id: str, image: str, args: list[str], *, node: str | None = None
 ) -> dict[str, Any]:
     """A conformance pod: the workload with ``args`` (plus its record dir) as its one container."""
     return pod_for_worker(
@@ -101,6 +111,7 @@ def conformance_pod(
         run_id=run_id,
         role="conformance",
         containers=[workload_container(MAIN_CONTAINER, image, [*args, "--record-dir", RECORD_DIR])],
+        node=node,
     )
 
 

@@ -68,6 +68,10 @@ class ObserverCost:
     latency_max_ms: float | None
     reconciled: int = 0
     reconnects: int = 0
+    # The harness's own load on the API server: list and watch requests made,
+    # and the watch events they delivered (None where not counted).
+    api_requests: int | None = None
+    watch_events: int | None = None
 
     @property
     def harness_per_min_s(self) -> float:
@@ -99,6 +103,8 @@ class ObserverCost:
             "latency_max_ms": self.latency_max_ms,
             "reconciled": self.reconciled,
             "reconnects": self.reconnects,
+            "api_requests": self.api_requests,
+            "watch_events": self.watch_events,
         }
 
     def headline(self) -> str:
@@ -192,6 +198,8 @@ def observer_cost(
     records: Sequence[AttemptRecord],
     reconciled: int = 0,
     reconnects: int = 0,
+    api_requests: int | None = None,
+    watch_events: int | None = None,
 ) -> ObserverCost:
     """The cost between two readings, and the latency of every stamped attempt."""
     latencies = sorted(observation_latencies_ms(records))
@@ -211,6 +219,8 @@ def observer_cost(
         latency_max_ms=latencies[-1] if latencies else None,
         reconciled=reconciled,
         reconnects=reconnects,
+        api_requests=api_requests,
+        watch_events=watch_events,
     )
 
 

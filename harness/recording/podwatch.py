@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from kubernetes import client, watch
@@ -19,11 +20,24 @@ from kubernetes import client, watch
 from harness.core import timeouts
 from harness.model.backoff import parse_backoff_message
 from harness.recording.records import AttemptKey
+from harness.recording.selfreport import SelfReport, parse_self_report
 
 WATCH_WINDOW_S: Final = 60
 # After a failed watch request, ask again this soon (a period, not a wait).
 WATCH_RETRY_S: Final = 1.0
 _GONE: Final = 410
+
+
+@dataclass(frozen=True)
+class Ended:
+    """An attempt the pod status shows as terminated, with the workload's own report."""
+
+    pod: str
+    node: str
+    container_id: str
+    exit_code: int | None
+    reason: str
+    report: SelfReport | None
 
 
 class Note(Protocol):
@@ -36,6 +50,7 @@ class Note(Protocol):
         reported: float | None = None,
         started: str | None = None,
         finished: str | None = None,
+        ended: Ended | None = None,
     ) -> None: ...
 
 
@@ -53,6 +68,9 @@ class PodWatch:
         self.api = api
         self.namespace = namespace
         self.relists = 0
+        # The API load of the watch: list and watch requests, events delivered.
+        self.requests = 0
+        self.events = 0
         self._note = note
         self._problem = problem
         self._stop = stop
@@ -71,6 +89,7 @@ class PodWatch:
                         self.observe_pod(pod)
                     resource_version = listed.metadata.resource_version
                     self.relists += 1
+                    self.requests += 1
                 stream = watch.Watch().stream(
                     core.list_namespaced_pod,
                     self.namespace,
@@ -78,7 +97,9 @@ class PodWatch:
                     timeout_seconds=WATCH_WINDOW_S,
                     _request_timeout=WATCH_WINDOW_S + timeouts.API_REQUEST,
                 )
+                self.requests += 1
                 for event in stream:
+                    self.events += 1
                     if self._stop.is_set():
                         break
                     if event["type"] == "ERROR":
@@ -120,7 +141,12 @@ class PodWatch:
             terminated = status.state.terminated if status.state else None
             if terminated is not None:
                 started, finished = _times(terminated)
-                self._note((uid, status.name, restarts), started=started, finished=finished)
+                self._note(
+                    (uid, status.name, restarts),
+                    started=started,
+                    finished=finished,
+                    ended=_ended(pod, terminated),
+                )
             # While the container waits out its back-off (a waiting state with the
             # kubelet's reason), the kubelet has moved the attempt that just exited
             # (number `restarts`) into lastState. While an attempt runs, shows as
@@ -131,7 +157,23 @@ class PodWatch:
             last_attempt = restarts if backing_off else restarts - 1
             if last is not None and last_attempt >= 0:
                 started, finished = _times(last)
-                self._note((uid, status.name, last_attempt), started=started, finished=finished)
+                self._note(
+                    (uid, status.name, last_attempt),
+                    started=started,
+                    finished=finished,
+                    ended=_ended(pod, last),
+                )
+
+
+def _ended(pod: Any, terminated: Any) -> Ended:
+    return Ended(
+        pod=pod.metadata.name,
+        node=pod.spec.node_name or "",
+        container_id=terminated.container_id or "",
+        exit_code=terminated.exit_code,
+        reason=terminated.reason or "",
+        report=parse_self_report(terminated.message),
+    )
 
 
 def _times(terminated: Any) -> tuple[str | None, str | None]:

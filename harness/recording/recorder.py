@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final, Literal, Protocol
 
 from kubernetes import client
 
@@ -57,11 +57,11 @@ from harness.recording.nodestream import (
     docker_exec_argv,
 )
 from harness.recording.observercost import CpuReading, ObserverCost, observer_cost, read_cpu
-from harness.recording.podwatch import PodWatch
+from harness.recording.podwatch import Ended, PodWatch
 from harness.recording.records import AttemptKey, AttemptLog, AttemptRecord
 
-Observer = Literal["events", "poll"]
-OBSERVERS: Final[tuple[Observer, ...]] = ("events", "poll")
+Observer = Literal["events", "poll", "selfreport"]
+OBSERVERS: Final[tuple[Observer, ...]] = ("events", "poll", "selfreport")
 # The poll observer's period.
 SAMPLE_PERIOD: Final = 0.5
 # A node normally speaks every PULSE_PERIOD (0.5s; the poll observer every
@@ -81,6 +81,7 @@ class ApiView:
     reported_backoff_s: float | None = None
     api_started_at: str | None = None
     api_finished_at: str | None = None
+    ended: Ended | None = None
 
 
 @dataclass
@@ -94,6 +95,24 @@ class RecorderErrors:
         with self.lock:
             if message not in self.messages[-5:]:
                 self.messages.append(message)
+
+
+class AttemptRecorder(Protocol):
+    """What a run asks of whatever records its attempts (the node readers or the API alone)."""
+
+    errors: RecorderErrors
+    cost: ObserverCost | None
+
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def attempts(self) -> list[AttemptRecord]: ...
+    def silent_nodes(self, longer_than: float) -> list[str]: ...
+    def kubelet_changes(self) -> KubeletChanges: ...
+    def listed_at_ns(self, node: str) -> int | None: ...
+    def unobserved(self, node: str) -> list[tuple[int, int]]: ...
+    def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]: ...
+    def api_view(self, key: AttemptKey) -> ApiView | None: ...
+    def wait_for_change(self, timeout: float) -> None: ...
 
 
 class Recorder:
@@ -252,16 +271,7 @@ class Recorder:
         yet it already confirms (or contradicts) the level.
         """
         with self._lock:
-            recorded = {r.key for r in self.log.latest()}
-            pending: dict[tuple[str, str], tuple[int, float]] = {}
-            for key, view in self._api_view.items():
-                if key in recorded or view.reported_backoff_s is None:
-                    continue
-                uid, container, attempt = key
-                known = pending.get((uid, container))
-                if known is None or known[0] < attempt:
-                    pending[(uid, container)] = (attempt, view.reported_backoff_s)
-            return pending
+            return pending_from(self._api_view, {r.key for r in self.log.latest()})
 
     def api_view(self, key: AttemptKey) -> ApiView | None:
         """What the pod status has said about one attempt so far; None when nothing."""
@@ -473,25 +483,46 @@ class Recorder:
         reported: float | None = None,
         started: str | None = None,
         finished: str | None = None,
+        ended: Ended | None = None,
     ) -> None:
         with self._changed:
             view = self._api_view.setdefault(key, ApiView())
             view.reported_backoff_s = reported if reported is not None else view.reported_backoff_s
             view.api_started_at = started or view.api_started_at
             view.api_finished_at = finished or view.api_finished_at
+            view.ended = ended or view.ended
             known = {r.key: r for r in self.log.latest()}.get(key)
             if known is None or self._closed:
                 return
+            report = view.ended.report if view.ended else None
             updated = AttemptRecord(
                 **{
                     **known.__dict__,
                     "reported_backoff_s": view.reported_backoff_s,
                     "api_started_at": view.api_started_at,
                     "api_finished_at": view.api_finished_at,
+                    # The workload's own report: a third source on the same attempt.
+                    "self_started_at_ns": report.started_ns if report else None,
+                    "self_finished_at_ns": report.finished_ns if report else None,
                 }
             )
             if self.log.append(known.merged_with(updated)):
                 self._changed.notify_all()
+
+
+def pending_from(
+    views: Mapping[AttemptKey, ApiView], recorded: set[AttemptKey]
+) -> dict[tuple[str, str], tuple[int, float]]:
+    """(pod uid, container) -> the latest (attempt, back-off) reported for an unrecorded attempt."""
+    pending: dict[tuple[str, str], tuple[int, float]] = {}
+    for key, view in views.items():
+        if key in recorded or view.reported_backoff_s is None:
+            continue
+        uid, container, attempt = key
+        known = pending.get((uid, container))
+        if known is None or known[0] < attempt:
+            pending[(uid, container)] = (attempt, view.reported_backoff_s)
+    return pending
 
 
 def _docker_exec(node: str, argv: list[str]) -> str:

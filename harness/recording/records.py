@@ -22,6 +22,8 @@ from harness.recording.cri import CriContainer
 
 ATTEMPTS_FILE: Final = "attempts.jsonl"
 SOURCE_CRI: Final = "cri"
+# Recorded from the workload's own report in the pod status (no node access).
+SOURCE_SELF: Final = "self"
 
 AttemptKey = tuple[str, str, int]
 
@@ -67,6 +69,10 @@ class AttemptRecord:
     api_finished_at: str | None = None
     seen_at_ns: int | None = None
     source: str = SOURCE_CRI
+    # The workload's own report (its termination message, node clock, ns):
+    # its process start and exit, a third source beside the runtime and the API.
+    self_started_at_ns: int | None = None
+    self_finished_at_ns: int | None = None
 
     @property
     def key(self) -> AttemptKey:
@@ -171,6 +177,8 @@ _FIELD_TYPES: Final[dict[str, tuple[type, ...]]] = {
     "api_finished_at": (str, type(None)),
     "seen_at_ns": (int, type(None)),
     "source": (str,),
+    "self_started_at_ns": (int, type(None)),
+    "self_finished_at_ns": (int, type(None)),
 }
 _REQUIRED: Final = frozenset(
     f.name

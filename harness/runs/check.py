@@ -25,21 +25,24 @@ from kubernetes import client
 from harness.cluster import kubeletstate
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.liveconfig import NodeConfigRow
+from harness.cluster.remote import RemoteCluster, kubelet_start_times
 from harness.core import timeouts
 from harness.model.backoff import BackoffCurve
 from harness.outputs.junit import write_junit
 from harness.outputs.summary import ClusterInfo, RunSummary, outcome_of, summarize
 from harness.outputs.summaryfile import write_summary
 from harness.pods.skeleton import MAIN_CONTAINER, conformance_pod, crashing_pod
-from harness.recording.recorder import Observer, Recorder
+from harness.recording.recorder import AttemptRecorder, Observer
 from harness.recording.records import AttemptRecord
 from harness.runs.checkprofiles import CheckProfile, Need, check_variants_have_workers
 from harness.runs.lifecycle import (
     RunState,
+    Target,
     apply_ending,
     clean_up,
     gather_evidence,
     prepare_run,
+    remote_ending,
     run_ending,
     stop_reason,
 )
@@ -95,16 +98,23 @@ def _by_subject(
 
 
 def _subjects(
-    result: CheckResult, cluster: Cluster, run_id: str, image: str
+    result: CheckResult, cluster: Target, run_id: str, image: str
 ) -> list[dict[str, Any]]:
-    """Every pod of the check, registering each subject's curve, node, need and pod."""
+    """Every pod of the check, registering each subject's curve, node, need and pod.
+
+    On an existing cluster every subject is a node, its pod bound to it, and
+    no variant runs (variants belong to the harness's own worker profiles).
+    """
     pods: list[dict[str, Any]] = []
+    remote = isinstance(cluster, RemoteCluster)
     for worker in list(result.curves):
-        profile_name = cluster.spec.worker(worker).profile.name
-        manifest = crashing_pod(worker, run_id, image)
+        manifest = crashing_pod(worker, run_id, image, node=worker if remote else None)
         pods.append(manifest)
         result.needs[worker] = result.profile.need_for(worker, result.curves[worker])
         result.pods[manifest["metadata"]["name"]] = worker
+        if isinstance(cluster, RemoteCluster):
+            continue
+        profile_name = cluster.spec.worker(worker).profile.name
         for variant in result.profile.variants:
             if variant.profile != profile_name:
                 continue
@@ -119,7 +129,7 @@ def _subjects(
 
 
 def run_check(
-    cluster: Cluster,
+    cluster: Target,
     profile: CheckProfile,
     progress: Progress,
     *,
@@ -136,7 +146,8 @@ def run_check(
     configs, which are then not required to match the profiles: the mutation
     drill runs kubelets on a neighbour config and tells the check the original.
     """
-    check_variants_have_workers(profile, cluster)
+    if isinstance(cluster, Cluster):
+        check_variants_have_workers(profile, cluster)
     setup = prepare_run(
         cluster,
         f"check-{profile.name}",
@@ -156,7 +167,12 @@ def run_check(
         nodes=dict(nodes),
     )
     core = client.CoreV1Api(api)
-    kubelets_before = kubeletstate.snapshot(list(nodes.values()))
+    remote_before: dict[str, float | None] = {}
+    kubelets_before: dict[str, kubeletstate.KubeletProcess | None] = {}
+    if isinstance(cluster, RemoteCluster):
+        remote_before = kubelet_start_times(api, list(nodes.values()))
+    else:
+        kubelets_before = kubeletstate.snapshot(list(nodes.values()))
     try:
         recorder.start()
         for pod in _subjects(result, cluster, run_id, image):
@@ -171,18 +187,22 @@ def run_check(
         take_sample(result, recorder)
         result.recorder_errors = list(recorder.errors.messages)
         judge(result, _required_restarts(result))
-        ending = run_ending(kubelets_before)
+        ending = (
+            remote_ending(api, remote_before)
+            if isinstance(cluster, RemoteCluster)
+            else run_ending(kubelets_before)
+        )
         apply_ending(result, ending)
         result.finished_at = datetime.now(UTC)
         write_outputs(result, cluster)
         gather_evidence(api, cluster, namespace, result, ending)
-        clean_up(api, namespace, ending.engine_gone)
+        clean_up(api, namespace, ending.engine_gone, owns_namespace=setup.owns_namespace)
     return result
 
 
 def observe(
     result: CheckResult,
-    recorder: Recorder,
+    recorder: AttemptRecorder,
     on_sample: Callable[[CheckResult], None] | None,
     stop: threading.Event | None,
 ) -> None:
@@ -219,7 +239,7 @@ def observe(
         recorder.wait_for_change(timeout=RECHECK_EVERY_S)
 
 
-def take_sample(result: CheckResult, recorder: Recorder) -> None:
+def take_sample(result: CheckResult, recorder: AttemptRecorder) -> None:
     """What the recorder knows now: attempts, pending levels, each node's clock."""
     result.attempts = _by_subject(recorder.attempts(), MAIN_CONTAINER, result.pods)
     pending = recorder.pending_backoffs()
@@ -274,18 +294,27 @@ def _observation(result: CheckResult, worker: str, *, required_restarts: int) ->
     )
 
 
-def summary_of(result: CheckResult, cluster: Cluster) -> RunSummary:
+def _cluster_info(cluster: Target, rows: list[NodeConfigRow]) -> ClusterInfo:
+    if isinstance(cluster, RemoteCluster):
+        versions = sorted({row.kubelet_version for row in rows if row.kubelet_version})
+        return ClusterInfo(
+            name=cluster.name, node_image="-", kubernetes_version=", ".join(versions) or "-"
+        )
+    return ClusterInfo(
+        name=cluster.name,
+        node_image=cluster.image,
+        kubernetes_version=cluster.spec.kubernetes.version,
+    )
+
+
+def summary_of(result: CheckResult, cluster: Target) -> RunSummary:
     return summarize(
         run_id=result.run_id,
         kind="conformance",
         profile="full" if result.profile.name == "full" else "quick",
         started_at=result.started_at,
         finished_at=result.finished_at or datetime.now(UTC),
-        cluster=ClusterInfo(
-            name=cluster.name,
-            node_image=cluster.image,
-            kubernetes_version=cluster.spec.kubernetes.version,
-        ),
+        cluster=_cluster_info(cluster, result.rows),
         verdicts=list(result.verdicts.values()),
         configs=result.rows,
         attempts_recorded={worker: len(records) for worker, records in result.attempts.items()},
@@ -295,7 +324,7 @@ def summary_of(result: CheckResult, cluster: Cluster) -> RunSummary:
     )
 
 
-def write_outputs(result: CheckResult, cluster: Cluster) -> RunSummary:
+def write_outputs(result: CheckResult, cluster: Target) -> RunSummary:
     """summary.json and junit.xml in the run directory (attempts.jsonl is already there)."""
     summary = summary_of(result, cluster)
     write_summary(result.run_dir, summary)

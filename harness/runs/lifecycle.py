@@ -29,13 +29,21 @@ from harness.cluster.kube import (
 )
 from harness.cluster.lifecycle import Cluster, check_live_configs, live_config_rows
 from harness.cluster.liveconfig import NodeConfigRow
+from harness.cluster.remote import (
+    RemoteCluster,
+    kubelet_start_times,
+    live_rows,
+    restarted_kubelets,
+)
 from harness.core import timeouts
 from harness.core.errors import HarnessError
 from harness.core.paths import runs_dir
 from harness.model.backoff import BackoffCurve
 from harness.outputs.evidence import collect_failure_evidence, export_kind_logs
+from harness.pods.skeleton import RUN_LABEL
+from harness.recording.apirecorder import ApiRecorder
 from harness.recording.observercost import ObserverCost
-from harness.recording.recorder import Observer, Recorder
+from harness.recording.recorder import AttemptRecorder, Observer, Recorder
 from harness.runs import leftovers
 from harness.substrate.engine import engine_answers
 from harness.substrate.workloadimage import ensure_image, load_into
@@ -76,7 +84,10 @@ class RunSetup:
     run_dir: Path
     image: str
     namespace: str
-    recorder: Recorder
+    recorder: AttemptRecorder
+    # False when the run uses a namespace prepared for it (an existing
+    # cluster's least-privilege set-up): only its pods are deleted afterwards.
+    owns_namespace: bool = True
 
 
 LATEST: Final = "latest"
@@ -108,8 +119,11 @@ def worker_nodes(api: client.ApiClient) -> dict[str, str]:
     }
 
 
+Target = Cluster | RemoteCluster
+
+
 def prepare_run(
-    cluster: Cluster,
+    cluster: Target,
     what: str,
     progress: Progress,
     *,
@@ -120,35 +134,90 @@ def prepare_run(
 
     ``require_profiles=False`` lets a kubelet run another config than its
     profile (the caller judges against curves of its own; the rows still say
-    where they differ).
+    where they differ). An existing cluster (:class:`RemoteCluster`) has no
+    profiles: each selected node is judged against its own live config, its
+    attempts recorded from the API alone.
     """
     api = cluster.api()
-    rows = live_config_rows(api, cluster.spec)
-    if require_profiles:
-        check_live_configs(rows)
-    nodes = worker_nodes(api)
+    if isinstance(cluster, RemoteCluster):
+        chosen = [s for s in node_statuses(api) if s.name in cluster.nodes]
+        rows = live_rows(api, chosen)
+        nodes = {status.name: status.name for status in chosen}
+        observer = "selfreport"
+    else:
+        rows = live_config_rows(api, cluster.spec)
+        if require_profiles:
+            check_live_configs(rows)
+        nodes = worker_nodes(api)
     curves = {row.worker: row.curve for row in rows if row.worker is not None}
     run_id, run_dir = new_run_dir(what)
-    progress("workload image")
-    image = ensure_image()
-    load_into(cluster.name, cluster.kind_bin, image)
-    clear_leftover_runs(api, progress)
-    namespace = create_namespace(
+    owns_namespace = True
+    if isinstance(cluster, RemoteCluster):
+        image = cluster.workload_image
+        if cluster.namespace is not None:
+            namespace, owns_namespace = cluster.namespace, False
+            refuse_busy_namespace(api, namespace)
+        else:
+            namespace = _run_namespace(api, what, run_id)
+    else:
+        progress("workload image")
+        image = ensure_image()
+        load_into(cluster.name, cluster.kind_bin, image)
+        clear_leftover_runs(api, progress)
+        namespace = _run_namespace(api, what, run_id)
+    progress(f"run {run_id}: namespace {namespace}, records in {run_dir}")
+    node_workers = {node: worker for worker, node in nodes.items()}
+    recorder: AttemptRecorder
+    if observer == "selfreport":
+        recorder = ApiRecorder(
+            api=api, namespace=namespace, run_id=run_id, run_dir=run_dir, node_workers=node_workers
+        )
+    else:
+        recorder = Recorder(
+            api=api,
+            namespace=namespace,
+            run_id=run_id,
+            run_dir=run_dir,
+            node_workers=node_workers,
+            observer=observer,
+        )
+    return RunSetup(
+        api, rows, nodes, curves, run_id, run_dir, image, namespace, recorder, owns_namespace
+    )
+
+
+def _run_namespace(api: client.ApiClient, what: str, run_id: str) -> str:
+    return create_namespace(
         api,
         f"crashloop-{what.split('-', maxsplit=1)[0]}",
         labels=leftovers.run_labels(run_id),
         annotations=leftovers.run_annotations(),
     )
-    progress(f"run {run_id}: namespace {namespace}, records in {run_dir}")
-    recorder = Recorder(
-        api=api,
-        namespace=namespace,
-        run_id=run_id,
-        run_dir=run_dir,
-        node_workers={node: worker for worker, node in nodes.items()},
-        observer=observer,
-    )
-    return RunSetup(api, rows, nodes, curves, run_id, run_dir, image, namespace, recorder)
+
+
+def refuse_busy_namespace(api: client.ApiClient, namespace: str) -> None:
+    """A prepared namespace must hold no pods of another run: they would load its nodes."""
+    try:
+        pods = client.CoreV1Api(api).list_namespaced_pod(
+            namespace, label_selector=RUN_LABEL, _request_timeout=timeouts.API_REQUEST
+        )
+    except client.ApiException as error:
+        if error.status == 404:
+            raise HarnessError(
+                f"namespace {namespace} does not exist",
+                "create it with its role (harness/resources/rbac/crashloop-check.yaml), or "
+                "leave --namespace out to let the check create one",
+            ) from error
+        raise HarnessError(
+            f"cannot list pods in namespace {namespace}: {error.status} {error.reason}",
+            "grant the check's role in it (harness/resources/rbac/crashloop-check.yaml)",
+        ) from error
+    runs = sorted({pod.metadata.labels.get(RUN_LABEL, "") for pod in pods.items})
+    if runs:
+        raise HarnessError(
+            f"namespace {namespace} still holds pods of run {', '.join(runs)}",
+            f"wait for that run, or delete them: kubectl -n {namespace} delete pods -l {RUN_LABEL}",
+        )
 
 
 def clear_leftover_runs(api: client.ApiClient, progress: Progress) -> None:
@@ -233,17 +302,18 @@ def _joined(reason: str, more: Sequence[str]) -> str:
 
 
 def gather_evidence(
-    api: client.ApiClient, cluster: Cluster, namespace: str, state: RunState, ending: RunEnding
+    api: client.ApiClient, cluster: Target, namespace: str, state: RunState, ending: RunEnding
 ) -> None:
     """On a failed or errored run, before its namespace goes: what pods, kubelets, nodes said."""
     if state.status not in ("failed", "error") or ending.engine_gone is not None:
         return
     evidence = state.run_dir / "evidence"
     collect_failure_evidence(api, [namespace], evidence)
-    export_kind_logs(cluster.kind_bin, cluster.name, evidence / "kind-logs")
+    if isinstance(cluster, Cluster):
+        export_kind_logs(cluster.kind_bin, cluster.name, evidence / "kind-logs")
 
 
-def stop_reason(recorder: Recorder) -> str | None:
+def stop_reason(recorder: AttemptRecorder) -> str | None:
     """Why a run must end now as an error, else None.
 
     A node whose runtime stopped answering records nothing more; a kubelet
@@ -271,7 +341,15 @@ def engine_gone_reason() -> str | None:
     )
 
 
-def clean_up(api: client.ApiClient, namespace: str, engine_gone: str | None) -> None:
+def remote_ending(api: client.ApiClient, kubelets_before: Mapping[str, float | None]) -> RunEnding:
+    """An existing cluster's run ending: a kubelet that restarted (seen in its metrics)."""
+    after = kubelet_start_times(api, list(kubelets_before))
+    return RunEnding(tuple(restarted_kubelets(kubelets_before, after)), (), None)
+
+
+def clean_up(
+    api: client.ApiClient, namespace: str, engine_gone: str | None, *, owns_namespace: bool = True
+) -> None:
     """Delete the run's pods at once, then its namespace, unless the engine is gone.
 
     Pods on a node whose kubelet stopped would otherwise hold the namespace
@@ -280,4 +358,5 @@ def clean_up(api: client.ApiClient, namespace: str, engine_gone: str | None) -> 
     """
     if engine_gone is None:
         force_delete_pods(api, namespace)
-        delete_namespace(api, namespace)
+        if owns_namespace:
+            delete_namespace(api, namespace)

@@ -41,7 +41,7 @@ from harness.outputs.summary import (
 )
 from harness.outputs.summaryfile import write_summary
 from harness.pods.skeleton import ROLE_LABEL
-from harness.recording.recorder import Recorder
+from harness.recording.recorder import AttemptRecorder
 from harness.recording.records import AttemptRecord
 from harness.runs.lifecycle import (
     RunEnding,
@@ -95,7 +95,7 @@ class _Live:
     run_id: str
     image: str
     nodes: dict[str, str]
-    recorder: Recorder
+    recorder: AttemptRecorder
     # Set when the run ends: the scenarios' own work stops (this run's own).
     stopping: threading.Event = field(default_factory=threading.Event)
     # Set by the caller to end the whole observation early (never set here).

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from harness.cluster.lifecycle import Cluster
+from harness.plugin.options import ours
+from harness.runs.check import CheckResult, run_check
+from harness.runs.checkprofiles import CHECK_PROFILES
+
 _skipped: list[str] = []
 
 
@@ -30,3 +35,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 f"e2e tests must run, not skip: {', '.join(_skipped)}", red=True, bold=True
             )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="session")
+def conformance(crashloop_cluster: Cluster, pytestconfig: pytest.Config) -> CheckResult:
+    """The kind-mode check of the session's cluster, run once: the conformance tests judge it,
+    the existing-cluster tests compare their verdict with it."""
+    profile = CHECK_PROFILES[ours(pytestconfig, "check-profile")]
+    return run_check(crashloop_cluster, profile, lambda message: print(f"[check] {message}"))

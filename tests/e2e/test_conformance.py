@@ -11,13 +11,10 @@ import itertools
 
 import pytest
 
-from harness.cluster.lifecycle import Cluster
 from harness.model.backoff import BackoffCurve
 from harness.outputs.summaryfile import read_summary
-from harness.plugin.options import ours
 from harness.recording.records import read_attempts
-from harness.runs.check import CheckResult, run_check
-from harness.runs.checkprofiles import CHECK_PROFILES
+from harness.runs.check import CheckResult
 from harness.verdict import CONFIRM_FROM, Observation, judge_worker
 from tests.unit.factories import neighbour_curve
 
@@ -26,12 +23,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.conformance]
 WORKERS = ("fast", "reduced", "default")
 RUNS_5S = "fast/runs-5s"
 NS_PER_S = 1_000_000_000
-
-
-@pytest.fixture(scope="module")
-def conformance(crashloop_cluster: Cluster, pytestconfig: pytest.Config) -> CheckResult:
-    profile = CHECK_PROFILES[ours(pytestconfig, "check-profile")]
-    return run_check(crashloop_cluster, profile, lambda message: print(f"[check] {message}"))
 
 
 def test_the_check_passes_on_a_correct_cluster(conformance: CheckResult) -> None:

@@ -98,6 +98,7 @@ def test_every_fixture_is_prefixed_and_explained(pytester: pytest.Pytester) -> N
         "crashloop_namespace",
         "crashloop_kind_cluster",
         "crashloop_workload_image",
+        "crashloop_existing_cluster",
         "crashloop_cluster_options",
         "crashloop_progress",
     ):
@@ -174,3 +175,21 @@ def test_the_header_names_cluster_release_and_keep_policy(pytester: pytest.Pytes
     assert f"cluster crashloop (Kubernetes {pins.DEFAULT_KUBERNETES.version})" in text
     assert f"kind {pins.KIND_VERSION}" in text
     assert "keep on-failure" in text
+
+
+def test_the_existing_cluster_fixture_says_what_it_needs(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_it(crashloop_existing_cluster): pass\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(errors=1)
+    assert "--crashloop-existing-kubeconfig PATH" in result.stdout.str()
+
+
+def test_the_existing_cluster_fixture_refuses_a_missing_kubeconfig(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile("def test_it(crashloop_existing_cluster): pass\n")
+    result = pytester.runpytest(
+        "--crashloop-existing-kubeconfig", "/nonexistent", "--crashloop-existing-nodes", "n1"
+    )
+    result.assert_outcomes(errors=1)
+    assert "kubeconfig /nonexistent: no such file" in result.stdout.str()

@@ -35,6 +35,8 @@ type config struct {
 	exitCode  int
 	runFor    time.Duration
 	recordDir string
+	// The kubelet copies this file into lastState.terminated.message.
+	terminationLog string
 	// transient / ready-check
 	failTimes int
 	readyFile string
@@ -360,6 +362,32 @@ func record(cfg config, name string, exitCode *int) error {
 	return err
 }
 
+// selfReport is the termination message: this attempt's process start and
+// exit on the node's clock. The kubelet copies it into the pod status
+// (lastState.terminated.message), so a reader with nothing but the API learns
+// every attempt's times to the nanosecond rather than the status's seconds.
+type selfReport struct {
+	Version  int   `json:"v"`
+	StartNs  int64 `json:"start_ns"`
+	ExitNs   int64 `json:"exit_ns"`
+	ExitCode int   `json:"exit_code"`
+}
+
+// reportTermination writes the self-report where the kubelet reads the
+// termination message. Outside a pod (no such file) it writes nothing.
+func reportTermination(path string, startNs, exitNs int64, code int) {
+	if path == "" {
+		return
+	}
+	line, _ := json.Marshal(selfReport{1, startNs, exitNs, code})
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return
+	}
+	_, _ = f.Write(line)
+	_ = f.Close()
+}
+
 // reapChildren collects orphans re-parented to us. As PID 1 of the container
 // nobody else will, and zombies (from `kubectl exec` for example) pile up.
 func reapChildren() {
@@ -389,6 +417,7 @@ func parseConfig(args []string) (config, error) {
 	code := fs.String("exit-code", envOr("WORKLOAD_EXIT_CODE", "1"), "exit code of exit and run")
 	runFor := fs.String("run-for", envOr("WORKLOAD_RUN_FOR", "0s"), "how long run works (Go duration)")
 	fs.StringVar(&cfg.recordDir, "record-dir", envOr("WORKLOAD_RECORD_DIR", ""), "append events to DIR/attempts.log")
+	fs.StringVar(&cfg.terminationLog, "termination-log", envOr("WORKLOAD_TERMINATION_LOG", "/dev/termination-log"), "write this attempt's start and exit times here on exit (empty: nowhere)")
 	fs.IntVar(&cfg.failTimes, "fail-times", 3, "transient: attempts that fail before it turns healthy; run-once: quick attempts before the long one")
 	fs.StringVar(&cfg.readyFile, "ready-file", "", "transient, ready-check: the ready marker (default DIR/ready)")
 	fs.StringVar(&cfg.listen, "listen", "127.0.0.1:8080", "proxy: address to serve on")
@@ -446,6 +475,7 @@ func main() {
 	var got os.Signal
 	go func() { got = <-signals; cancel() }()
 
+	startNs := time.Now().UnixNano()
 	if err := record(cfg, "start", nil); err != nil {
 		fmt.Fprintln(os.Stderr, "workload: record start:", err)
 		os.Exit(usageExit)
@@ -454,5 +484,6 @@ func main() {
 	if err := record(cfg, "exit", &code); err != nil {
 		fmt.Fprintln(os.Stderr, "workload: record exit:", err)
 	}
+	reportTermination(cfg.terminationLog, startNs, time.Now().UnixNano(), code)
 	os.Exit(code)
 }

@@ -1,0 +1,184 @@
+"""Record every container attempt of a run from the Kubernetes API alone (no node access).
+
+For clusters reached by a kubeconfig and nothing else: the workload reports
+its own process start and exit (node clock, ns) in its termination message,
+the kubelet copies that into the pod status, and the pod watch reads it with
+the kubelet's back-off message and the API's whole-second times. An attempt
+is recorded when it has ended: the crashing workload ends within
+milliseconds of starting.
+
+What the node's clock reads "now" (the time an overdue restart is judged
+against) is estimated, never overstated: every report arrives after it was
+written, so the smallest (arrival on this host's clock - exit on the node's
+clock) bounds how far ahead this host's clock can be; a further
+WATCH_SLACK_S covers an attempt that has started but whose report the watch
+has not delivered yet.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from kubernetes import client
+
+from harness.cluster.kubeletstate import KubeletChanges
+from harness.core import timeouts
+from harness.recording.observercost import CpuReading, ObserverCost, observer_cost, read_cpu
+from harness.recording.podwatch import Ended, PodWatch
+from harness.recording.recorder import ApiView, RecorderErrors, pending_from
+from harness.recording.records import SOURCE_SELF, AttemptKey, AttemptLog, AttemptRecord
+
+NS_PER_S: Final = 1_000_000_000
+# How long a started attempt may stay unknown to the watch: the report is
+# written as the process exits (milliseconds after it starts) and the API
+# server delivers the status update; anything later is the API's lateness.
+WATCH_SLACK_S: Final = 3.0
+
+
+class ApiRecorder:
+    """Records the attempts of every pod in ``namespace`` from the pod watch alone."""
+
+    observer: Final = "selfreport"
+
+    def __init__(
+        self,
+        *,
+        api: client.ApiClient,
+        namespace: str,
+        run_id: str,
+        run_dir: Path,
+        node_workers: Mapping[str, str],
+    ) -> None:
+        self.namespace = namespace
+        self.run_id = run_id
+        self.node_workers = dict(node_workers)
+        self.log = AttemptLog(run_dir)
+        self.errors = RecorderErrors()
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._stop = threading.Event()
+        self._api_view: dict[AttemptKey, ApiView] = {}
+        # Per node: the least (arrival here - exit there) seen, in ns.
+        self._ahead_ns: dict[str, int] = {}
+        self.watch = PodWatch(api, namespace, self._note, self.errors.add, self._stop)
+        self._thread = threading.Thread(target=self.watch.run, name="watch-pods", daemon=True)
+        self._cpu_before: CpuReading | None = None
+        self.cost: ObserverCost | None = None
+        self._closed = False
+
+    def start(self) -> None:
+        self._cpu_before = read_cpu()
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=timeouts.API_REQUEST)
+        with self._lock:
+            records = self.log.latest()
+            self.log.close()
+            self._closed = True
+        if self._cpu_before is not None:
+            self.cost = observer_cost(
+                observer=self.observer,
+                before=self._cpu_before,
+                after=read_cpu(),
+                records=records,
+                api_requests=self.watch.requests,
+                watch_events=self.watch.events,
+            )
+
+    def attempts(self) -> list[AttemptRecord]:
+        with self._lock:
+            return self.log.latest()
+
+    def silent_nodes(self, longer_than: float) -> list[str]:
+        """No node is read directly: the API's failures surface as errors of their own."""
+        del longer_than
+        return []
+
+    def kubelet_changes(self) -> KubeletChanges:
+        """Not seen mid-run without node access; compared at the end (the kubelets' metrics)."""
+        return KubeletChanges()
+
+    def listed_at_ns(self, node: str) -> int | None:
+        """A lower bound of the node's clock now by which every started attempt is recorded."""
+        with self._lock:
+            ahead = self._ahead_ns.get(node)
+        if ahead is None:
+            return None
+        return time.time_ns() - ahead - int(WATCH_SLACK_S * NS_PER_S)
+
+    def unobserved(self, node: str) -> list[tuple[int, int]]:
+        del node
+        return []
+
+    def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]:
+        with self._lock:
+            return pending_from(self._api_view, {r.key for r in self.log.latest()})
+
+    def api_view(self, key: AttemptKey) -> ApiView | None:
+        with self._lock:
+            return self._api_view.get(key)
+
+    def wait_for_change(self, timeout: float) -> None:
+        with self._changed:
+            self._changed.wait(timeout)
+
+    def _note(
+        self,
+        key: AttemptKey,
+        *,
+        reported: float | None = None,
+        started: str | None = None,
+        finished: str | None = None,
+        ended: Ended | None = None,
+    ) -> None:
+        arrived_ns = time.time_ns()
+        with self._changed:
+            view = self._api_view.setdefault(key, ApiView())
+            view.reported_backoff_s = reported if reported is not None else view.reported_backoff_s
+            view.api_started_at = started or view.api_started_at
+            view.api_finished_at = finished or view.api_finished_at
+            view.ended = ended or view.ended
+            if self._closed or view.ended is None or view.ended.report is None:
+                return
+            record = self._record(key, view, view.ended)
+            if record is None:
+                return
+            node = view.ended.node
+            ahead = arrived_ns - view.ended.report.finished_ns
+            self._ahead_ns[node] = min(ahead, self._ahead_ns.get(node, ahead))
+            if self.log.append(record):
+                self._changed.notify_all()
+
+    def _record(self, key: AttemptKey, view: ApiView, ended: Ended) -> AttemptRecord | None:
+        worker = self.node_workers.get(ended.node)
+        report = ended.report
+        if worker is None or report is None:
+            return None
+        uid, container, attempt = key
+        return AttemptRecord(
+            run_id=self.run_id,
+            worker=worker,
+            node=ended.node,
+            namespace=self.namespace,
+            pod=ended.pod,
+            pod_uid=uid,
+            container=container,
+            attempt=attempt,
+            container_id=ended.container_id,
+            started_at_ns=report.started_ns,
+            finished_at_ns=report.finished_ns,
+            exit_code=ended.exit_code,
+            reason=ended.reason,
+            reported_backoff_s=view.reported_backoff_s,
+            api_started_at=view.api_started_at,
+            api_finished_at=view.api_finished_at,
+            source=SOURCE_SELF,
+            self_started_at_ns=report.started_ns,
+            self_finished_at_ns=report.finished_ns,
+        )

@@ -1,0 +1,208 @@
+"""The check on an existing cluster, through a kubeconfig alone, as a least-privileged user.
+
+The session's kind cluster stands in for an operator's cluster: the shipped
+role (harness/resources/rbac/crashloop-check.yaml) is applied as an admin,
+a token-based kubeconfig is made for its ServiceAccount, and the CLI runs
+with nothing but that kubeconfig: no docker on its PATH, DOCKER_HOST
+pointing nowhere. Its verdict must equal the kind-mode check's on the same
+cluster, and a wrong expectation must fail it as it fails kind mode.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client, utils
+
+from harness.cluster.kindconfig import PROFILE_LABEL
+from harness.cluster.kube import delete_namespace
+from harness.cluster.lifecycle import Cluster
+from harness.cluster.remote import RemoteCluster
+from harness.core import timeouts
+from harness.core.resources import RESOURCES
+from harness.recording.selfreport import agreement
+from harness.runs.check import CheckResult, run_check
+from harness.runs.checkprofiles import CHECK_PROFILES
+from tests.unit.factories import neighbour_curve
+
+pytestmark = [pytest.mark.e2e, pytest.mark.conformance]
+
+RBAC = RESOURCES / "rbac" / "crashloop-check.yaml"
+NAMESPACE = "crashloop-check"
+ACCOUNT = "crashloop-check"
+# The self-reported start and exit against the runtime's, over the same
+# attempts: typically within 10 ms; never by more than a third of the 1.5 s the
+# verdict allows a restart's own overhead, so the source cannot move a verdict.
+AGREEMENT_MEDIAN_MS = 10.0
+AGREEMENT_MAX_MS = 500.0
+
+
+def _delete_rbac(api: client.ApiClient) -> None:
+    rbac = client.RbacAuthorizationV1Api(api)
+    for delete in (rbac.delete_cluster_role_binding, rbac.delete_cluster_role):
+        try:
+            delete("crashloop-check-nodes")
+        except client.ApiException as error:
+            if error.status != 404:
+                raise
+    delete_namespace(api, NAMESPACE)
+
+
+@pytest.fixture(scope="module")
+def account_kubeconfig(
+    crashloop_cluster: Cluster,
+    crashloop_api: client.ApiClient,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Path]:
+    """A kubeconfig holding only the check's ServiceAccount token (the role applied first)."""
+    _delete_rbac(crashloop_api)
+    utils.create_from_yaml(crashloop_api, yaml_objects=list(yaml.safe_load_all(RBAC.read_text())))
+    token = client.CoreV1Api(crashloop_api).create_namespaced_service_account_token(
+        ACCOUNT,
+        NAMESPACE,
+        client.AuthenticationV1TokenRequest(
+            spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=3600)
+        ),
+    )
+    admin: dict[str, Any] = yaml.safe_load(crashloop_cluster.kubeconfig.read_text())
+    cluster_entry = admin["clusters"][0]
+    path = tmp_path_factory.mktemp("account") / "kubeconfig"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [cluster_entry],
+                "users": [{"name": ACCOUNT, "user": {"token": token.status.token}}],
+                "contexts": [
+                    {
+                        "name": "operator",
+                        "context": {"cluster": cluster_entry["name"], "user": ACCOUNT},
+                    }
+                ],
+                "current-context": "operator",
+            }
+        )
+    )
+    path.chmod(0o600)
+    yield path
+    _delete_rbac(crashloop_api)
+
+
+def _run_without_docker(argv: list[str], runs: Path) -> subprocess.CompletedProcess[str]:
+    """The CLI with its own environment's tools only: docker is not on its PATH."""
+    bin_dir = Path(sys.executable).parent
+    assert shutil.which("docker", path=str(bin_dir)) is None
+    env = {
+        "PATH": str(bin_dir),
+        "HOME": os.environ.get("HOME", "/root"),
+        "DOCKER_HOST": "unix:///nonexistent/docker.sock",
+        "CRASHLOOP_RUNS_DIR": str(runs),
+    }
+    return subprocess.run(
+        [str(bin_dir / "crashloop"), *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeouts.CHECK_SUBPROCESS,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def existing_mode(
+    account_kubeconfig: Path,
+    crashloop_workload_image: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, Any]:
+    runs = tmp_path_factory.mktemp("existing-runs")
+    done = _run_without_docker(
+        [
+            "check",
+            "--kubeconfig",
+            str(account_kubeconfig),
+            "--node-selector",
+            PROFILE_LABEL,
+            "--namespace",
+            NAMESPACE,
+            "--workload-image",
+            crashloop_workload_image,
+            "--profile",
+            "quick",
+            "--output",
+            "json",
+        ],
+        runs,
+    )
+    assert done.stdout, done.stderr[-3000:]
+    document: dict[str, Any] = json.loads(done.stdout)
+    document["exit_code"] = done.returncode
+    document["stderr"] = done.stderr
+    return document
+
+
+def test_the_check_passes_through_the_account_s_kubeconfig_alone(
+    existing_mode: dict[str, Any],
+) -> None:
+    summary = existing_mode.get("summary") or {}
+    assert existing_mode["exit_code"] == 0, existing_mode["stderr"][-3000:]
+    assert summary["status"] == "passed", summary.get("reason")
+    assert all(worker["attempts_recorded"] >= 3 for worker in summary["workers"])
+
+
+def test_its_verdict_equals_the_kind_mode_verdict(
+    existing_mode: dict[str, Any], conformance: CheckResult
+) -> None:
+    existing = {w["node"]: w["passed"] for w in existing_mode["summary"]["workers"]}
+    kind_mode = {
+        conformance.nodes[w]: v.passed for w, v in conformance.verdicts.items() if "/" not in w
+    }
+    assert existing == kind_mode
+    # Judged on the same curves: each node's live config gives what its profile says.
+    for worker in existing_mode["summary"]["workers"]:
+        kind_worker = next(w for w, node in conformance.nodes.items() if node == worker["node"])
+        expected = tuple(worker["expected_s"])
+        assert expected == tuple(
+            d.total_seconds() for d in conformance.curves[kind_worker].delays(len(expected))
+        )
+
+
+def test_the_workload_s_own_report_agrees_with_the_runtime(conformance: CheckResult) -> None:
+    records = [r for attempts in conformance.attempts.values() for r in attempts]
+    found = agreement(records)
+    print(f"[agreement] {found}")
+    assert found.attempts >= len(records) - len(conformance.attempts), (
+        "every ended attempt should carry the workload's report"
+    )
+    assert found.within(AGREEMENT_MEDIAN_MS, AGREEMENT_MAX_MS), found
+
+
+def test_a_wrong_expectation_fails_it_as_in_kind_mode(
+    account_kubeconfig: Path, crashloop_workload_image: str, conformance: CheckResult
+) -> None:
+    fast_node = conformance.nodes["fast"]
+    remote = RemoteCluster(
+        kubeconfig=account_kubeconfig,
+        context=None,
+        nodes=(fast_node,),
+        workload_image=crashloop_workload_image,
+        name="operator",
+        namespace=NAMESPACE,
+    )
+    result = run_check(
+        remote,
+        CHECK_PROFILES["quick"],
+        lambda message: print(f"[existing] {message}"),
+        expected_curves={fast_node: neighbour_curve(3)},
+    )
+    assert result.status == "failed", result.reason
+    assert fast_node in result.decided, "a wrong level must be caught before the window ends"

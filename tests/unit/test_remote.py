@@ -1,0 +1,108 @@
+"""An existing cluster's nodes chosen, its kubeconfig read, its kubelets compared (pure parts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.cluster.kube import NodeStatus
+from harness.cluster.remote import connect, remote_api, restarted_kubelets, select_nodes
+from harness.core.errors import HarnessError
+
+
+def _node(name: str, ready: bool = True, **labels: str) -> NodeStatus:
+    return NodeStatus(name=name, ready=ready, kubelet_version="v1.35.8", labels=labels)
+
+
+NODES = [
+    _node("a", pool="batch", gpu="yes"),
+    _node("b", pool="batch"),
+    _node("c", pool="web"),
+    _node("d", ready=False, pool="web"),
+]
+
+
+def test_nodes_are_chosen_by_name_in_the_order_given() -> None:
+    assert [s.name for s in select_nodes(NODES, ["c", "a"], None)] == ["c", "a"]
+
+
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [("pool=batch", ["a", "b"]), ("gpu", ["a"]), ("pool=batch,gpu=yes", ["a"])],
+)
+def test_nodes_are_chosen_by_label(selector: str, expected: list[str]) -> None:
+    assert [s.name for s in select_nodes(NODES, [], selector)] == expected
+
+
+def test_an_unknown_node_is_refused_naming_the_nodes_there_are() -> None:
+    with pytest.raises(HarnessError, match=r"(?s)no node x.*a, b, c, d"):
+        select_nodes(NODES, ["x"], None)
+
+
+def test_a_selector_that_matches_nothing_is_refused() -> None:
+    with pytest.raises(HarnessError, match="no node matches"):
+        select_nodes(NODES, [], "pool=db")
+
+
+def test_a_node_that_is_not_ready_is_refused() -> None:
+    with pytest.raises(HarnessError, match="node d is not Ready"):
+        select_nodes(NODES, [], "pool=web")
+
+
+def test_a_kubelet_with_another_start_time_restarted() -> None:
+    before = {"a": 100.0, "b": 100.0, "c": None}
+    after = {"a": 100.0, "b": 250.0, "c": 300.0}
+    (problem,) = restarted_kubelets(before, after)
+    assert "node b" in problem
+    assert "restarted" in problem
+    assert "could not be read" in restarted_kubelets({"a": 1.0}, {"a": None})[0]
+
+
+def _kubeconfig(tmp_path: Path, current: str | None = "ops") -> Path:
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "ops", "context": {"cluster": "c", "user": "u"}}],
+    }
+    if current:
+        doc["current-context"] = current
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_a_missing_context_is_named_with_those_there_are(tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match=r"(?s)no context 'prod'.*ops"):
+        remote_api(_kubeconfig(tmp_path), "prod")
+
+
+def test_a_kubeconfig_without_a_current_context_asks_for_one(tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match="sets no current context"):
+        remote_api(_kubeconfig(tmp_path, current=None), None)
+
+
+def test_choosing_no_nodes_or_both_ways_is_refused_before_the_api_is_asked(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "never-read"
+    common = {"context": None, "workload_image": "w", "namespace": None}
+    with pytest.raises(HarnessError, match="none named"):
+        connect(path, nodes=[], selector=None, **common)  # type: ignore[arg-type]
+    with pytest.raises(HarnessError, match="both named and selected"):
+        connect(path, nodes=["a"], selector="pool", **common)  # type: ignore[arg-type]
+
+
+def test_an_api_server_that_does_not_answer_is_named(tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match="did not answer"):
+        connect(
+            _kubeconfig(tmp_path),
+            context=None,
+            nodes=["a"],
+            selector=None,
+            workload_image="w",
+            namespace=None,
+        )

@@ -1,0 +1,170 @@
+"""The workload's own report in the pod status: parsed, recorded from the API alone, compared."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+
+from harness.recording.apirecorder import WATCH_SLACK_S, ApiRecorder
+from harness.recording.records import SOURCE_SELF, AttemptRecord
+from harness.recording.selfreport import SelfReport, agreement, parse_self_report
+
+S = 1_000_000_000
+START_2 = 1_767_261_602_123_456_789  # 2026-01-01T10:00:02.123456789Z
+
+
+def _message(start: int, end: int, code: int = 1) -> str:
+    return json.dumps({"v": 1, "start_ns": start, "exit_ns": end, "exit_code": code})
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        None,
+        "",
+        "panic: something else the program printed",
+        '{"v": 2, "start_ns": 1, "exit_ns": 2, "exit_code": 1}',
+        '{"v": 1, "start_ns": "1", "exit_ns": 2, "exit_code": 1}',
+        '{"v": 1, "start_ns": 5, "exit_ns": 4, "exit_code": 1}',
+        '{"v": 1, "start_ns": true, "exit_ns": 4, "exit_code": 1}',
+        "[1, 2, 3]",
+    ],
+)
+def test_anything_but_a_well_formed_report_is_no_report(message: str | None) -> None:
+    assert parse_self_report(message) is None
+
+
+def test_a_report_gives_start_exit_and_code() -> None:
+    assert parse_self_report(_message(10, 12, 3)) == SelfReport(10, 12, 3)
+
+
+def _terminated(
+    start_ns: int, end_ns: int, *, message: bool = True
+) -> client.V1ContainerStateTerminated:
+    return client.V1ContainerStateTerminated(
+        exit_code=1,
+        reason="Error",
+        started_at=datetime.fromtimestamp(start_ns // S, UTC),
+        finished_at=datetime.fromtimestamp(end_ns // S, UTC),
+        container_id="containerd://abc",
+        message=_message(start_ns, end_ns) if message else None,
+    )
+
+
+def _pod(
+    restarts: int, last: client.V1ContainerStateTerminated, backoff: str | None
+) -> client.V1Pod:
+    waiting = client.V1ContainerStateWaiting(
+        reason="CrashLoopBackOff",
+        message=f"back-off {backoff} restarting failed container=app pod=crash-fast_ns(uid-1)",
+    )
+    status = client.V1ContainerStatus(
+        name="app",
+        image="crashloop.local/workload:x",
+        image_id="",
+        ready=False,
+        restart_count=restarts,
+        state=client.V1ContainerState(waiting=waiting if backoff else None),
+        last_state=client.V1ContainerState(terminated=last),
+    )
+    return client.V1Pod(
+        metadata=client.V1ObjectMeta(uid="uid-1", name="crash-fast", resource_version="1"),
+        spec=client.V1PodSpec(node_name="node-1", containers=[]),
+        status=client.V1PodStatus(container_statuses=[status]),
+    )
+
+
+def _recorder(tmp_path: Path) -> ApiRecorder:
+    return ApiRecorder(
+        api=client.ApiClient(),
+        namespace="ns",
+        run_id="run",
+        run_dir=tmp_path,
+        node_workers={"node-1": "fast"},
+    )
+
+
+def test_an_attempt_is_recorded_from_its_report_with_the_kubelets_level(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path)
+    # Attempt 2 exited; the kubelet waits 2s before attempt 3.
+    recorder.watch.observe_pod(_pod(2, _terminated(START_2, START_2 + 5_000_000), "2s"))
+    (record,) = recorder.attempts()
+    assert (record.worker, record.node, record.pod, record.attempt) == (
+        "fast",
+        "node-1",
+        "crash-fast",
+        2,
+    )
+    assert (record.started_at_ns, record.finished_at_ns) == (START_2, START_2 + 5_000_000)
+    assert record.created_at_ns is None  # the API alone never knows the create time
+    assert record.source == SOURCE_SELF
+    assert record.container_id == "containerd://abc"
+    assert recorder.pending_backoffs() == {("uid-1", "app"): (3, 2.0)}
+
+
+def test_a_status_without_a_report_records_nothing(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path)
+    recorder.watch.observe_pod(_pod(2, _terminated(START_2, START_2 + 1, message=False), None))
+    assert recorder.attempts() == []
+
+
+def test_a_pod_on_a_node_that_is_not_checked_records_nothing(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path)
+    recorder.node_workers = {"node-9": "other"}
+    recorder.watch.observe_pod(_pod(2, _terminated(START_2, START_2 + 1), None))
+    assert recorder.attempts() == []
+
+
+def test_the_nodes_now_is_never_overstated(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path)
+    assert recorder.listed_at_ns("node-1") is None  # nothing known yet: nothing can be overdue
+    # A report that left the node 1s before it arrived here: the node's clock is
+    # at most (here - 1s) now, and the slack for reports still on their way comes off.
+    exited = time.time_ns() - S
+    recorder.watch.observe_pod(_pod(2, _terminated(exited - 1000, exited), None))
+    before = time.time_ns()
+    listed = recorder.listed_at_ns("node-1")
+    assert listed is not None
+    assert listed <= before - S - int(WATCH_SLACK_S * S) + S // 10
+
+
+def _record(
+    started: int, finished: int, self_start: int | None, self_end: int | None
+) -> AttemptRecord:
+    return AttemptRecord(
+        run_id="r",
+        worker="fast",
+        node="n",
+        namespace="ns",
+        pod="p",
+        pod_uid="u",
+        container="app",
+        attempt=0,
+        container_id="c",
+        started_at_ns=started,
+        finished_at_ns=finished,
+        self_started_at_ns=self_start,
+        self_finished_at_ns=self_end,
+    )
+
+
+def test_agreement_is_measured_only_where_both_sources_saw_the_attempt() -> None:
+    ms = 1_000_000
+    records = [
+        _record(0, 10 * ms, 1 * ms, 10 * ms + ms // 2),
+        _record(0, 10 * ms, 3 * ms, 9 * ms),
+        _record(0, 10 * ms, None, None),
+    ]
+    found = agreement(records)
+    assert found.attempts == 2
+    assert (found.start_median_ms, found.start_max_ms) == (2.0, 3.0)
+    assert (found.finish_median_ms, found.finish_max_ms) == (0.75, 1.0)
+    assert found.within(2.0, 3.0)
+    assert not found.within(2.0, 2.9)  # one difference too large
+    assert not found.within(1.9, 3.0)  # the typical one too large
+    assert not agreement([]).within(10.0, 10.0)
