@@ -29,7 +29,7 @@ from harness.cluster.kubeletstate import KubeletChanges
 from harness.core import timeouts
 from harness.recording.observercost import CpuReading, ObserverCost, observer_cost, read_cpu
 from harness.recording.podwatch import Ended, PodWatch
-from harness.recording.recorder import ApiView, RecorderErrors, pending_from
+from harness.recording.recorder import ApiView, RecorderErrors, note_into, pending_from
 from harness.recording.records import SOURCE_SELF, AttemptKey, AttemptLog, AttemptRecord
 
 NS_PER_S: Final = 1_000_000_000
@@ -139,11 +139,14 @@ class ApiRecorder:
     ) -> None:
         arrived_ns = time.time_ns()
         with self._changed:
-            view = self._api_view.setdefault(key, ApiView())
-            view.reported_backoff_s = reported if reported is not None else view.reported_backoff_s
-            view.api_started_at = started or view.api_started_at
-            view.api_finished_at = finished or view.api_finished_at
-            view.ended = ended or view.ended
+            view = note_into(
+                self._api_view,
+                key,
+                reported=reported,
+                started=started,
+                finished=finished,
+                ended=ended,
+            )
             if self._closed or view.ended is None or view.ended.report is None:
                 return
             record = self._record(key, view, view.ended)

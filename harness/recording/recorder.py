@@ -214,6 +214,8 @@ class Recorder:
                 records=records,
                 reconciled=self.reconciled,
                 reconnects=sum(max(0, s.connects - 1) for s in self._streams),
+                api_requests=self.watch.requests,
+                watch_events=self.watch.events,
             )
 
     def __enter__(self) -> Recorder:
@@ -486,11 +488,14 @@ class Recorder:
         ended: Ended | None = None,
     ) -> None:
         with self._changed:
-            view = self._api_view.setdefault(key, ApiView())
-            view.reported_backoff_s = reported if reported is not None else view.reported_backoff_s
-            view.api_started_at = started or view.api_started_at
-            view.api_finished_at = finished or view.api_finished_at
-            view.ended = ended or view.ended
+            view = note_into(
+                self._api_view,
+                key,
+                reported=reported,
+                started=started,
+                finished=finished,
+                ended=ended,
+            )
             known = {r.key: r for r in self.log.latest()}.get(key)
             if known is None or self._closed:
                 return
@@ -508,6 +513,24 @@ class Recorder:
             )
             if self.log.append(known.merged_with(updated)):
                 self._changed.notify_all()
+
+
+def note_into(
+    views: dict[AttemptKey, ApiView],
+    key: AttemptKey,
+    *,
+    reported: float | None,
+    started: str | None,
+    finished: str | None,
+    ended: Ended | None,
+) -> ApiView:
+    """Add what the pod watch read about one attempt to its view; a later None keeps the known."""
+    view = views.setdefault(key, ApiView())
+    view.reported_backoff_s = reported if reported is not None else view.reported_backoff_s
+    view.api_started_at = started or view.api_started_at
+    view.api_finished_at = finished or view.api_finished_at
+    view.ended = ended or view.ended
+    return view
 
 
 def pending_from(
