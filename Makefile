@@ -34,7 +34,8 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(CRASHLOOP) demo
 
-# The wheel check creates the session's cluster (kept); the e2e tests reuse it.
+# The wheel check runs the installed package against a cluster (reused if one matches);
+# the e2e tests then start from a fresh cluster of their own.
 test: lint unit package e2e
 
 lint: $(STAMP)

@@ -312,6 +312,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         scenarios=tuple(args.scenarios),
         plain=args.plain,
         image=args.image,
+        wait_for_enter=args.wait_for_enter,
     )
     return run_demo(options, Console(force_terminal=False) if args.plain else Console())
 

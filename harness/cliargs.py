@@ -287,6 +287,11 @@ def _add_demo(
     )
     demo.add_argument("--plain", action="store_true", help="plain timestamped lines, no live view")
     demo.add_argument("--down", action="store_true", help="delete the cluster afterwards")
+    demo.add_argument(
+        "--wait-for-enter",
+        action="store_true",
+        help="set everything up, say ready, and start the live window when Enter is pressed",
+    )
 
 
 def _kubernetes_option(parser: argparse.ArgumentParser) -> None:

@@ -8,6 +8,7 @@ table, the plots and a self-contained report in the run directory.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -44,6 +45,8 @@ class DemoOptions:
     keep_cluster: bool = True
     plain: bool = False
     image: str | None = None
+    # Set up, say "ready", and start the live window only when Enter is pressed.
+    wait_for_enter: bool = False
 
 
 class SetupProgress:
@@ -88,6 +91,10 @@ def run_demo(options: DemoOptions, console: Console) -> int:
     with SetupProgress(console) as setup:
         up = lifecycle.up(options.spec, setup.step, image=options.image)
         setup.step(f"cluster {up.name} ready")
+    # For kubectl in a second pane: the cluster's own kubeconfig, never ~/.kube/config.
+    console.print(f"export KUBECONFIG={up.kubeconfig}", soft_wrap=True, highlight=False)
+    if options.wait_for_enter:
+        wait_for_enter(console)
 
     profile = CheckProfile("demo", duration, CHECK_PROFILES["quick"].rule, fixed_window=True)
     stop = threading.Event()
@@ -96,9 +103,14 @@ def run_demo(options: DemoOptions, console: Console) -> int:
     scenario_runs: dict[str, ScenarioRun] = {}
 
     def observe() -> None:
-        holder["result"] = run_check(
-            up, profile, _quiet, on_sample=lambda r: latest.__setitem__("result", r), stop=stop
-        )
+        try:
+            holder["result"] = run_check(
+                up, profile, _quiet, on_sample=lambda r: latest.__setitem__("result", r), stop=stop
+            )
+        finally:
+            # The window is over: the scenarios end with it (cut short, and said so),
+            # so the live view never runs past the duration it announced.
+            stop.set()
 
     def scenarios() -> None:
         scenario_runs["run"] = run_scenarios(up, _quiet, options.scenarios, stop=stop)
@@ -116,10 +128,22 @@ def run_demo(options: DemoOptions, console: Console) -> int:
     if result is None:
         console.print("[red]the observation did not finish; partial records are in runs/[/red]")
         return 130 if interrupted else 1
-    _show_results(result, scenario_runs.get("run"), console)
+    scenario_run = scenario_runs.get("run")
+    if scenario_run is not None and scenario_run.status == "interrupted" and not interrupted:
+        console.print(
+            f"scenarios cut short at the end of the {duration:.0f}s window: what they measured "
+            "by then is below; a longer --duration lets them finish"
+        )
+    _show_results(result, scenario_run, console)
     if not options.keep_cluster:
         lifecycle.delete(up.name, console.print)
     return 130 if interrupted else 0
+
+
+def wait_for_enter(console: Console) -> None:
+    """Hold at "ready" until Enter (or the end of a piped input); Ctrl-C leaves as always."""
+    console.print("[bold]ready.[/bold] Press Enter to start the live window.")
+    sys.stdin.readline()
 
 
 def _watch_live(

@@ -2,7 +2,8 @@
 # The distribution as a user gets it: the wheel built from this checkout,
 # installed into a clean virtualenv outside it, its CLI run and its pytest
 # fixtures used by a suite (examples/) that lives outside the checkout too.
-# The suite's cluster is kept (the e2e tests that follow reuse it); on a
+# The suite reuses a running cluster made from the same spec and keeps it
+# (the e2e tests that follow start from a fresh one of their own); on a
 # failure the work directory is kept as well, with the suite's runs/.
 set -o errexit -o nounset -o pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,5 +29,5 @@ crashloop check --help >/dev/null
 crashloop config >/dev/null
 # Both plugins (ours and pytest-kind's) load with no -p workaround.
 pytest --co -q --strict-markers >/dev/null
-pytest --strict-markers -p no:cacheprovider --crashloop-keep always
+pytest --strict-markers -p no:cacheprovider --crashloop-reuse
 echo "wheel check passed in $((SECONDS - started)) s"

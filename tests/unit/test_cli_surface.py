@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
 
 import pytest
 import yaml
+from rich.console import Console
 
 from harness import cli
 from harness.cliargs import build_parser
@@ -16,6 +18,7 @@ from harness.cliout import SCREEN
 from harness.core import pins
 from harness.core.errors import HarnessError
 from harness.core.resources import CLUSTERS_DIR, builtin_specs, spec_path
+from harness.demo import wait_for_enter
 from harness.profiles import load_cluster_spec
 from harness.runs.lifecycle import LATEST, new_run_dir
 
@@ -138,3 +141,12 @@ def test_completion_scripts_name_the_commands(capsys: pytest.CaptureFixture[str]
     script = capsys.readouterr().out
     assert "crashloop" in script
     assert "matrix" in script
+
+
+def test_the_demo_waits_for_enter_and_says_it_is_ready(monkeypatch: pytest.MonkeyPatch) -> None:
+    typed = io.StringIO("\nmore input the demo must not eat\n")
+    monkeypatch.setattr("sys.stdin", typed)
+    out = Console(file=io.StringIO(), force_terminal=False)
+    wait_for_enter(out)
+    assert "ready" in out.file.getvalue()  # type: ignore[attr-defined]
+    assert typed.read() == "more input the demo must not eat\n"
