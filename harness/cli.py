@@ -313,6 +313,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         plain=args.plain,
         image=args.image,
         wait_for_enter=args.wait_for_enter,
+        theme=args.theme,
     )
     return run_demo(options, Console(force_terminal=False) if args.plain else Console())
 

@@ -15,6 +15,7 @@ from harness.cliout import FORMATS
 from harness.core import pins
 from harness.core.resources import DEFAULT_SPEC_NAME
 from harness.demo import DEFAULT_DURATION_S, MAX_DURATION_S
+from harness.outputs.liveview import THEMES
 from harness.recording.recorder import OBSERVERS
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.scenarios import SCENARIOS
@@ -287,6 +288,12 @@ def _add_demo(
     )
     demo.add_argument("--plain", action="store_true", help="plain timestamped lines, no live view")
     demo.add_argument("--down", action="store_true", help="delete the cluster afterwards")
+    demo.add_argument(
+        "--theme",
+        choices=THEMES,
+        default="dark",
+        help="colours for a dark or a light terminal (both high contrast, for a projector)",
+    )
     demo.add_argument(
         "--wait-for-enter",
         action="store_true",

@@ -21,7 +21,7 @@ from rich.table import Table
 
 from harness.cluster import lifecycle
 from harness.core import timeouts
-from harness.outputs.liveview import LiveView, states_from
+from harness.outputs.liveview import LiveView, Theme, states_from
 from harness.outputs.report import write_report
 from harness.outputs.summaryfile import read_summary
 from harness.profiles import ClusterSpec
@@ -47,6 +47,7 @@ class DemoOptions:
     image: str | None = None
     # Set up, say "ready", and start the live window only when Enter is pressed.
     wait_for_enter: bool = False
+    theme: Theme = "dark"
 
 
 class SetupProgress:
@@ -159,7 +160,7 @@ def _watch_live(
     started = time.monotonic()
     view_console = Console(force_terminal=False) if options.plain else console
     try:
-        with LiveView(duration, console=view_console) as view:
+        with LiveView(duration, console=view_console, theme=options.theme) as view:
             while alive := [thread for thread in threads if thread.is_alive()]:
                 current = latest.get("result")
                 if current is not None:

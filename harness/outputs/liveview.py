@@ -28,16 +28,27 @@ from harness.model.durations import NS_PER_S
 from harness.recording.records import AttemptRecord
 
 WorkerPhase = Literal["running", "waiting", "crashed"]
+Theme = Literal["dark", "light"]
+THEMES: Final[tuple[Theme, ...]] = ("dark", "light")
 
 TIMELINE_WIDTH: Final = 40  # when no width is given
 # Restarts per timeline cell, drawn denser the more fall into one cell.
 _MARKS: Final = "▁▃▅▇█"
 _ELAPSED_CELL: Final = "·"
-_PHASE_STYLE: Final[Mapping[str, str]] = {
-    "running": "bold green",
-    "waiting": "yellow",
-    "crashed": "bold red",
+# High contrast on either background: yellow on white (and blue on black) cannot be read
+# from the back of a room.
+_PHASE_STYLE: Final[Mapping[Theme, Mapping[str, str]]] = {
+    "dark": {"running": "bold green", "waiting": "bold yellow", "crashed": "bold red"},
+    "light": {"running": "bold dark_green", "waiting": "bold blue", "crashed": "bold red3"},
 }
+_COUNTER_STYLE: Final[Mapping[Theme, str]] = {
+    "dark": "bold black on bright_white",
+    "light": "bold white on black",
+}
+# How many recent delays a panel shows at the most (fewer when narrow).
+RECENT_DELAYS: Final = 8
+# The panels' label column ("restarts", "delay s") and the space after it.
+_LABEL_WIDTH: Final = len("restarts") + 1
 # Which KEP a profile demonstrates; shown so the audience can map the column to the talk.
 KEP_BY_PROFILE: Final[Mapping[str, str]] = {
     "fast": "KEP-5593",
@@ -67,6 +78,8 @@ class WorkerState:
     state: WorkerPhase
     next_restart_in_s: float | None
     timeline: Sequence[float]
+    # The last RECENT_DELAYS restarts: (measured delay or None, the model's delay).
+    recent: Sequence[tuple[float | None, float | None]] = ()
 
 
 class ResultLike(Protocol):
@@ -155,10 +168,23 @@ def _state(
         next_in = None if wait is None else max(wait - elapsed, 0.0)
         # Without a curve the wait is unknown, so it cannot be called overdue.
         state = "crashed" if next_in == 0.0 else "waiting"
+    by_attempt = {a.attempt: a for a in records}
+    recent = []
+    for record in records[-RECENT_DELAYS:]:
+        if record.attempt < 1:
+            continue
+        before = by_attempt.get(record.attempt - 1)
+        measured = (
+            (record.started_at_ns - before.finished_at_ns) / NS_PER_S
+            if before is not None and before.finished_at_ns is not None
+            else None
+        )
+        recent.append((measured, expected(record.attempt)))
     return WorkerState(
         worker=worker,
         profile=profile,
         kep=base.kep,
+        recent=tuple(recent),
         restarts=latest.attempt,
         last_delay_s=last_delay,
         last_expected_s=expected(latest.attempt) if latest.attempt >= 1 else None,
@@ -225,39 +251,72 @@ class _Timeline:
         yield Text(f"|{bar}|", no_wrap=True, overflow="crop")
 
 
-def _panel(state: WorkerState, elapsed_s: float, duration_s: float) -> Panel:
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+@dataclass(frozen=True)
+class _Recent:
+    """The last delays over the model's, as many as fit the panel's width, newest last.
+
+    Drawn at the width the panel gives (like the timeline), so it never
+    wraps: the measured delay stands right above the model's.
+    """
+
+    recent: Sequence[tuple[float | None, float | None]]
+    label_width: int
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        cells = [(_number(m), _number(e)) for m, e in self.recent]
+        cell = max((len(text) for pair in cells for text in pair), default=3) + 1
+        room = max(options.max_width - self.label_width, cell)
+        shown = cells[-min(room // cell, RECENT_DELAYS) :]
+        for label, index in (("delay s", 0), ("model s", 1)):
+            values = "".join(pair[index].rjust(cell) for pair in shown) or " -"
+            line = Text(label.ljust(self.label_width), style="dim")
+            line.append(values, style="dim" if index else "")
+            yield Text.assemble(line, no_wrap=True, overflow="crop")
+
+
+def _panel(state: WorkerState, elapsed_s: float, duration_s: float, theme: Theme) -> Panel:
     grid = Table.grid(padding=(0, 1))
-    grid.add_column(style="dim", no_wrap=True)
-    grid.add_column()
-    last = f"{_secs(state.last_delay_s)} (model {_secs(state.last_expected_s)})"
+    grid.add_column(style="dim", no_wrap=True, min_width=_LABEL_WIDTH - 1)
+    grid.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
     # Text, not markup: worker and profile names come from the user's files.
-    grid.add_row("profile", Text(state.profile))
-    grid.add_row("KEP", Text(state.kep))
-    grid.add_row("restarts", Text(str(state.restarts), style="bold"))
-    grid.add_row("last delay", Text(last))
-    grid.add_row("state", Text(state.state, style=_PHASE_STYLE[state.state]))
-    grid.add_row("next restart", Text(next_restart_text(state)))
+    grid.add_row("restarts", Text(f" {state.restarts} ", style=_COUNTER_STYLE[theme]))
+    grid.add_row("state", Text(state.state, style=_PHASE_STYLE[theme][state.state]))
+    grid.add_row("next", Text(next_restart_text(state)))
     timeline = _Timeline(state.timeline, elapsed_s, duration_s)
+    title = Text(state.worker, style="bold")
+    if state.profile != state.worker:
+        title.append(f" ({state.profile})")
     return Panel(
-        Group(grid, Text("restarts over the run", style="dim"), timeline),
-        title=Text(state.worker, style="bold"),
+        Group(grid, _Recent(state.recent, _LABEL_WIDTH), timeline),
+        title=title,
         title_align="left",
+        subtitle=Text(state.kep),
+        subtitle_align="right",
     )
 
 
-def render(states: Sequence[WorkerState], elapsed_s: float, duration_s: float) -> RenderableType:
+def render(
+    states: Sequence[WorkerState], elapsed_s: float, duration_s: float, theme: Theme = "dark"
+) -> RenderableType:
     """A header with the run's progress over one panel per worker, side by side."""
-    header = Table.grid(padding=(0, 1))
+    header = Table.grid(padding=(0, 1), expand=True)
+    header.add_column(no_wrap=True)
+    header.add_column(ratio=1)
+    shown = min(elapsed_s, duration_s)
     header.add_row(
-        Text(f"crashloop demo: {elapsed_s:.0f}s of {duration_s:.0f}s"),
-        ProgressBar(total=max(duration_s, 1e-9), completed=min(elapsed_s, duration_s), width=40),
+        Text(f"crashloop demo: {shown:.0f}s of {duration_s:.0f}s"),
+        ProgressBar(total=max(duration_s, 1e-9), completed=shown),
     )
     # A grid with equal-ratio columns, not rich.columns.Columns: Columns wraps
     # onto new rows when narrow, and the point is to see the workers side by side.
     row = Table.grid(expand=True, padding=(0, 1))
     for _ in states:
         row.add_column(ratio=1)
-    row.add_row(*(_panel(s, elapsed_s, duration_s) for s in states))
+    row.add_row(*(_panel(s, elapsed_s, duration_s, theme) for s in states))
     return Group(header, row)
 
 
@@ -291,8 +350,10 @@ class LiveView:
         duration_s: float,
         console: Console | None = None,
         refresh_per_second: float = 4,
+        theme: Theme = "dark",
     ) -> None:
         self.duration_s = duration_s
+        self.theme: Theme = theme
         self.console = console or Console()
         self._refresh = refresh_per_second
         self._live: Live | None = None
@@ -321,7 +382,7 @@ class LiveView:
 
     def update(self, states: Sequence[WorkerState], elapsed_s: float) -> None:
         if self._live is not None:
-            self._live.update(render(states, elapsed_s, self.duration_s), refresh=True)
+            self._live.update(render(states, elapsed_s, self.duration_s, self.theme), refresh=True)
             return
         key = _change_key(states)
         if key != self._last_key:

@@ -8,11 +8,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+import pytest
 from rich.console import Console
 
 from harness.model.backoff import BackoffCurve
 from harness.outputs.liveview import (
+    THEMES,
     LiveView,
+    Theme,
     WorkerState,
     plain_line,
     render,
@@ -164,12 +167,15 @@ def test_render_shows_a_column_per_worker_with_counts_and_countdown() -> None:
     assert all(f"─ {worker} " in panels for worker in WORKERS)
     assert panels.index("fast") < panels.index("reduced") < panels.index("default")
     lines = set(panel_lines(text))
-    assert "restarts     3" in lines
-    assert "restarts     2" in lines
-    assert "restarts     0" in lines
-    for expected in ("next restart in 1.5s", "state        running", "KEP          KEP-5593"):
+    assert "restarts  3" in lines
+    assert "restarts  2" in lines
+    assert "restarts  0" in lines
+    for expected in ("next     in 1.5s", "state    running"):
         assert expected in lines
-    assert "last delay   2.2s (model 2.0s)" in lines
+    # The recent delays over the model's, in aligned columns.
+    assert "delay s   0.4 2.3 2.2" in lines
+    assert "model s   0.0 2.0 2.0" in lines
+    assert "KEP-5593" in text
 
 
 def test_render_prints_names_literally() -> None:
@@ -228,5 +234,52 @@ def test_on_a_terminal_the_view_is_drawn_live() -> None:
         view.update(sample_states(), 3.0)
     drawn = out.getvalue()
     assert all(worker in drawn for worker in WORKERS)
-    assert "next restart" in drawn
+    assert "in 1.5s" in drawn
     assert "[    3.0s]" not in drawn
+
+
+def _at(width: int, height: int, states: Sequence[WorkerState], theme: Theme = "dark") -> str:
+    console = Console(record=True, width=width, height=height, force_terminal=True)
+    console.print(render(states, 30.0, 120.0, theme))
+    return console.export_text()
+
+
+def _long_run_states() -> list[WorkerState]:
+    """The default worker deep in its curve: eight delays of up to 300 s, the widest numbers."""
+    default = records("default", [0.4, 10.2, 20.3, 40.1, 80.6, 160.4, 300.9, 300.2, 301.0])
+    fast = records("fast", [0.4, *([2.6] * 60)])
+    now = finished_ns(default[-1]) + NS
+    return states_from(FakeResult({"fast": fast, "default": default}), CURVES, now)
+
+
+@pytest.mark.parametrize(("width", "height"), [(100, 30), (160, 40)])
+@pytest.mark.parametrize("theme", THEMES)
+def test_the_view_fits_a_projector_terminal_without_wrapping(
+    width: int, height: int, theme: Theme
+) -> None:
+    for states in (sample_states(), _long_run_states()):
+        lines = _at(width, height, states, theme).splitlines()
+        assert max(len(line) for line in lines) <= width
+        # A header and one row of panels: 6 rows inside, 2 borders; a wrapped row adds lines.
+        assert len(lines) == 1 + 8
+        assert sum(line.count("restarts ") for line in lines) == len(states)
+
+
+def test_more_recent_delays_show_where_there_is_room() -> None:
+    def shown(width: int) -> int:
+        row = next(
+            line for line in _at(width, 40, _long_run_states()).splitlines() if "delay s" in line
+        )
+        default_cell = row.split("│")[5]  # fast, reduced, default
+        return len(default_cell.split()) - 2  # less the label's two words
+
+    assert 1 <= shown(100) < shown(160) <= 8
+
+
+def test_the_counter_and_states_are_styled_for_the_chosen_background() -> None:
+    dark = Console(record=True, width=100, force_terminal=True, color_system="truecolor")
+    dark.print(render(sample_states(), 30.0, 120.0, "dark"))
+    light = Console(record=True, width=100, force_terminal=True, color_system="truecolor")
+    light.print(render(sample_states(), 30.0, 120.0, "light"))
+    assert dark.export_text(styles=True) != light.export_text(styles=True)
+    assert dark.export_text() == light.export_text()
