@@ -8,6 +8,7 @@ table, the plots and a self-contained report in the run directory.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import time
@@ -171,8 +172,11 @@ def _watch_live(
                 # Redraw at the view's pace until the observations end.
                 alive[0].join(timeout=_REFRESH_S)
     except KeyboardInterrupt:
-        console.print("[yellow]stopping: judging what was measured, cleaning up...[/yellow]")
+        # Stop first: after SIGHUP the terminal is gone and printing may fail, yet the
+        # namespaces and their crash-looping pods must still be cleaned up.
         stop.set()
+        with contextlib.suppress(OSError):
+            console.print("[yellow]stopping: judging what was measured, cleaning up...[/yellow]")
         for thread in threads:
             thread.join(timeout=timeouts.NAMESPACE_GONE + timeouts.API_REQUEST)
         return True
