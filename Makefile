@@ -7,10 +7,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CRASHLOOP := $(BIN)/crashloop
 
-.PHONY: help demo test unit package e2e lint engine kind node-image cluster status check flakiness matrix conformance down clean workload-image manifests
+.PHONY: help demo demo-rehearse demo-replay test unit package e2e lint engine kind node-image cluster status check flakiness matrix conformance down clean workload-image manifests
 
 help:
 	@echo "make demo        set up, then the talk's demo live (5 minutes), plots and a report"
+	@echo "make demo-rehearse  the demo, recorded for a replay; make demo-replay [RUN=runs/...] [SPEED=10]"
 	@echo "make test        lint, unit tests, the installed wheel, then the e2e tests on a real kind cluster"
 	@echo "make package     build the wheel, install it outside the checkout, run its CLI and examples/"
 	@echo "make node-image  build the offline kind node image (no-op when up to date)"
@@ -33,6 +34,17 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(CRASHLOOP) demo
+
+# A rehearsal, recorded: its run directory (runs/<id>-check-demo-*) is what demo-replay shows
+# when the venue's machine or network misbehaves; no cluster is needed for the replay.
+demo-rehearse: $(STAMP)
+	$(CRASHLOOP) demo
+
+RUN ?= $(lastword $(sort $(wildcard runs/*-check-demo-*)))
+SPEED ?= 1
+demo-replay: $(STAMP)
+	@test -n "$(RUN)" || { echo "no recorded demo in runs/: run make demo-rehearse first"; exit 2; }
+	$(CRASHLOOP) demo --replay $(RUN) --speed $(SPEED)
 
 # The wheel check runs the installed package against a cluster (reused if one matches);
 # the e2e tests then start from a fresh cluster of their own.

@@ -35,7 +35,7 @@ from harness.core.atomicfile import write_atomically
 from harness.core.errors import HarnessError, first_line
 from harness.core.paths import state_dir
 from harness.core.resources import spec_path
-from harness.demo import MAX_DURATION_S, DemoOptions, run_demo
+from harness.demo import MAX_DURATION_S, DemoOptions, run_demo, run_replay
 from harness.outputs.explain import explain
 from harness.outputs.flakiness import flakiness_of
 from harness.outputs.jobsummary import write_job_summary
@@ -299,6 +299,11 @@ def _checks_in_a_row(args: argparse.Namespace) -> Series:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    console = Console(force_terminal=False) if args.plain else Console()
+    if args.replay:
+        return run_replay(
+            Path(args.replay), speed=args.speed, console=console, plain=args.plain, theme=args.theme
+        )
     spec = spec_of(args)
     if not 30 <= args.duration <= MAX_DURATION_S:
         raise HarnessError(
@@ -315,7 +320,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         wait_for_enter=args.wait_for_enter,
         theme=args.theme,
     )
-    return run_demo(options, Console(force_terminal=False) if args.plain else Console())
+    return run_demo(options, console)
 
 
 def _print_status(kubeconfig: Path, spec: ClusterSpec) -> dict[str, object]:

@@ -295,6 +295,18 @@ def _add_demo(
         help="colours for a dark or a light terminal (both high contrast, for a projector)",
     )
     demo.add_argument(
+        "--replay",
+        metavar="RUN_DIR",
+        help="no cluster: show a recorded demo run (its runs/<id>-check-demo-* directory) "
+        "through the same live view, then the same takeaways",
+    )
+    demo.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        help="with --replay: how many times faster than it happened (default 1)",
+    )
+    demo.add_argument(
         "--wait-for-enter",
         action="store_true",
         help="set everything up, say ready, and start the live window when Enter is pressed",

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 from rich.console import Console
@@ -23,7 +24,9 @@ from rich.table import Table
 from harness.cluster import lifecycle
 from harness.core import timeouts
 from harness.outputs.liveview import LiveView, Theme, states_from
+from harness.outputs.replay import AsOf, load_recording, replay
 from harness.outputs.report import write_report
+from harness.outputs.summary import RunSummary
 from harness.outputs.summaryfile import read_summary
 from harness.profiles import ClusterSpec
 from harness.runs.check import CheckResult, run_check
@@ -186,7 +189,7 @@ def _watch_live(
 def _show_results(result: CheckResult, scenario_run: ScenarioRun | None, console: Console) -> None:
     """The takeaways, the report and where everything was written."""
     summary = read_summary(result.run_dir)
-    console.print(_takeaways(result))
+    console.print(takeaways(summary))
     metrics = headline_metrics(scenario_run.results) if scenario_run is not None else []
     if metrics:
         console.print(_scenario_takeaways(metrics))
@@ -201,8 +204,11 @@ def _quiet(_message: str) -> None:
     """The live view shows progress; the check's own messages would tear it."""
 
 
-def _takeaways(result: CheckResult) -> Table:
-    """The talk's takeaways, measured: per worker, what the model predicted and what happened."""
+def takeaways(summary: RunSummary) -> Table:
+    """The talk's takeaways, measured: per worker, what the model predicted and what happened.
+
+    Read from the run's summary, so a replay of the run ends with the same table.
+    """
     table = Table(title="what each worker did (bare crashing container)")
     for column in (
         "worker",
@@ -212,21 +218,45 @@ def _takeaways(result: CheckResult) -> Table:
         "within tolerance",
     ):
         table.add_column(column)
-    for worker, curve in result.curves.items():
-        verdict = result.verdicts.get(worker)
-        measured = [c.measured_s for c in verdict.checks] if verdict else []
+    for worker in summary.workers:
+        if "/" in worker.worker:  # a variant beside a worker, not one of the talk's three
+            continue
         table.add_row(
-            worker,
-            str(len(result.attempts.get(worker, [])) - 1 if result.attempts.get(worker) else 0),
-            ", ".join(f"{d.total_seconds():g}s" for d in curve.delays(6)),
-            ", ".join(f"{m:.1f}s" for m in measured[:6] if m is not None),
+            worker.worker,
+            str(max(worker.attempts_recorded - 1, 0)),
+            ", ".join(f"{d:g}s" for d in worker.expected_s[:6]),
+            ", ".join(f"{m:.1f}s" for m in worker.measured_s[:6] if m is not None),
             # A share, not a verdict: the demo runs everything at once on what may be a
             # small machine; the conformance check is where a red result counts.
-            f"{sum(c.passed for c in verdict.checks)}/{len(verdict.checks)} restarts"
-            if verdict
+            f"{sum(c.passed for c in worker.checks)}/{len(worker.checks)} restarts"
+            if worker.checks
             else "no data",
         )
     return table
+
+
+def run_replay(run_dir: Path, *, speed: float, console: Console, plain: bool, theme: Theme) -> int:
+    """A recorded demo, through the same live view, then the same takeaways; no cluster."""
+    recording = load_recording(run_dir)
+    console.rule(f"crashloop-harness demo (replay of {run_dir.name}, {speed:g}x)")
+    frame = threading.Event()  # never set: its wait paces the frames
+    view_console = Console(force_terminal=False) if plain else console
+    finished = False
+    with LiveView(recording.duration_s, console=view_console, theme=theme) as view:
+
+        def show(seen: AsOf, now_ns: int, elapsed_s: float) -> None:
+            states = states_from(seen, recording.curves, now_ns, start_ns=recording.start_ns)
+            view.update(states, elapsed_s)
+
+        try:
+            finished = replay(recording, speed=speed, show=show, pause=frame.wait)
+        except KeyboardInterrupt:
+            console.print("[yellow]replay stopped[/yellow]")
+    console.print(takeaways(recording.summary))
+    report = run_dir / "report.html"
+    if report.is_file():
+        console.print(f"report: {report}")
+    return 0 if finished else 130
 
 
 def _scenario_takeaways(metrics: Sequence[ScenarioMetric]) -> Table:

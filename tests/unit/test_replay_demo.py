@@ -1,0 +1,100 @@
+"""Replaying a recorded demo: the recording as it stood at each moment, paced, then takeaways."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from harness.core.errors import HarnessError
+from harness.outputs.replay import AsOf, Recording, as_of, load_recording, replay
+from harness.outputs.summaryfile import write_summary
+from harness.recording.records import AttemptLog
+from tests.unit.factories import (
+    FAST,
+    FAST_DELAYS,
+    T0,
+    attempts,
+    fast_verdict,
+    make_summary,
+)
+
+
+def _recorded(tmp_path: Path) -> Path:
+    """A run directory as a demo leaves it: attempts.jsonl and summary.json."""
+    summary = make_summary(fast_verdict())
+    write_summary(tmp_path, summary)
+    with AttemptLog(tmp_path) as log:
+        for record in attempts(FAST_DELAYS):
+            log.append(dataclasses.replace(record, worker="fast"))
+    return tmp_path
+
+
+def test_a_recording_has_its_workers_attempts_and_curves(tmp_path: Path) -> None:
+    recording = load_recording(_recorded(tmp_path))
+    assert len(recording.attempts["fast"]) == len(FAST_DELAYS) + 1
+    assert recording.curves["fast"].delays(4) == FAST.delays(4)
+    assert recording.start_ns == T0
+    assert recording.duration_s > 0
+
+
+def test_a_directory_that_is_not_a_run_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match=r"holds no attempts\.jsonl"):
+        load_recording(tmp_path)
+
+
+def test_as_of_shows_only_what_had_happened_and_no_exit_yet_to_come(tmp_path: Path) -> None:
+    recording = load_recording(_recorded(tmp_path))
+    first, second = recording.attempts["fast"][:2]
+    assert first.finished_at_ns is not None
+    during_first = as_of(
+        recording, first.started_at_ns + (first.finished_at_ns - first.started_at_ns) // 2
+    )
+    (only,) = during_first.attempts["fast"]
+    assert only.finished_at_ns is None  # still running then
+    before_second = as_of(recording, second.started_at_ns - 1)
+    assert [r.attempt for r in before_second.attempts["fast"]] == [0]
+    assert as_of(recording, T0 - 1).attempts == {}
+
+
+def _run(
+    recording: Recording, speed: float, stop_after: int | None = None
+) -> tuple[list[float], bool]:
+    frames: list[float] = []
+    waited: list[float] = []
+
+    def show(_seen: AsOf, _now_ns: int, elapsed_s: float) -> None:
+        frames.append(elapsed_s)
+
+    def pause(seconds: float) -> bool:
+        waited.append(seconds)
+        return stop_after is not None and len(waited) >= stop_after
+
+    return frames, replay(recording, speed=speed, show=show, pause=pause, frame_s=0.25)
+
+
+def test_ten_times_faster_takes_a_tenth_of_the_frames_and_ends_on_the_last_moment(
+    tmp_path: Path,
+) -> None:
+    recording = dataclasses.replace(load_recording(_recorded(tmp_path)), duration_s=30.0)
+    slow, slow_done = _run(recording, 1.0)
+    fast, fast_done = _run(recording, 10.0)
+    assert slow_done
+    assert fast_done
+    assert slow[-1] == fast[-1] == 30.0
+    # Frames are paced in real time: a tenth of the length needs a tenth of the frames.
+    assert len(slow) - 1 == 10 * (len(fast) - 1)
+
+
+def test_a_stopped_replay_says_so(tmp_path: Path) -> None:
+    recording = load_recording(_recorded(tmp_path))
+    frames, done = _run(recording, 1.0, stop_after=3)
+    assert not done
+    assert len(frames) == 3
+
+
+def test_a_speed_that_is_not_positive_is_refused(tmp_path: Path) -> None:
+    recording = load_recording(_recorded(tmp_path))
+    with pytest.raises(HarnessError, match="not positive"):
+        replay(recording, speed=0, show=lambda *_: None, pause=lambda _s: False)
