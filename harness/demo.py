@@ -12,7 +12,7 @@ import contextlib
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -26,13 +26,15 @@ from harness.core import timeouts
 from harness.outputs.liveview import LiveView, Theme, states_from
 from harness.outputs.replay import AsOf, load_recording, replay
 from harness.outputs.report import write_report
+from harness.outputs.scenarioview import PodMap, ScenarioCell, scenario_cells
 from harness.outputs.summary import RunSummary
 from harness.outputs.summaryfile import read_summary
 from harness.profiles import ClusterSpec
+from harness.recording.records import AttemptRecord
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile
 from harness.runs.scenarios import ScenarioRun, run_scenarios
-from harness.scenarios import SCENARIOS
+from harness.scenarios import REGISTRY, SCENARIOS
 from harness.scenarios.headline import ScenarioMetric, headline_metrics
 
 # The default window, announced before anything starts; the issue caps it at 6 minutes.
@@ -117,16 +119,31 @@ def run_demo(options: DemoOptions, console: Console) -> int:
             # so the live view never runs past the duration it announced.
             stop.set()
 
+    scenario_records: dict[str, Sequence[AttemptRecord]] = {}
+
     def scenarios() -> None:
-        scenario_runs["run"] = run_scenarios(up, _quiet, options.scenarios, stop=stop)
+        scenario_runs["run"] = run_scenarios(
+            up,
+            _quiet,
+            options.scenarios,
+            stop=stop,
+            on_sample=lambda records: scenario_records.__setitem__("records", records),
+        )
 
     threads = [threading.Thread(target=observe, name="demo-check", daemon=True)]
     if options.scenarios:
         threads.append(threading.Thread(target=scenarios, name="demo-scenarios", daemon=True))
     for thread in threads:
         thread.start()
+    pods = scenario_pods(options.scenarios, [worker.name for worker in options.spec.workers])
     interrupted = _watch_live(
-        threads, latest, duration=duration, options=options, console=console, stop=stop
+        threads,
+        latest,
+        duration=duration,
+        options=options,
+        console=console,
+        stop=stop,
+        scenarios=lambda now_ns: scenario_cells(scenario_records.get("records", ()), pods, now_ns),
     )
 
     result = holder.get("result")
@@ -145,6 +162,16 @@ def run_demo(options: DemoOptions, console: Console) -> int:
     return 130 if interrupted else 0
 
 
+def scenario_pods(scenarios: Sequence[str], workers: Sequence[str]) -> PodMap:
+    """Every scenario pod's name -> (scenario, worker), as the scenarios name their pods."""
+    pods: dict[str, tuple[str, str]] = {}
+    for name in scenarios:
+        for worker in workers:
+            for manifest in REGISTRY[name].pods(worker, "-", "-"):
+                pods[manifest["metadata"]["name"]] = (name, worker)
+    return pods
+
+
 def wait_for_enter(console: Console) -> None:
     """Hold at "ready" until Enter (or the end of a piped input); Ctrl-C leaves as always."""
     console.print("[bold]ready.[/bold] Press Enter to start the live window.")
@@ -159,6 +186,7 @@ def _watch_live(
     options: DemoOptions,
     console: Console,
     stop: threading.Event,
+    scenarios: Callable[[int], Sequence[ScenarioCell]] = lambda _now_ns: (),
 ) -> bool:
     """The live view until the observations end; True when Ctrl-C stopped them."""
     started = time.monotonic()
@@ -168,9 +196,11 @@ def _watch_live(
             while alive := [thread for thread in threads if thread.is_alive()]:
                 current = latest.get("result")
                 if current is not None:
+                    now_ns = time.time_ns()
                     view.update(
-                        states_from(current, current.curves, time.time_ns()),
+                        states_from(current, current.curves, now_ns),
                         time.monotonic() - started,
+                        scenarios(now_ns),
                     )
                 # Redraw at the view's pace until the observations end.
                 alive[0].join(timeout=_REFRESH_S)

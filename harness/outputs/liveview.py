@@ -11,6 +11,7 @@ screen would be thousands of lines of noise.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -25,6 +26,7 @@ from rich.text import Text
 
 from harness.model.backoff import BackoffCurve
 from harness.model.durations import NS_PER_S
+from harness.outputs.scenarioview import ScenarioCell
 from harness.recording.records import AttemptRecord
 
 WorkerPhase = Literal["running", "waiting", "crashed"]
@@ -45,6 +47,7 @@ _COUNTER_STYLE: Final[Mapping[Theme, str]] = {
     "dark": "bold black on bright_white",
     "light": "bold white on black",
 }
+_AGO: Final = re.compile(r" \d+s ago")
 # How many recent delays a panel shows at the most (fewer when narrow).
 RECENT_DELAYS: Final = 8
 # The panels' label column ("restarts", "delay s") and the space after it.
@@ -299,8 +302,25 @@ def _panel(state: WorkerState, elapsed_s: float, duration_s: float, theme: Theme
     )
 
 
+def scenario_table(cells: Sequence[ScenarioCell]) -> Table:
+    """Restarts per container and the latest exit, per scenario (rows) and worker (columns)."""
+    workers = list(dict.fromkeys(cell.worker for cell in cells))
+    table = Table.grid(padding=(0, 1), expand=True)
+    table.add_column(style="dim", no_wrap=True)
+    for _ in workers:
+        table.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+    for scenario in dict.fromkeys(cell.scenario for cell in cells):
+        row = {cell.worker: cell.text for cell in cells if cell.scenario == scenario}
+        table.add_row(Text(scenario), *(Text(row.get(worker, "-")) for worker in workers))
+    return table
+
+
 def render(
-    states: Sequence[WorkerState], elapsed_s: float, duration_s: float, theme: Theme = "dark"
+    states: Sequence[WorkerState],
+    elapsed_s: float,
+    duration_s: float,
+    theme: Theme = "dark",
+    scenarios: Sequence[ScenarioCell] = (),
 ) -> RenderableType:
     """A header with the run's progress over one panel per worker, side by side."""
     header = Table.grid(padding=(0, 1), expand=True)
@@ -317,7 +337,9 @@ def render(
     for _ in states:
         row.add_column(ratio=1)
     row.add_row(*(_panel(s, elapsed_s, duration_s, theme) for s in states))
-    return Group(header, row)
+    if not scenarios:
+        return Group(header, row)
+    return Group(header, row, scenario_table(scenarios))
 
 
 def plain_line(states: Sequence[WorkerState], elapsed_s: float) -> str:
@@ -358,6 +380,7 @@ class LiveView:
         self._refresh = refresh_per_second
         self._live: Live | None = None
         self._last_key: tuple[tuple[str, int, str], ...] | None = None
+        self._last_scenarios: dict[tuple[str, str], str] = {}
 
     def __enter__(self) -> LiveView:
         if self.console.is_terminal:
@@ -380,10 +403,28 @@ class LiveView:
             self._live.stop()
             self._live = None
 
-    def update(self, states: Sequence[WorkerState], elapsed_s: float) -> None:
+    def update(
+        self,
+        states: Sequence[WorkerState],
+        elapsed_s: float,
+        scenarios: Sequence[ScenarioCell] = (),
+    ) -> None:
         if self._live is not None:
-            self._live.update(render(states, elapsed_s, self.duration_s, self.theme), refresh=True)
+            self._live.update(
+                render(states, elapsed_s, self.duration_s, self.theme, scenarios), refresh=True
+            )
             return
+        for cell in scenarios:
+            # "4s ago" moves every second; a new restart or exit is the news.
+            news = _AGO.sub("", cell.text)
+            if self._last_scenarios.get((cell.scenario, cell.worker)) != news:
+                self._last_scenarios[(cell.scenario, cell.worker)] = news
+                self.console.print(
+                    f"[{elapsed_s:7.1f}s] {cell.scenario} {cell.worker}: {cell.text}",
+                    markup=False,
+                    highlight=False,
+                    soft_wrap=True,
+                )
         key = _change_key(states)
         if key != self._last_key:
             self._last_key = key

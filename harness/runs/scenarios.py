@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -173,6 +173,7 @@ def run_scenarios(
     progress: Progress,
     scenarios: Iterable[str] = SCENARIOS,
     stop: threading.Event | None = None,
+    on_sample: Callable[[Sequence[AttemptRecord]], None] | None = None,
 ) -> ScenarioRun:
     """Run ``scenarios`` on every worker at once; never raises on a failed metric.
 
@@ -205,7 +206,7 @@ def run_scenarios(
             for worker in nodes:
                 for pod in REGISTRY[name].pods(worker, run_id, image):
                     core.create_namespaced_pod(namespace, pod)
-        result.status, result.reason = _observe(live, watches, progress)
+        result.status, result.reason = _observe(live, watches, progress, on_sample)
     except KeyboardInterrupt:
         result.status = "interrupted"
         result.reason = "interrupted (a signal) before every scenario was observed"
@@ -263,11 +264,22 @@ def _finish(
     return ending
 
 
-def _observe(live: _Live, watches: Mapping[str, Watch], progress: Progress) -> tuple[str, str]:
-    """Wait until every scenario has shown what it needs, or the timeout."""
+def _observe(
+    live: _Live,
+    watches: Mapping[str, Watch],
+    progress: Progress,
+    on_sample: Callable[[Sequence[AttemptRecord]], None] | None = None,
+) -> tuple[str, str]:
+    """Wait until every scenario has shown what it needs, or the timeout.
+
+    ``on_sample`` sees every attempt recorded so far, at each look (the demo
+    shows the scenarios live from it).
+    """
     deadline = time.monotonic() + timeouts.SCENARIOS
     last = ""
     while True:
+        if on_sample is not None:
+            on_sample(live.recorder.attempts())
         pending = [item for watch in watches.values() for item in watch.pending()]
         if not pending:
             return "observed", ""

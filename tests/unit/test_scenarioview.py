@@ -1,0 +1,70 @@
+"""The scenarios shown live: restarts per container and the latest exit, per scenario and worker."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+
+from rich.console import Console
+
+from harness.outputs.liveview import LiveView, render
+from harness.outputs.scenarioview import ScenarioCell, scenario_cells
+from harness.recording.records import AttemptRecord
+from tests.unit.factories import NS, T0, attempts
+from tests.unit.test_liveview import sample_states
+
+PODS = {
+    "sidecar-fast": ("critical-sidecar", "fast"),
+    "sidecar-default": ("critical-sidecar", "default"),
+    "session-fast": ("task-isolation", "fast"),
+}
+
+
+def _sidecar_records() -> list[AttemptRecord]:
+    proxy = [
+        dataclasses.replace(r, pod="sidecar-fast", container="proxy", reason="OOMKilled")
+        for r in attempts([1.0, 2.0])
+    ]
+    app = [
+        dataclasses.replace(r, pod="sidecar-fast", container="app", finished_at_ns=None)
+        for r in attempts([])
+    ]
+    return [*proxy, *app]
+
+
+def test_a_cell_counts_restarts_per_container_and_names_the_latest_exit() -> None:
+    records = _sidecar_records()
+    last_exit = max(r.finished_at_ns for r in records if r.finished_at_ns is not None)
+    cells = scenario_cells(records, PODS, last_exit + 4 * NS)
+    assert cells[0] == ScenarioCell(
+        "critical-sidecar", "fast", "proxy 2 · app 0 · proxy OOMKilled 4s ago"
+    )
+
+
+def test_a_pod_with_no_record_yet_is_starting_and_strangers_are_ignored() -> None:
+    stranger = dataclasses.replace(attempts([])[0], pod="someone-else")
+    cells = scenario_cells([stranger], PODS, T0)
+    assert [c.text for c in cells] == ["starting", "starting", "starting"]
+    assert [(c.scenario, c.worker) for c in cells] == list(PODS.values())
+
+
+def test_the_view_with_scenarios_still_fits_100_columns() -> None:
+    cells = scenario_cells(_sidecar_records(), PODS, T0 + 30 * NS)
+    console = Console(record=True, width=100, height=30, file=io.StringIO())
+    console.print(render(sample_states(), 30.0, 120.0, "dark", cells))
+    lines = console.export_text().splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert len(lines) <= 30
+    assert any(line.startswith("critical-sidecar") and "proxy 2" in line for line in lines)
+
+
+def test_off_a_terminal_a_scenario_line_is_printed_when_something_happens() -> None:
+    out = io.StringIO()
+    records = _sidecar_records()
+    with LiveView(120.0, console=Console(file=out, force_terminal=False)) as view:
+        view.update(sample_states(), 1.0, scenario_cells(records, PODS, T0 + 10 * NS))
+        # Only the "ago" moved: no news.
+        view.update(sample_states(), 2.0, scenario_cells(records, PODS, T0 + 11 * NS))
+    lines = [line for line in out.getvalue().splitlines() if "critical-sidecar fast" in line]
+    assert len(lines) == 1
+    assert "proxy OOMKilled" in lines[0]
