@@ -23,6 +23,7 @@ from rich.table import Table
 
 from harness.cluster import lifecycle
 from harness.core import timeouts
+from harness.outputs.keys import HELP, keys_while_live
 from harness.outputs.liveview import LiveView, Theme, states_from
 from harness.outputs.replay import AsOf, load_recording, replay
 from harness.outputs.report import write_report
@@ -191,11 +192,25 @@ def _watch_live(
     """The live view until the observations end; True when Ctrl-C stopped them."""
     started = time.monotonic()
     view_console = Console(force_terminal=False) if options.plain else console
+    paused = False
     try:
-        with LiveView(duration, console=view_console, theme=options.theme) as view:
+        with (
+            keys_while_live() as keys,
+            LiveView(duration, console=view_console, theme=options.theme) as view,
+        ):
+            if keys.enabled:
+                console.print(HELP, style="dim")
             while alive := [thread for thread in threads if thread.is_alive()]:
+                action = keys.poll()
+                if action == "quit":
+                    raise KeyboardInterrupt("q")
+                if action == "skip":
+                    # The window ends now; what was measured is judged as at its end.
+                    stop.set()
+                if action == "pause":
+                    paused = not paused
                 current = latest.get("result")
-                if current is not None:
+                if current is not None and not paused:
                     now_ns = time.time_ns()
                     view.update(
                         states_from(current, current.curves, now_ns),
