@@ -82,7 +82,11 @@ class WorkerState:
     next_restart_in_s: float | None
     timeline: Sequence[float]
     # The last RECENT_DELAYS restarts: (measured delay or None, the model's delay).
+    # A delay runs from the exit to the kubelet's decision (the container's
+    # create) where the runtime reports it: the kubelet's part alone.
     recent: Sequence[tuple[float | None, float | None]] = ()
+    # The last restart's start latency (create to start): the machine's part.
+    start_latency_s: float | None = None
 
 
 class ResultLike(Protocol):
@@ -158,7 +162,7 @@ def _state(
     previous = next((a for a in records if a.attempt == latest.attempt - 1), None)
     last_delay = None
     if previous is not None and previous.finished_at_ns is not None:
-        last_delay = (latest.started_at_ns - previous.finished_at_ns) / NS_PER_S
+        last_delay = (_decided_ns(latest) - previous.finished_at_ns) / NS_PER_S
 
     def expected(n: int) -> float | None:
         return None if curve is None else curve.delay_before_restart(n).total_seconds()
@@ -178,7 +182,7 @@ def _state(
             continue
         before = by_attempt.get(record.attempt - 1)
         measured = (
-            (record.started_at_ns - before.finished_at_ns) / NS_PER_S
+            (_decided_ns(record) - before.finished_at_ns) / NS_PER_S
             if before is not None and before.finished_at_ns is not None
             else None
         )
@@ -188,6 +192,11 @@ def _state(
         profile=profile,
         kep=base.kep,
         recent=tuple(recent),
+        start_latency_s=(
+            (latest.started_at_ns - latest.created_at_ns) / NS_PER_S
+            if latest.created_at_ns is not None and latest.attempt >= 1
+            else None
+        ),
         restarts=latest.attempt,
         last_delay_s=last_delay,
         last_expected_s=expected(latest.attempt) if latest.attempt >= 1 else None,
@@ -195,6 +204,11 @@ def _state(
         next_restart_in_s=next_in,
         timeline=tuple((a.started_at_ns - origin_ns) / NS_PER_S for a in records if a.attempt >= 1),
     )
+
+
+def _decided_ns(record: AttemptRecord) -> int:
+    """When the kubelet decided to run this attempt: the create, else (API only) the start."""
+    return record.created_at_ns if record.created_at_ns is not None else record.started_at_ns
 
 
 # --- rendering -----------------------------------------------------------------------------
@@ -289,6 +303,9 @@ def _panel(state: WorkerState, elapsed_s: float, duration_s: float, theme: Theme
     grid.add_row("restarts", Text(f" {state.restarts} ", style=_COUNTER_STYLE[theme]))
     grid.add_row("state", Text(state.state, style=_PHASE_STYLE[theme][state.state]))
     grid.add_row("next", Text(next_restart_text(state)))
+    # The runtime's start after the kubelet's decision: on a loaded machine this is
+    # where a restart comes late, and it is the machine's lateness, not the kubelet's.
+    grid.add_row("start", Text(f"{_secs(state.start_latency_s)} (machine)", style="dim"))
     timeline = _Timeline(state.timeline, elapsed_s, duration_s)
     title = Text(state.worker, style="bold")
     if state.profile != state.worker:

@@ -260,8 +260,8 @@ def test_the_view_fits_a_projector_terminal_without_wrapping(
     for states in (sample_states(), _long_run_states()):
         lines = _at(width, height, states, theme).splitlines()
         assert max(len(line) for line in lines) <= width
-        # A header and one row of panels: 6 rows inside, 2 borders; a wrapped row adds lines.
-        assert len(lines) == 1 + 8
+        # A header and one row of panels: 7 rows inside, 2 borders; a wrapped row adds lines.
+        assert len(lines) == 1 + 9
         assert sum(line.count("restarts ") for line in lines) == len(states)
 
 
@@ -283,3 +283,19 @@ def test_the_counter_and_states_are_styled_for_the_chosen_background() -> None:
     light.print(render(sample_states(), 30.0, 120.0, "light"))
     assert dark.export_text(styles=True) != light.export_text(styles=True)
     assert dark.export_text() == light.export_text()
+
+
+def test_a_delay_runs_to_the_kubelet_s_decision_and_the_start_is_the_machine_s() -> None:
+    fast = records("fast", [0.4, 2.0])
+    # The runtime created restart 2 on time, and started it 0.8 s later (a busy machine).
+    late_start = dataclasses.replace(
+        fast[-1],
+        created_at_ns=fast[-1].started_at_ns,
+        started_at_ns=fast[-1].started_at_ns + 8 * NS // 10,
+    )
+    fast = [*fast[:-1], late_start]
+    now = finished_ns(fast[-1]) + NS // 2
+    (state,) = states_from(FakeResult({"fast": fast}), {"fast": FAST}, now)
+    assert state.last_delay_s == pytest.approx(2.0)
+    assert state.start_latency_s == pytest.approx(0.8)
+    assert "0.8s (machine)" in text_of([state])
