@@ -9,6 +9,7 @@ table, the plots and a self-contained report in the run directory.
 from __future__ import annotations
 
 import contextlib
+import statistics
 import sys
 import threading
 import time
@@ -31,6 +32,7 @@ from harness.outputs.scenarioview import PodMap, ScenarioCell, scenario_cells
 from harness.outputs.summary import RunSummary
 from harness.outputs.summaryfile import read_summary
 from harness.profiles import ClusterSpec
+from harness.recording.hostcpu import busy_between, cores, read_cpu_times
 from harness.recording.records import AttemptRecord
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile
@@ -42,6 +44,8 @@ from harness.scenarios.headline import ScenarioMetric, headline_metrics
 DEFAULT_DURATION_S: Final = 300.0
 MAX_DURATION_S: Final = 360.0
 _REFRESH_S: Final = 0.25
+# A host this busy delays every start: what is late then is not the kubelet's doing.
+SATURATED: Final = 0.9
 
 
 @dataclass(frozen=True)
@@ -193,6 +197,7 @@ def _watch_live(
     started = time.monotonic()
     view_console = Console(force_terminal=False) if options.plain else console
     paused = False
+    cpu = CpuWatch()
     try:
         with (
             keys_while_live() as keys,
@@ -216,6 +221,7 @@ def _watch_live(
                         states_from(current, current.curves, now_ns),
                         time.monotonic() - started,
                         scenarios(now_ns),
+                        cpu.sample(),
                     )
                 # Redraw at the view's pace until the observations end.
                 alive[0].join(timeout=_REFRESH_S)
@@ -228,7 +234,42 @@ def _watch_live(
         for thread in threads:
             thread.join(timeout=timeouts.NAMESPACE_GONE + timeouts.API_REQUEST)
         return True
+    finally:
+        if cpu.samples:
+            with contextlib.suppress(OSError):
+                console.print(cpu.summary())
     return False
+
+
+class CpuWatch:
+    """The host's busy share, sampled at most once a second while the demo is live."""
+
+    def __init__(self) -> None:
+        self._last = read_cpu_times()
+        self._at = time.monotonic()
+        self.samples: list[float] = []
+        self.latest: float | None = None
+
+    def sample(self) -> float | None:
+        if self._last is None or time.monotonic() - self._at < 1.0:
+            return self.latest
+        now = read_cpu_times()
+        if now is not None:
+            busy = busy_between(self._last, now)
+            if busy is not None:
+                self.samples.append(busy)
+                self.latest = busy
+            self._last, self._at = now, time.monotonic()
+        return self.latest
+
+    def summary(self) -> str:
+        ordered = sorted(self.samples)
+        saturated = sum(busy >= SATURATED for busy in ordered) / len(ordered)
+        return (
+            f"host CPU during the window ({cores()} cores): median "
+            f"{statistics.median(ordered):.0%}, max {ordered[-1]:.0%}, at {SATURATED:.0%} or "
+            f"more {saturated:.0%} of the time: restarts late then are the machine's lateness"
+        )
 
 
 def _show_results(result: CheckResult, scenario_run: ScenarioRun | None, console: Console) -> None:

@@ -337,15 +337,22 @@ def render(
     elapsed_s: float,
     duration_s: float,
     theme: Theme = "dark",
+    *,
     scenarios: Sequence[ScenarioCell] = (),
+    cpu_busy: float | None = None,
 ) -> RenderableType:
-    """A header with the run's progress over one panel per worker, side by side."""
+    """A header with the run's progress over one panel per worker, side by side.
+
+    ``cpu_busy`` (0..1, the host's cores) is shown in the header: a restart late
+    while every core is busy is the machine's lateness, not the kubelet's.
+    """
     header = Table.grid(padding=(0, 1), expand=True)
     header.add_column(no_wrap=True)
     header.add_column(ratio=1)
     shown = min(elapsed_s, duration_s)
+    cpu = "" if cpu_busy is None else f" · host CPU {cpu_busy:.0%}"
     header.add_row(
-        Text(f"crashloop demo: {shown:.0f}s of {duration_s:.0f}s"),
+        Text(f"crashloop demo: {shown:.0f}s of {duration_s:.0f}s{cpu}"),
         ProgressBar(total=max(duration_s, 1e-9), completed=shown),
     )
     # A grid with equal-ratio columns, not rich.columns.Columns: Columns wraps
@@ -425,10 +432,19 @@ class LiveView:
         states: Sequence[WorkerState],
         elapsed_s: float,
         scenarios: Sequence[ScenarioCell] = (),
+        cpu_busy: float | None = None,
     ) -> None:
         if self._live is not None:
             self._live.update(
-                render(states, elapsed_s, self.duration_s, self.theme, scenarios), refresh=True
+                render(
+                    states,
+                    elapsed_s,
+                    self.duration_s,
+                    self.theme,
+                    scenarios=scenarios,
+                    cpu_busy=cpu_busy,
+                ),
+                refresh=True,
             )
             return
         for cell in scenarios:

@@ -51,11 +51,12 @@ def test_a_pod_with_no_record_yet_is_starting_and_strangers_are_ignored() -> Non
 def test_the_view_with_scenarios_still_fits_100_columns() -> None:
     cells = scenario_cells(_sidecar_records(), PODS, T0 + 30 * NS)
     console = Console(record=True, width=100, height=30, file=io.StringIO())
-    console.print(render(sample_states(), 30.0, 120.0, "dark", cells))
+    console.print(render(sample_states(), 30.0, 120.0, "dark", scenarios=cells, cpu_busy=0.97))
     lines = console.export_text().splitlines()
     assert max(len(line) for line in lines) <= 100
     assert len(lines) <= 30
     assert any(line.startswith("critical-sidecar") and "proxy 2" in line for line in lines)
+    assert "host CPU 97%" in lines[0]
 
 
 def test_off_a_terminal_a_scenario_line_is_printed_when_something_happens() -> None:
