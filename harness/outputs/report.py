@@ -12,6 +12,7 @@ the format it lands in: a pod named ``<script>`` must print, not run.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
@@ -71,6 +72,8 @@ def report_blocks(
             f"{summary.kind} run, profile {summary.profile}, "
             f"from {summary.started_at} to {summary.finished_at}."
         ),
+        Heading(2, "The talk's takeaways, from this run"),
+        talk_takeaways(summary),
         *_verdict_blocks(summary),
         Heading(2, "Cluster"),
         Table(
@@ -256,6 +259,50 @@ def _ordered(
     order = [w.worker for w in summary.workers]
     order += [w for w in attempts_by_worker if w not in order]
     return {w: attempts_by_worker[w] for w in order if w in attempts_by_worker}
+
+
+def talk_takeaways(summary: RunSummary) -> Bullets:
+    """The talk's three takeaways (slide 23), each with this run's number behind it."""
+    waited = [w for w in summary.workers if "/" not in w.worker]
+    latencies = [w.start_latency_median_s for w in waited if w.start_latency_median_s is not None]
+    worst = [w.start_latency_max_s for w in waited if w.start_latency_max_s is not None]
+    restarts = sum(len(w.checks) for w in waited)
+    heavy = (
+        f"Container restarts are heavy, the kubelet has real physical limits: {restarts} "
+        "restarts here, each one the runtime's to start after the kubelet decided: "
+        + (
+            f"a median {statistics.median(latencies):.2f} s, up to {max(worst):.2f} s."
+            if latencies and worst
+            else "no start latency was recorded."
+        )
+    )
+    medians = []
+    for worker in waited:
+        delays = [c.measured_s for c in worker.checks if c.measured_s is not None and c.expected_s]
+        cap = worker.live_config.max_s if worker.live_config else None
+        if delays and cap is not None:
+            medians.append(f"{worker.worker} (cap {cap:g} s) {statistics.median(delays):.1f} s")
+    control = (
+        "KEP-4603 and KEP-5593 give cluster operators granular, safe control over recovery "
+        "times: the median restart delay per worker's config was "
+        + ("; ".join(medians) if medians else "not measured")
+        + "."
+    )
+    gates = sorted(
+        {
+            gate
+            for w in waited
+            if w.live_config is not None
+            for gate, on in w.live_config.feature_gates.items()
+            if on
+        }
+    )
+    marathon = (
+        "Open source is a marathon, pragmatic splits unblock years of frustration: the two "
+        f"halves run side by side on Kubernetes {summary.cluster.kubernetes_version}, each "
+        f"worker with its own gates ({', '.join(gates) or 'none'} switched on somewhere)."
+    )
+    return Bullets((heavy, control, marathon))
 
 
 def write_report(

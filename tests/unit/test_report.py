@@ -10,13 +10,16 @@ from pathlib import Path
 import pytest
 
 from harness.outputs.document import Block, Bullets, Heading, Table, md_escape, to_html, to_markdown
-from harness.outputs.report import REPORT_MD, report_blocks, write_report
+from harness.outputs.report import REPORT_MD, report_blocks, talk_takeaways, write_report
 from harness.outputs.summary import RunSummary
 from harness.scenarios.headline import ScenarioMetric
 from tests.unit.factories import (
     PNG_MAGIC,
     WORKERS,
+    default_verdict,
     failing_summary,
+    fast_verdict,
+    make_summary,
     quick_attempts,
     quick_summary,
     scenario_metrics,
@@ -151,3 +154,17 @@ def test_renderers_agree_on_blocks() -> None:
     html = to_html(blocks, "t")
     assert "<h2>T</h2><ul><li>a</li><li>b</li></ul>" in html.replace("\n", "")
     assert '<td class="pass">PASS</td>' in html
+
+
+def test_the_report_opens_with_the_talk_s_takeaways_each_with_a_number() -> None:
+    summary = make_summary(fast_verdict(), default_verdict())
+    heavy, control, marathon = talk_takeaways(summary).items
+    assert heavy.startswith("Container restarts are heavy")
+    assert "restarts here" in heavy
+    assert control.startswith("KEP-4603 and KEP-5593")
+    assert "fast (cap 2 s)" in control
+    assert "default (cap 300 s)" in control
+    assert marathon.startswith("Open source is a marathon")
+    assert summary.cluster.kubernetes_version in marathon
+    blocks = report_blocks(summary)
+    assert blocks[2] == Heading(2, "The talk's takeaways, from this run")
