@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from harness.model.backoff import BackoffCurve
-from harness.recording.records import AttemptRecord
+from harness.recording.records import SOURCE_CRI, SOURCE_SELF, AttemptRecord
 from harness.verdict import (
     CLOCK_ROUNDING,
     CONFIRM_FROM,
@@ -469,6 +469,24 @@ def test_pod_status_times_of_another_attempt_fail() -> None:
     (problem,) = verdict.problems
     assert problem.startswith("attempt 2: pod status finishedAt 2026-01-01T10:00:00Z disagrees")
     assert "beyond the API's 1s rounding" in problem
+
+
+def test_a_workload_report_a_little_after_the_runtime_s_start_is_a_note_not_a_failure() -> None:
+    # The API says 10:00:00 (the runtime started at 10:00:00.98); the workload's
+    # own main ran at 10:00:01.059: 1.059 s after the API's second.
+    records = attempts([0.3])
+    late_main = records[0].started_at_ns + 1_059_000_000
+    for source, passes in ((SOURCE_SELF, True), (SOURCE_CRI, False)):
+        records[0] = dataclasses.replace(
+            records[0],
+            started_at_ns=late_main,
+            api_started_at="2026-01-01T10:00:00Z",
+            source=source,
+        )
+        verdict = judge_worker(records[:1], FAST)
+        assert not verdict.problems if passes else verdict.problems, source
+    (note,) = judge_worker([dataclasses.replace(records[0], source=SOURCE_SELF)], FAST).notes
+    assert "the workload's report" in note
 
 
 # --- enough observed? ----------------------------------------------------------------------
