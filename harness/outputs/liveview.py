@@ -327,8 +327,13 @@ def scenario_table(cells: Sequence[ScenarioCell]) -> Table:
     for _ in workers:
         table.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
     for scenario in dict.fromkeys(cell.scenario for cell in cells):
-        row = {cell.worker: cell.text for cell in cells if cell.scenario == scenario}
-        table.add_row(Text(scenario), *(Text(row.get(worker, "-")) for worker in workers))
+        row = {cell.worker: cell for cell in cells if cell.scenario == scenario}
+        # Two lines a scenario: the restarts, then the latest exit, each short enough
+        # for a third of 100 columns.
+        table.add_row(Text(scenario), *(Text(row[w].counts if w in row else "-") for w in workers))
+        table.add_row(
+            Text(""), *(Text(row[w].last if w in row else "", style="dim") for w in workers)
+        )
     return table
 
 

@@ -22,9 +22,16 @@ _NO_REASON: Final = "exited"
 
 @dataclass(frozen=True)
 class ScenarioCell:
+    """One scenario on one worker: restarts per container, then the latest exit."""
+
     scenario: str
     worker: str
-    text: str
+    counts: str
+    last: str = ""
+
+    @property
+    def text(self) -> str:
+        return " · ".join(filter(None, (self.counts, self.last)))
 
 
 def scenario_cells(
@@ -39,18 +46,24 @@ def scenario_cells(
     cells = []
     for key in dict.fromkeys(pods.values()):
         found = by_key.get(key, [])
-        cells.append(ScenarioCell(key[0], key[1], _text(found, now_ns) if found else "starting"))
+        if not found:
+            cells.append(ScenarioCell(key[0], key[1], "starting"))
+            continue
+        cells.append(ScenarioCell(key[0], key[1], _counts(found), _last(found, now_ns)))
     return cells
 
 
-def _text(records: Sequence[AttemptRecord], now_ns: int) -> str:
+def _counts(records: Sequence[AttemptRecord]) -> str:
     restarts: dict[str, int] = {}
     for record in records:
         restarts[record.container] = max(restarts.get(record.container, 0), record.attempt)
-    parts = [f"{container} {count}" for container, count in restarts.items()]
+    return " · ".join(f"{container} {count}" for container, count in restarts.items())
+
+
+def _last(records: Sequence[AttemptRecord], now_ns: int) -> str:
     ended = [r for r in records if r.finished_at_ns is not None]
-    if ended:
-        last = max(ended, key=lambda r: r.finished_at_ns or 0)
-        ago = max((now_ns - (last.finished_at_ns or now_ns)) / NS_PER_S, 0.0)
-        parts.append(f"{last.container} {last.reason or _NO_REASON} {ago:.0f}s ago")
-    return " · ".join(parts)
+    if not ended:
+        return ""
+    last = max(ended, key=lambda r: r.finished_at_ns or 0)
+    ago = max((now_ns - (last.finished_at_ns or now_ns)) / NS_PER_S, 0.0)
+    return f"{last.container} {last.reason or _NO_REASON} {ago:.0f}s ago"

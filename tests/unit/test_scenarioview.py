@@ -37,8 +37,9 @@ def test_a_cell_counts_restarts_per_container_and_names_the_latest_exit() -> Non
     last_exit = max(r.finished_at_ns for r in records if r.finished_at_ns is not None)
     cells = scenario_cells(records, PODS, last_exit + 4 * NS)
     assert cells[0] == ScenarioCell(
-        "critical-sidecar", "fast", "proxy 2 · app 0 · proxy OOMKilled 4s ago"
+        "critical-sidecar", "fast", "proxy 2 · app 0", "proxy OOMKilled 4s ago"
     )
+    assert cells[0].text == "proxy 2 · app 0 · proxy OOMKilled 4s ago"
 
 
 def test_a_pod_with_no_record_yet_is_starting_and_strangers_are_ignored() -> None:
@@ -56,6 +57,9 @@ def test_the_view_with_scenarios_still_fits_100_columns() -> None:
     assert max(len(line) for line in lines) <= 100
     assert len(lines) <= 30
     assert any(line.startswith("critical-sidecar") and "proxy 2" in line for line in lines)
+    # Nothing cut short: the latest exit fits whole on its own line.
+    assert any(line.strip().startswith("proxy OOMKilled") for line in lines)
+    assert not any("…" in line for line in lines)
     assert "host CPU 97%" in lines[0]
 
 
