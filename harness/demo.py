@@ -158,8 +158,8 @@ def run_demo(options: DemoOptions, console: Console) -> int:
     scenario_run = scenario_runs.get("run")
     if scenario_run is not None and scenario_run.status == "interrupted" and not interrupted:
         console.print(
-            f"scenarios cut short at the end of the {duration:.0f}s window: what they measured "
-            "by then is below; a longer --duration lets them finish"
+            "scenarios cut short with the live window: what they measured by then is below; "
+            "a longer --duration lets them finish"
         )
     _show_results(result, scenario_run, console)
     if not options.keep_cluster:
