@@ -105,12 +105,17 @@ class ApiRecorder:
         return KubeletChanges()
 
     def listed_at_ns(self, node: str) -> int | None:
-        """A lower bound of the node's clock now by which every started attempt is recorded."""
+        """A lower bound of the node's clock by which every started attempt is recorded.
+
+        Counted from when the API last answered, not from now: a watch that
+        stopped delivering must not make a restart it never reported look overdue.
+        """
         with self._lock:
             ahead = self._ahead_ns.get(node)
-        if ahead is None:
+        heard = self.watch.heard_at_ns
+        if ahead is None or heard is None:
             return None
-        return time.time_ns() - ahead - int(WATCH_SLACK_S * NS_PER_S)
+        return heard - ahead - int(WATCH_SLACK_S * NS_PER_S)
 
     def unobserved(self, node: str) -> list[tuple[int, int]]:
         del node

@@ -11,6 +11,7 @@ is the source of attempts.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -71,6 +72,9 @@ class PodWatch:
         # The API load of the watch: list and watch requests, events delivered.
         self.requests = 0
         self.events = 0
+        # When the API last answered (this host's clock, ns): a pod it delivered, or a
+        # watch window that ended as planned. A watch that fails answers nothing.
+        self.heard_at_ns: int | None = None
         self._note = note
         self._problem = problem
         self._stop = stop
@@ -110,6 +114,8 @@ class PodWatch:
                     pod = event["object"]
                     resource_version = pod.metadata.resource_version
                     self.observe_pod(pod)
+                else:
+                    self.heard_at_ns = time.time_ns()
             except client.ApiException as error:
                 if error.status == _GONE:
                     resource_version = ""
@@ -122,6 +128,7 @@ class PodWatch:
 
     def observe_pod(self, pod: Any) -> None:
         """Note what one pod's container statuses say about each attempt."""
+        self.heard_at_ns = time.time_ns()
         uid = pod.metadata.uid
         statuses = [
             *(pod.status.init_container_statuses or []),

@@ -168,3 +168,17 @@ def test_agreement_is_measured_only_where_both_sources_saw_the_attempt() -> None
     assert not found.within(2.0, 2.9)  # one difference too large
     assert not found.within(1.9, 3.0)  # the typical one too large
     assert not agreement([]).within(10.0, 10.0)
+
+
+def test_a_watch_that_stops_answering_stops_the_nodes_clock(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path)
+    exited = time.time_ns() - S
+    recorder.watch.observe_pod(_pod(2, _terminated(exited - 1000, exited), None))
+    first = recorder.listed_at_ns("node-1")
+    # Nothing more heard from the API: "now" on the node does not move on, so no
+    # restart the watch failed to deliver can turn overdue.
+    assert recorder.listed_at_ns("node-1") == first
+    heard = recorder.watch.heard_at_ns
+    assert heard is not None
+    assert first is not None
+    assert first < heard - int(WATCH_SLACK_S * S)
