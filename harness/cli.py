@@ -382,6 +382,15 @@ def _print_status(kubeconfig: Path, spec: ClusterSpec) -> dict[str, object]:
 
 def _cmd_matrix(args: argparse.Namespace) -> int:
     """The check on each release in turn; the exit code says whether every one passed."""
+    if args.markdown:
+        # Refused before any release runs: a matrix is too long to lose to a bad path.
+        try:
+            Path(args.markdown).open("a", encoding="utf-8").close()
+        except OSError as error:
+            raise HarnessError(
+                f"--markdown {args.markdown}: cannot write it ({error.strerror})",
+                "name a file in a directory that exists and is writable",
+            ) from error
     if args.runs_from:
         matrix, where = matrix_from_runs([Path(directory) for directory in args.runs_from])
     else:

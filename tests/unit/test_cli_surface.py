@@ -150,3 +150,13 @@ def test_the_demo_waits_for_enter_and_says_it_is_ready(monkeypatch: pytest.Monke
     wait_for_enter(out)
     assert "ready" in out.file.getvalue()  # type: ignore[attr-defined]
     assert typed.read() == "more input the demo must not eat\n"
+
+
+def test_a_markdown_path_that_cannot_be_written_is_refused_before_any_release_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the matrix ran despite a bad --markdown")
+
+    monkeypatch.setattr(cli, "run_matrix", refuse)
+    assert cli.main(["matrix", "--versions", "1.35", "--markdown", str(tmp_path / "no/x.md")]) == 2
