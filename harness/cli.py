@@ -159,18 +159,21 @@ def _cmd_workload_image(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_check(args: argparse.Namespace) -> int:
-    target: Target
+def _target(args: argparse.Namespace) -> Target:
+    """The existing cluster the options name, else the harness's own (made or reused)."""
     if args.kubeconfig:
-        target = existing_cluster(args)
-    elif args.nodes or args.node_selector or args.context or args.namespace:
+        return existing_cluster(args)
+    if args.nodes or args.node_selector or args.context or args.namespace or args.workload_image:
         raise HarnessError(
-            "--nodes, --node-selector, --context and --namespace choose nodes of an existing "
-            "cluster, and need --kubeconfig",
-            "add --kubeconfig PATH, or leave them out to check the harness's own cluster",
+            "--nodes, --node-selector, --context, --namespace and --workload-image choose an "
+            "existing cluster's nodes and image, and need --kubeconfig",
+            "add --kubeconfig PATH, or leave them out to measure the harness's own cluster",
         )
-    else:
-        target = lifecycle.up(spec_of(args), progress, image=args.image)
+    return lifecycle.up(spec_of(args), progress, image=args.image)
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    target = _target(args)
     result, summary = _run_and_report_check(target, args.profile, args.observer)
     report = write_report(result.run_dir, summary, result.attempts)
     write_job_summary(summary, result.run_dir)
@@ -215,7 +218,7 @@ def _run_and_report_check(
     return result, summary
 
 
-def _run_scenarios_one_by_one(up: lifecycle.Cluster, names: Sequence[str]) -> list[ScenarioRun]:
+def _run_scenarios_one_by_one(up: Target, names: Sequence[str]) -> list[ScenarioRun]:
     """Each scenario on its own: together they load two cores past the verdict's tolerance."""
     runs = []
     for name in names:
@@ -229,9 +232,7 @@ def _run_scenarios_one_by_one(up: lifecycle.Cluster, names: Sequence[str]) -> li
 
 
 def _cmd_scenarios(args: argparse.Namespace) -> int:
-    spec = spec_of(args)
-    up = lifecycle.up(spec, progress, image=args.image)
-    runs = _run_scenarios_one_by_one(up, args.scenarios)
+    runs = _run_scenarios_one_by_one(_target(args), args.scenarios)
     for run in runs:
         SCREEN.tables.print(f"{', '.join(run.scenarios)}: {run.status} ({run.run_dir})")
     emit({"runs": [_scenario_run_document(run) for run in runs]})

@@ -197,6 +197,7 @@ def _add_measuring(
         "--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS), help="which"
     )
     _output_option(scenarios)
+    _existing_cluster_options(scenarios)
     conformance = commands.add_parser(
         "conformance",
         parents=[spec_and_image],
@@ -332,20 +333,20 @@ def _existing_cluster_options(parser: argparse.ArgumentParser) -> None:
     existing.add_argument(
         "--kubeconfig",
         metavar="PATH",
-        help="check the kubelets of the cluster this kubeconfig reaches instead of the "
+        help="measure the kubelets of the cluster this kubeconfig reaches instead of the "
         "harness's own; each selected node is judged against its own live /configz",
     )
     existing.add_argument("--context", help="the kubeconfig context (default: its current one)")
-    existing.add_argument("--nodes", metavar="NODE[,NODE...]", help="the nodes to check, by name")
+    existing.add_argument("--nodes", metavar="NODE[,NODE...]", help="the nodes to measure, by name")
     existing.add_argument(
         "--node-selector",
         metavar="SELECTOR",
-        help="the nodes to check, by label: key or key=value, comma-separated (all must match)",
+        help="the nodes to measure, by label: key or key=value, comma-separated (all must match)",
     )
     existing.add_argument(
         "--workload-image",
         metavar="REF",
-        help="the crashing workload's image as the nodes can pull it (default: the harness's "
+        help="the workload's image as the nodes can pull it (default: the harness's "
         "local build, present only where it was loaded, as on its own kind clusters)",
     )
     existing.add_argument(

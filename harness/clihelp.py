@@ -97,7 +97,8 @@ DESCRIPTIONS: Final[dict[str, tuple[str, str]]] = {
     ),
     "scenarios": (
         "The talk's scenarios on every worker, one scenario at a time, each with its headline "
-        "number against the model.",
+        "number against the model. With --kubeconfig, on the nodes of an existing cluster, "
+        "each against its own live config, recorded from the API alone.",
         MEASURING_CODES,
     ),
     "conformance": (

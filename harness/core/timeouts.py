@@ -83,6 +83,10 @@ SCENARIOS: Final = _s(300.0)
 # One fresh pod of the task-isolation baseline, from create to its container
 # started and its 3s session done.
 FRESH_POD: Final = _s(90.0)
+# An existing cluster's scenario pods, deleted with their 1s grace period at
+# the end of the run, until the pod watch has delivered every one's deletion
+# (and so the exit each running container reported).
+POD_DRAIN: Final = _s(60.0)
 
 # Workloads
 POD_RUNNING: Final = _s(180.0)

@@ -2,7 +2,8 @@
 
 Every pod passes the `restricted` Pod Security level (non-root, no privilege
 escalation, all capabilities dropped, RuntimeDefault seccomp), has requests and
-limits, never pulls its image, and is pinned to one worker by its label.
+limits, never pulls its image, and is pinned to one worker by its label; on an
+existing cluster it is bound to a node by name and may pull (:func:`on_existing_node`).
 """
 
 from __future__ import annotations
@@ -57,18 +58,11 @@ def pod_for_worker(
     containers: list[dict[str, Any]],
     init_containers: list[dict[str, Any]] | None = None,
     restart_policy: str = "Always",
-    node: str | None = None,
 ) -> dict[str, Any]:
-    """A pod on ``worker``, labelled with the run and its role in it.
-
-    On the harness's own cluster a worker is a node label; on an existing
-    cluster ``node`` names the node itself and the pod is bound to it.
-    """
-    placement: dict[str, Any] = (
-        {"nodeName": node} if node is not None else {"nodeSelector": {WORKER_LABEL: worker}}
-    )
+    """A pod on ``worker`` (a node label of the harness's own cluster), labelled
+    with the run and its role in it; :func:`on_existing_node` moves it elsewhere."""
     spec: dict[str, Any] = {
-        **placement,
+        "nodeSelector": {WORKER_LABEL: worker},
         "restartPolicy": restart_policy,
         # The harness deletes its pods; no need to wait for a graceful stop.
         "terminationGracePeriodSeconds": 1,
@@ -93,16 +87,29 @@ def pod_for_worker(
     }
 
 
-def crashing_pod(
-    worker: str, run_id: str, image: str, exit_code: int = 1, *, node: str | None = None
-) -> dict[str, Any]:
+def crashing_pod(worker: str, run_id: str, image: str, exit_code: int = 1) -> dict[str, Any]:
     """The bare conformance workload: a container that exits at once, forever."""
     args = ["--mode", "exit", "--exit-code", str(exit_code)]
-    return conformance_pod(f"crash-{worker}", worker, run_id, image, args, node=node)
+    return conformance_pod(f"crash-{worker}", worker, run_id, image, args)
+
+
+def on_existing_node(pod: dict[str, Any], node: str) -> dict[str, Any]:
+    """``pod`` for a cluster the harness did not make: bound to ``node`` by name.
+
+    Its nodes carry no worker label, and the workload image comes from a
+    registry the user named, so it may be pulled (once, before the first
+    attempt: a pull is never part of a restart the kubelet decides).
+    """
+    spec = {key: value for key, value in pod["spec"].items() if key != "nodeSelector"}
+    spec["nodeName"] = node
+    for kind in ("initContainers", "containers"):
+        if kind in spec:
+            spec[kind] = [{**c, "imagePullPolicy": "IfNotPresent"} for c in spec[kind]]
+    return {**pod, "spec": spec}
 
 
 def conformance_pod(
-    name: str, worker: str, run_id: str, image: str, args: list[str], *, node: str | None = None
+    name: str, worker: str, run_id: str, image: str, args: list[str]
 ) -> dict[str, Any]:
     """A conformance pod: the workload with ``args`` (plus its record dir) as its one container."""
     return pod_for_worker(
@@ -111,7 +118,6 @@ def conformance_pod(
         run_id=run_id,
         role="conformance",
         containers=[workload_container(MAIN_CONTAINER, image, [*args, "--record-dir", RECORD_DIR])],
-        node=node,
     )
 
 

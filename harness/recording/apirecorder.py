@@ -5,7 +5,9 @@ its own process start and exit (node clock, ns) in its termination message,
 the kubelet copies that into the pod status, and the pod watch reads it with
 the kubelet's back-off message and the API's whole-second times. An attempt
 is recorded when it has ended: the crashing workload ends within
-milliseconds of starting.
+milliseconds of starting. A killed attempt (OOMKilled) leaves its last
+heartbeat for an exit; one still running when the run ends is ended by the
+run (its pod deleted with a grace period) and recorded with its start alone.
 
 What the node's clock reads "now" (the time an overdue restart is judged
 against) is estimated, never overstated: every report arrives after it was
@@ -155,7 +157,7 @@ class ApiRecorder:
             if self._closed or view.ended is None or view.ended.report is None:
                 return
             record = self._record(key, view, view.ended)
-            if record is None:
+            if record is None or (view.ended.deleting and self._has_finish(key)):
                 return
             node = view.ended.node
             ahead = arrived_ns - view.ended.report.finished_ns
@@ -163,12 +165,36 @@ class ApiRecorder:
             if self.log.append(record):
                 self._changed.notify_all()
 
+    def _has_finish(self, key: AttemptKey) -> bool:
+        """The attempt's own end is recorded already (before its pod was deleted)."""
+        return any(r.key == key and r.finished_at_ns is not None for r in self.log.latest())
+
     def _record(self, key: AttemptKey, view: ApiView, ended: Ended) -> AttemptRecord | None:
         worker = self.node_workers.get(ended.node)
         report = ended.report
         if worker is None or report is None:
             return None
         uid, container, attempt = key
+        if ended.deleting:
+            # Stopped by the run's own end (its pod deleted), not by the kubelet:
+            # its start counts, its end is no exit to restart from. A finish
+            # recorded before the deletion stays (the log merges).
+            return AttemptRecord(
+                run_id=self.run_id,
+                worker=worker,
+                node=ended.node,
+                namespace=self.namespace,
+                pod=ended.pod,
+                pod_uid=uid,
+                container=container,
+                attempt=attempt,
+                container_id=ended.container_id,
+                started_at_ns=report.started_ns,
+                reported_backoff_s=view.reported_backoff_s,
+                api_started_at=view.api_started_at,
+                source=SOURCE_SELF,
+                self_started_at_ns=report.started_ns,
+            )
         return AttemptRecord(
             run_id=self.run_id,
             worker=worker,
@@ -189,4 +215,5 @@ class ApiRecorder:
             source=SOURCE_SELF,
             self_started_at_ns=report.started_ns,
             self_finished_at_ns=report.finished_ns,
+            self_finish_is_heartbeat=not report.exited,
         )

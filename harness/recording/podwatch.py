@@ -39,6 +39,8 @@ class Ended:
     exit_code: int | None
     reason: str
     report: SelfReport | None
+    # The pod was being deleted: the attempt ended because the run ended it.
+    deleting: bool = False
 
 
 class Note(Protocol):
@@ -75,6 +77,9 @@ class PodWatch:
         # When the API last answered (this host's clock, ns): a pod it delivered, or a
         # watch window that ended as planned. A watch that fails answers nothing.
         self.heard_at_ns: int | None = None
+        # UIDs of pods being deleted whose containers have all stopped (the
+        # kubelet posted their ends), or that are gone: nothing more to note.
+        self.ended_pods: set[str] = set()
         self._note = note
         self._problem = problem
         self._stop = stop
@@ -114,6 +119,8 @@ class PodWatch:
                     pod = event["object"]
                     resource_version = pod.metadata.resource_version
                     self.observe_pod(pod)
+                    if event["type"] == "DELETED":
+                        self.ended_pods.add(pod.metadata.uid)
                 else:
                     self.heard_at_ns = time.time_ns()
             except client.ApiException as error:
@@ -134,6 +141,10 @@ class PodWatch:
             *(pod.status.init_container_statuses or []),
             *(pod.status.container_statuses or []),
         ]
+        if pod.metadata.deletion_timestamp is not None and not any(
+            s.state and s.state.running for s in statuses
+        ):
+            self.ended_pods.add(uid)
         for status in statuses:
             restarts = int(status.restart_count or 0)
             waiting = status.state.waiting if status.state else None
@@ -180,6 +191,7 @@ def _ended(pod: Any, terminated: Any) -> Ended:
         exit_code=terminated.exit_code,
         reason=terminated.reason or "",
         report=parse_self_report(terminated.message),
+        deleting=pod.metadata.deletion_timestamp is not None,
     )
 
 

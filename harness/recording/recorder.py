@@ -509,6 +509,7 @@ class Recorder:
                     # The workload's own report: a third source on the same attempt.
                     "self_started_at_ns": report.started_ns if report else None,
                     "self_finished_at_ns": report.finished_ns if report else None,
+                    "self_finish_is_heartbeat": report is not None and not report.exited,
                 }
             )
             if self.log.append(known.merged_with(updated)):

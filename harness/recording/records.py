@@ -73,6 +73,9 @@ class AttemptRecord:
     # its process start and exit, a third source beside the runtime and the API.
     self_started_at_ns: int | None = None
     self_finished_at_ns: int | None = None
+    # The process was killed (OOMKilled): its self-reported finish is its
+    # last heartbeat, up to 0.1s before the real exit.
+    self_finish_is_heartbeat: bool = False
 
     @property
     def key(self) -> AttemptKey:
@@ -156,7 +159,7 @@ class AttemptRecord:
         return cls(**_checked_fields(raw))
 
 
-# Allowed JSON types per field; bool is excluded from int explicitly below.
+# Allowed JSON types per field; bool (an int to Python) only where named.
 _FIELD_TYPES: Final[dict[str, tuple[type, ...]]] = {
     "run_id": (str,),
     "worker": (str,),
@@ -179,6 +182,7 @@ _FIELD_TYPES: Final[dict[str, tuple[type, ...]]] = {
     "source": (str,),
     "self_started_at_ns": (int, type(None)),
     "self_finished_at_ns": (int, type(None)),
+    "self_finish_is_heartbeat": (bool,),
 }
 _REQUIRED: Final = frozenset(
     f.name
@@ -198,7 +202,7 @@ def _checked_fields(raw: dict[str, Any]) -> dict[str, Any]:
         raise AttemptLogError(f"missing fields {missing}")
     for name, value in raw.items():
         allowed = _FIELD_TYPES[name]
-        if isinstance(value, bool) or not isinstance(value, allowed):
+        if (isinstance(value, bool) and bool not in allowed) or not isinstance(value, allowed):
             raise AttemptLogError(f"field {name!r}: unexpected value {value!r}")
     if raw["reported_backoff_s"] is not None:
         raw = {**raw, "reported_backoff_s": float(raw["reported_backoff_s"])}

@@ -1,8 +1,11 @@
 """The workload's own report of each attempt, read from the pod status (pure).
 
-The workload writes ``{"v":1,"start_ns":…,"exit_ns":…,"exit_code":…}`` to
-its termination-message file as it exits; the kubelet copies it into
-``lastState.terminated.message``. With it, a reader that has nothing but the
+The workload keeps its termination-message file current: ``{"v":1,
+"start_ns":…,"alive_ns":…}`` from its start, the heartbeat renewed every
+0.1 s, and ``{"v":1,"start_ns":…,"exit_ns":…,"exit_code":…}`` as it exits.
+The kubelet copies the file into ``lastState.terminated.message``. A process
+killed without warning (OOMKilled) leaves its last heartbeat: its exit is
+known from below, to within the heartbeat period. With it, a reader that has nothing but the
 Kubernetes API knows every attempt's process start and exit on the node's
 clock to the nanosecond, where the status itself gives whole seconds.
 
@@ -21,16 +24,28 @@ from typing import Final
 from harness.recording.records import AttemptRecord
 
 REPORT_VERSION: Final = 1
+# The workload's heartbeat period (heartbeatEvery in its source).
+HEARTBEAT_NS: Final = 100_000_000
 NS_PER_MS: Final = 1_000_000
 
 
 @dataclass(frozen=True)
 class SelfReport:
-    """One attempt as the workload reported it (node clock, Unix ns)."""
+    """One attempt as the workload reported it (node clock, Unix ns).
+
+    ``exit_code`` None: the process was killed before it could report its
+    exit, and ``finished_ns`` is its last heartbeat (at most
+    :data:`HEARTBEAT_NS` before the real exit, plus scheduling).
+    """
 
     started_ns: int
     finished_ns: int
-    exit_code: int
+    exit_code: int | None
+
+    @property
+    def exited(self) -> bool:
+        """The workload wrote its own exit (not a heartbeat cut short)."""
+        return self.exit_code is not None
 
 
 def parse_self_report(message: str | None) -> SelfReport | None:
@@ -43,10 +58,13 @@ def parse_self_report(message: str | None) -> SelfReport | None:
         return None
     if not isinstance(raw, dict) or raw.get("v") != REPORT_VERSION:
         return None
-    started, finished, code = (_int(raw.get(k)) for k in ("start_ns", "exit_ns", "exit_code"))
-    if started is None or finished is None or code is None:
-        return None
-    if started <= 0 or finished < started:
+    started = _int(raw.get("start_ns"))
+    if "exit_ns" in raw:
+        finished, code = _int(raw.get("exit_ns")), _int(raw.get("exit_code"))
+        complete = code is not None
+    else:
+        finished, code, complete = _int(raw.get("alive_ns")), None, True
+    if not complete or started is None or finished is None or not 0 < started <= finished:
         return None
     return SelfReport(started, finished, code)
 
@@ -63,7 +81,9 @@ class Agreement:
     process's own first instruction comes after the runtime says it started),
     ``finish_ms`` self-reported exit minus the runtime's finish (the report is
     written just before the process exits). Medians and maxima of the
-    absolute values; None when no attempt had both sources.
+    absolute values; None when no attempt had both sources. Killed attempts
+    (a heartbeat for an exit) are apart: ``killed_lag_ms`` is how long before
+    the runtime's finish their last heartbeat came.
     """
 
     attempts: int
@@ -71,6 +91,9 @@ class Agreement:
     start_max_ms: float | None
     finish_median_ms: float | None
     finish_max_ms: float | None
+    killed: int = 0
+    killed_lag_median_ms: float | None = None
+    killed_lag_max_ms: float | None = None
 
     def within(self, median_ms: float, max_ms: float) -> bool:
         """Both medians at most ``median_ms`` and every difference at most ``max_ms``."""
@@ -82,13 +105,18 @@ class Agreement:
 def agreement(records: Iterable[AttemptRecord]) -> Agreement:
     starts: list[float] = []
     finishes: list[float] = []
+    lags: list[float] = []
     both = 0
     for record in records:
         if record.self_started_at_ns is None:
             continue
         both += 1
         starts.append(abs(record.self_started_at_ns - record.started_at_ns) / NS_PER_MS)
-        if record.self_finished_at_ns is not None and record.finished_at_ns is not None:
+        if record.self_finished_at_ns is None or record.finished_at_ns is None:
+            continue
+        if record.self_finish_is_heartbeat:
+            lags.append((record.finished_at_ns - record.self_finished_at_ns) / NS_PER_MS)
+        else:
             finishes.append(abs(record.self_finished_at_ns - record.finished_at_ns) / NS_PER_MS)
     return Agreement(
         attempts=both,
@@ -96,4 +124,7 @@ def agreement(records: Iterable[AttemptRecord]) -> Agreement:
         start_max_ms=max(starts) if starts else None,
         finish_median_ms=statistics.median(finishes) if finishes else None,
         finish_max_ms=max(finishes) if finishes else None,
+        killed=len(lags),
+        killed_lag_median_ms=statistics.median(lags) if lags else None,
+        killed_lag_max_ms=max(lags) if lags else None,
     )

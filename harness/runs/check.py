@@ -22,16 +22,15 @@ from typing import Any, Final
 
 from kubernetes import client
 
-from harness.cluster import kubeletstate
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.liveconfig import NodeConfigRow
-from harness.cluster.remote import RemoteCluster, kubelet_start_times
+from harness.cluster.remote import RemoteCluster
 from harness.core import timeouts
 from harness.model.backoff import BackoffCurve
 from harness.outputs.junit import write_junit
-from harness.outputs.summary import ClusterInfo, RunSummary, outcome_of, summarize
+from harness.outputs.summary import RunSummary, outcome_of, summarize
 from harness.outputs.summaryfile import write_summary
-from harness.pods.skeleton import MAIN_CONTAINER, conformance_pod, crashing_pod
+from harness.pods.skeleton import MAIN_CONTAINER, conformance_pod, crashing_pod, on_existing_node
 from harness.recording.recorder import AttemptRecorder, Observer
 from harness.recording.records import AttemptRecord
 from harness.runs.checkprofiles import CheckProfile, Need, check_variants_have_workers
@@ -40,10 +39,11 @@ from harness.runs.lifecycle import (
     Target,
     apply_ending,
     clean_up,
+    cluster_info,
+    ending_of,
     gather_evidence,
+    kubelets_at_start,
     prepare_run,
-    remote_ending,
-    run_ending,
     stop_reason,
 )
 from harness.verdict import (
@@ -108,7 +108,9 @@ def _subjects(
     pods: list[dict[str, Any]] = []
     remote = isinstance(cluster, RemoteCluster)
     for worker in list(result.curves):
-        manifest = crashing_pod(worker, run_id, image, node=worker if remote else None)
+        manifest = crashing_pod(worker, run_id, image)
+        if remote:
+            manifest = on_existing_node(manifest, worker)
         pods.append(manifest)
         result.needs[worker] = result.profile.need_for(worker, result.curves[worker])
         result.pods[manifest["metadata"]["name"]] = worker
@@ -167,12 +169,7 @@ def run_check(
         nodes=dict(nodes),
     )
     core = client.CoreV1Api(api)
-    remote_before: dict[str, float | None] = {}
-    kubelets_before: dict[str, kubeletstate.KubeletProcess | None] = {}
-    if isinstance(cluster, RemoteCluster):
-        remote_before = kubelet_start_times(api, list(nodes.values()))
-    else:
-        kubelets_before = kubeletstate.snapshot(list(nodes.values()))
+    kubelets = kubelets_at_start(cluster, api, list(nodes.values()))
     try:
         recorder.start()
         for pod in _subjects(result, cluster, run_id, image):
@@ -187,11 +184,7 @@ def run_check(
         take_sample(result, recorder)
         result.recorder_errors = list(recorder.errors.messages)
         judge(result, _required_restarts(result))
-        ending = (
-            remote_ending(api, remote_before)
-            if isinstance(cluster, RemoteCluster)
-            else run_ending(kubelets_before)
-        )
+        ending = ending_of(kubelets)
         apply_ending(result, ending)
         result.finished_at = datetime.now(UTC)
         write_outputs(result, cluster)
@@ -294,19 +287,6 @@ def _observation(result: CheckResult, worker: str, *, required_restarts: int) ->
     )
 
 
-def _cluster_info(cluster: Target, rows: list[NodeConfigRow]) -> ClusterInfo:
-    if isinstance(cluster, RemoteCluster):
-        versions = sorted({row.kubelet_version for row in rows if row.kubelet_version})
-        return ClusterInfo(
-            name=cluster.name, node_image="-", kubernetes_version=", ".join(versions) or "-"
-        )
-    return ClusterInfo(
-        name=cluster.name,
-        node_image=cluster.image,
-        kubernetes_version=cluster.spec.kubernetes.version,
-    )
-
-
 def summary_of(result: CheckResult, cluster: Target) -> RunSummary:
     return summarize(
         run_id=result.run_id,
@@ -314,7 +294,7 @@ def summary_of(result: CheckResult, cluster: Target) -> RunSummary:
         profile="full" if result.profile.name == "full" else "quick",
         started_at=result.started_at,
         finished_at=result.finished_at or datetime.now(UTC),
-        cluster=_cluster_info(cluster, result.rows),
+        cluster=cluster_info(cluster, result.rows),
         verdicts=list(result.verdicts.values()),
         configs=result.rows,
         attempts_recorded={worker: len(records) for worker, records in result.attempts.items()},

@@ -40,6 +40,7 @@ from harness.core.errors import HarnessError
 from harness.core.paths import runs_dir
 from harness.model.backoff import BackoffCurve
 from harness.outputs.evidence import collect_failure_evidence, export_kind_logs
+from harness.outputs.summary import ClusterInfo
 from harness.pods.skeleton import RUN_LABEL
 from harness.recording.apirecorder import ApiRecorder
 from harness.recording.observercost import ObserverCost
@@ -345,6 +346,46 @@ def remote_ending(api: client.ApiClient, kubelets_before: Mapping[str, float | N
     """An existing cluster's run ending: a kubelet that restarted (seen in its metrics)."""
     after = kubelet_start_times(api, list(kubelets_before))
     return RunEnding(tuple(restarted_kubelets(kubelets_before, after)), (), None)
+
+
+@dataclass(frozen=True)
+class KubeletsAtStart:
+    """The judged nodes' kubelets as a run starts, to tell one restarted or stopped by its end.
+
+    On the harness's own cluster each kubelet process is read on its node; on
+    an existing cluster each kubelet's start time, from its metrics.
+    """
+
+    api: client.ApiClient
+    processes: Mapping[str, kubeletstate.KubeletProcess | None] | None
+    start_times: Mapping[str, float | None] | None
+
+
+def kubelets_at_start(cluster: Target, api: client.ApiClient, nodes: list[str]) -> KubeletsAtStart:
+    if isinstance(cluster, RemoteCluster):
+        return KubeletsAtStart(api, None, kubelet_start_times(api, nodes))
+    return KubeletsAtStart(api, kubeletstate.snapshot(nodes), None)
+
+
+def ending_of(kubelets: KubeletsAtStart) -> RunEnding:
+    """The run's ending, compared with how its kubelets were at the start."""
+    if kubelets.start_times is not None:
+        return remote_ending(kubelets.api, kubelets.start_times)
+    return run_ending(kubelets.processes or {})
+
+
+def cluster_info(cluster: Target, rows: Sequence[NodeConfigRow]) -> ClusterInfo:
+    """The cluster as a run's summary names it; an existing one by its kubelets' versions."""
+    if isinstance(cluster, RemoteCluster):
+        versions = sorted({row.kubelet_version for row in rows if row.kubelet_version})
+        return ClusterInfo(
+            name=cluster.name, node_image="-", kubernetes_version=", ".join(versions) or "-"
+        )
+    return ClusterInfo(
+        name=cluster.name,
+        node_image=cluster.image,
+        kubernetes_version=cluster.spec.kubernetes.version,
+    )
 
 
 def clean_up(

@@ -7,14 +7,20 @@ Ready) under named timeouts, then per-worker metrics against each node's live
 curve. All requested scenarios share the namespace and the observation, so
 the whole run takes about as long as its longest scenario.
 
-The workload's own logs live in each pod's emptyDir; they are read from the
-node's disk (``docker exec <node> cat /var/lib/kubelet/pods/<uid>/volumes/
-kubernetes.io~empty-dir/records/<file>``) before the namespace is deleted,
-so nothing needs ``kubectl exec`` into a shell-less image.
+The workload's own logs live in each pod's emptyDir; on the harness's own
+cluster they are read from the node's disk (``docker exec <node> cat
+/var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~empty-dir/records/<file>``)
+before the namespace is deleted, so nothing needs ``kubectl exec`` into a
+shell-less image. On an existing cluster (a kubeconfig alone) the container
+that keeps a file also echoes it on its stdout, read through ``pods/log``;
+its attempts come from the workload's own reports (termination messages),
+and the containers still running at the end are stopped with their grace
+period so that they too report when they started.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -23,9 +29,11 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from kubernetes import client
+from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from harness.cluster import kubeletstate
-from harness.cluster.lifecycle import Cluster
+from harness.cluster.kindconfig import WORKER_LABEL
+from harness.cluster.liveconfig import NodeConfigRow
+from harness.cluster.remote import RemoteCluster
 from harness.core import timeouts
 from harness.core.errors import HarnessError, first_line
 from harness.core.proc import run
@@ -33,24 +41,28 @@ from harness.model.backoff import BackoffCurve
 from harness.outputs.junit import write_junit
 from harness.outputs.summary import (
     KIND_SCENARIO_PREFIX,
-    ClusterInfo,
     MetricSummary,
     RunSummary,
     outcome_of,
     summarize,
 )
 from harness.outputs.summaryfile import write_summary
-from harness.pods.skeleton import ROLE_LABEL
+from harness.pods.skeleton import MAIN_CONTAINER, ROLE_LABEL, on_existing_node
+from harness.recording.apirecorder import ApiRecorder
 from harness.recording.recorder import AttemptRecorder
 from harness.recording.records import AttemptRecord
 from harness.runs.lifecycle import (
+    KubeletsAtStart,
     RunEnding,
     RunState,
+    Target,
     apply_ending,
     clean_up,
+    cluster_info,
+    ending_of,
     gather_evidence,
+    kubelets_at_start,
     prepare_run,
-    run_ending,
     stop_reason,
 )
 from harness.scenarios import REGISTRY, SCENARIOS
@@ -60,6 +72,8 @@ Progress = Callable[[str], None]
 
 # How often the wait loop re-checks pods when no record arrives.
 POLL: Final = 1.0
+# How often the end of an existing cluster's run looks for its pods' deletion.
+DRAIN_POLL: Final = 0.5
 
 _EMPTY_DIR: Final = "/var/lib/kubelet/pods/{uid}/volumes/kubernetes.io~empty-dir/records/{file}"
 
@@ -71,6 +85,7 @@ class ScenarioRun(RunState):
     scenarios: tuple[str, ...]
     curves: dict[str, BackoffCurve]  # worker -> curve of its live kubelet config
     nodes: dict[str, str]  # worker -> node
+    rows: list[NodeConfigRow] = field(default_factory=list)
     results: dict[str, dict[str, WorkerResult]] = field(default_factory=dict)
 
     @property
@@ -101,6 +116,8 @@ class _Live:
     # Set by the caller to end the whole observation early (never set here).
     interrupt: threading.Event = field(default_factory=threading.Event)
     errors: list[str] = field(default_factory=list)
+    # An existing cluster: pods bound to nodes by name, files read from pods/log.
+    remote: bool = False
 
     def attempts(self) -> list[AttemptRecord]:
         return self.recorder.attempts()
@@ -122,6 +139,8 @@ class _Live:
 
     def read_pod_file(self, pod: LivePod, file: str) -> str | None:
         """A file of the pod's records emptyDir, read from the node's disk; None if absent."""
+        if self.remote:
+            return self._read_echoed(pod, file)
         node = self.nodes[pod.worker]
         try:
             return run(
@@ -132,7 +151,23 @@ class _Live:
             self.problem(f"reading {file} of pod {pod.name} on {node}: {first_line(error)}")
             return None
 
+    def _read_echoed(self, pod: LivePod, file: str) -> str | None:
+        """The lines of ``file`` its main container echoed on stdout, as the file holds them."""
+        try:
+            log = self.core.read_namespaced_pod_log(
+                pod.name,
+                self.namespace,
+                container=MAIN_CONTAINER,
+                _request_timeout=timeouts.API_REQUEST,
+            )
+        except client.ApiException as error:
+            self.problem(f"reading {file} of {pod.name}: pods/log {error.status} {error.reason}")
+            return None
+        return "".join(line + "\n" for line in echoed_lines(log, file))
+
     def create_pod(self, pod: dict[str, Any]) -> None:
+        if self.remote:
+            pod = on_existing_node(pod, self.nodes[pod["metadata"]["labels"][WORKER_LABEL]])
         try:
             self.core.create_namespaced_pod(self.namespace, pod)
         except client.ApiException as error:
@@ -165,11 +200,34 @@ class _Live:
             worker=worker,
             ready=any(c.type == "Ready" and c.status == "True" for c in conditions),
             restart_counts={s.name: int(s.restart_count or 0) for s in statuses},
+            api_started_ns={
+                s.name: int(s.state.running.started_at.timestamp()) * 1_000_000_000
+                for s in statuses
+                if s.state and s.state.running and s.state.running.started_at
+            },
         )
 
 
+def echoed_lines(log: str, file: str) -> list[str]:
+    """The events of ``file`` in a container log, as the file's own lines (pure).
+
+    The workload echoes each line of a record file as ``{"file": F, "event":
+    E, "unix_ns": T}``; anything else in the log (stderr, other files) is not
+    part of it.
+    """
+    lines = []
+    for line in log.splitlines():
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(raw, dict) and raw.get("file") == file:
+            lines.append(json.dumps({"event": raw.get("event"), "unix_ns": raw.get("unix_ns")}))
+    return lines
+
+
 def run_scenarios(
-    cluster: Cluster,
+    cluster: Target,
     progress: Progress,
     scenarios: Iterable[str] = SCENARIOS,
     stop: threading.Event | None = None,
@@ -191,21 +249,28 @@ def run_scenarios(
     api, nodes, namespace, recorder = setup.api, setup.nodes, setup.namespace, setup.recorder
     run_id, run_dir, image = setup.run_id, setup.run_dir, setup.image
     result = ScenarioRun(
-        run_id=run_id, run_dir=run_dir, scenarios=wanted, curves=setup.curves, nodes=nodes
+        run_id=run_id,
+        run_dir=run_dir,
+        scenarios=wanted,
+        curves=setup.curves,
+        nodes=nodes,
+        rows=list(setup.rows),
     )
     progress(f"scenarios: {', '.join(wanted)}")
     core = client.CoreV1Api(api)
-    live = _Live(core, namespace, run_id, image, nodes, recorder)
+    live = _Live(
+        core, namespace, run_id, image, nodes, recorder, remote=isinstance(cluster, RemoteCluster)
+    )
     if stop is not None:
         live.interrupt = stop
     watches: dict[str, Watch] = {name: REGISTRY[name].watch(live) for name in wanted}
-    kubelets_before = kubeletstate.snapshot(list(nodes.values()))
+    kubelets = kubelets_at_start(cluster, api, list(nodes.values()))
     try:
         recorder.start()
         for name in wanted:
             for worker in nodes:
                 for pod in REGISTRY[name].pods(worker, run_id, image):
-                    core.create_namespaced_pod(namespace, pod)
+                    live.create_pod(pod)
         result.status, result.reason = _observe(live, watches, progress, on_sample)
     except KeyboardInterrupt:
         result.status = "interrupted"
@@ -219,14 +284,9 @@ def run_scenarios(
         for watch in watches.values():
             watch.stop()
         ending = _finish(
-            result,
-            live,
-            watches=watches,
-            cluster=cluster,
-            progress=progress,
-            kubelets_before=kubelets_before,
+            result, live, watches=watches, cluster=cluster, progress=progress, kubelets=kubelets
         )
-        clean_up(api, namespace, ending.engine_gone)
+        clean_up(api, namespace, ending.engine_gone, owns_namespace=setup.owns_namespace)
     return result
 
 
@@ -235,19 +295,26 @@ def _finish(
     live: _Live,
     *,
     watches: Mapping[str, Watch],
-    cluster: Cluster,
+    cluster: Target,
     progress: Progress,
-    kubelets_before: Mapping[str, kubeletstate.KubeletProcess | None],
+    kubelets: KubeletsAtStart,
 ) -> RunEnding:
     """Stop recording, compute and conclude every metric, write the outputs and evidence.
 
     The same ending as a check's: a kubelet that restarted or an engine that
-    went away makes the run an error, a kubelet that stopped a failure.
+    went away makes the run an error, a kubelet that stopped a failure. On
+    an existing cluster the pods' files are read and the pods ended first:
+    only then have their running containers reported their starts.
     """
+    if live.remote:
+        for watch in watches.values():
+            watch.collect()
+        if isinstance(live.recorder, ApiRecorder):
+            _end_pods_gracefully(live, live.recorder, progress)
     live.recorder.stop()
     result.observer = live.recorder.cost
-    ending = run_ending(kubelets_before)
-    if ending.engine_gone is None:
+    ending = ending_of(kubelets)
+    if ending.engine_gone is None and not live.remote:
         for watch in watches.values():
             watch.collect()
     attempts = live.recorder.attempts()
@@ -262,6 +329,39 @@ def _finish(
         progress(result.observer.headline())
     progress(f"run {result.run_id}: {result.status}; outputs in {result.run_dir}")
     return ending
+
+
+def _end_pods_gracefully(live: _Live, recorder: ApiRecorder, progress: Progress) -> None:
+    """Delete the run's pods with their grace period; wait until the watch saw each end.
+
+    A container still running (the sidecar's app, the recovered transient)
+    then exits on SIGTERM and reports its start; the kubelet posts that
+    status (every container stopped) before the pod is gone.
+    """
+    try:
+        pods = live.core.list_namespaced_pod(
+            live.namespace, _request_timeout=timeouts.API_REQUEST
+        ).items
+        uids = {pod.metadata.uid for pod in pods}
+        live.core.delete_collection_namespaced_pod(
+            live.namespace, _request_timeout=timeouts.API_REQUEST
+        )
+    except client.ApiException as error:
+        live.problem(f"ending the run's pods: {error.status} {error.reason}")
+        return
+    progress(f"ending {len(uids)} pod(s) with their grace period, for their last reports")
+    try:
+        Retrying(
+            stop=stop_after_delay(timeouts.POD_DRAIN),
+            wait=wait_fixed(DRAIN_POLL),
+            retry=retry_if_result(lambda gone: not gone),
+        )(lambda: uids <= recorder.watch.ended_pods)
+    except RetryError:
+        left = len(uids - recorder.watch.ended_pods)
+        live.problem(
+            f"{left} pod(s) still running {timeouts.POD_DRAIN:.0f}s after their deletion: "
+            "the containers running when the run ended have no recorded start"
+        )
 
 
 def _observe(
@@ -329,7 +429,7 @@ def _conclude(result: ScenarioRun) -> None:
 # --- outputs ------------------------------------------------------------------------------
 
 
-def summary_of(result: ScenarioRun, cluster: Cluster) -> RunSummary:
+def summary_of(result: ScenarioRun, cluster: Target) -> RunSummary:
     """summary.json in the model every run writes: each metric per scenario and worker."""
     return summarize(
         run_id=result.run_id,
@@ -337,11 +437,7 @@ def summary_of(result: ScenarioRun, cluster: Cluster) -> RunSummary:
         profile="scenarios",
         started_at=result.started_at,
         finished_at=result.finished_at or datetime.now(UTC),
-        cluster=ClusterInfo(
-            name=cluster.name,
-            node_image=cluster.image,
-            kubernetes_version=cluster.spec.kubernetes.version,
-        ),
+        cluster=cluster_info(cluster, result.rows),
         verdicts=[],
         configs=[],
         attempts_recorded={},
@@ -370,7 +466,7 @@ def summary_of(result: ScenarioRun, cluster: Cluster) -> RunSummary:
     )
 
 
-def write_outputs(result: ScenarioRun, cluster: Cluster) -> RunSummary:
+def write_outputs(result: ScenarioRun, cluster: Target) -> RunSummary:
     """summary.json and junit.xml, as a check writes them (attempts.jsonl is already there)."""
     summary = summary_of(result, cluster)
     write_summary(result.run_dir, summary)

@@ -54,6 +54,8 @@ class LivePod:
     worker: str
     ready: bool
     restart_counts: Mapping[str, int] = field(default_factory=dict)  # container -> count
+    # container -> start of its running attempt as the API says it (whole seconds)
+    api_started_ns: Mapping[str, int] = field(default_factory=dict)
 
 
 class RunView(Protocol):
@@ -318,8 +320,17 @@ def windows_pending(
     attempts = view.attempts()
     settle_ns = to_ns(window + WINDOW_SETTLE)
     pending = []
+    # A container that has not ended yet is recorded only by a recorder that
+    # reads the runtime; from the API alone its start is the status's, which
+    # is early by under a second (the window then ends that much sooner).
+    listed: dict[str, LivePod] | None = None
     for worker in view.nodes:
         start = first_start(attempts, f"{pod_name}-{worker}", container)
+        if start is None:
+            if listed is None:
+                listed = {pod.name: pod for pod in view.pods(scenario)}
+            pod = listed.get(f"{pod_name}-{worker}")
+            start = pod.api_started_ns.get(container) if pod is not None else None
         if start is None or time.time_ns() < start + settle_ns:
             pending.append(f"{scenario} window on {worker}")
     return pending

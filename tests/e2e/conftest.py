@@ -8,6 +8,8 @@ from harness.cluster.lifecycle import Cluster
 from harness.plugin.options import ours
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES
+from harness.runs.scenarios import ScenarioRun, run_scenarios
+from harness.scenarios import SCENARIOS
 
 _skipped: list[str] = []
 
@@ -43,3 +45,23 @@ def conformance(crashloop_cluster: Cluster, pytestconfig: pytest.Config) -> Chec
     the existing-cluster tests compare their verdict with it."""
     profile = CHECK_PROFILES[ours(pytestconfig, "check-profile")]
     return run_check(crashloop_cluster, profile, lambda message: print(f"[check] {message}"))
+
+
+def _observe(cluster: Cluster, scenario: str) -> ScenarioRun:
+    run = run_scenarios(cluster, lambda message: print(f"[scenarios] {message}"), [scenario])
+    for by_worker in run.results.values():
+        for result in by_worker.values():
+            for metric in result.metrics:
+                print(
+                    f"[scenarios] {result.scenario} {result.worker} {metric.name}: "
+                    f"measured {metric.measured} expected {metric.expected} "
+                    f"[{metric.lower}, {metric.upper}] {'ok' if metric.passed else 'FAIL'}"
+                )
+    return run
+
+
+@pytest.fixture(scope="session")
+def scenario_runs(crashloop_cluster: Cluster) -> dict[str, ScenarioRun]:
+    """Each scenario in kind mode, one at a time, run once: the scenario tests judge them,
+    the existing-cluster tests compare their verdicts with them."""
+    return {scenario: _observe(crashloop_cluster, scenario) for scenario in SCENARIOS}

@@ -1,11 +1,13 @@
-"""The check on an existing cluster, through a kubeconfig alone, as a least-privileged user.
+"""The check and the scenarios on an existing cluster, through a kubeconfig alone, as a
+least-privileged user.
 
 The session's kind cluster stands in for an operator's cluster: the shipped
 role (harness/resources/rbac/crashloop-check.yaml) is applied as an admin,
 a token-based kubeconfig is made for its ServiceAccount, and the CLI runs
 with nothing but that kubeconfig: no docker on its PATH, DOCKER_HOST
-pointing nowhere. Its verdict must equal the kind-mode check's on the same
-cluster, and a wrong expectation must fail it as it fails kind mode.
+pointing nowhere. Its verdicts must equal the kind-mode check's and
+scenarios' on the same cluster, and a wrong expectation must fail it as it
+fails kind mode.
 """
 
 from __future__ import annotations
@@ -29,9 +31,12 @@ from harness.cluster.lifecycle import Cluster
 from harness.cluster.remote import RemoteCluster
 from harness.core import timeouts
 from harness.core.resources import RESOURCES
-from harness.recording.selfreport import agreement
+from harness.recording.records import read_attempts
+from harness.recording.selfreport import HEARTBEAT_NS, agreement
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES
+from harness.runs.scenarios import ScenarioRun
+from harness.scenarios import CRITICAL_SIDECAR, REGISTRY, SCENARIOS
 from tests.unit.factories import neighbour_curve
 
 pytestmark = [pytest.mark.e2e, pytest.mark.conformance]
@@ -44,6 +49,10 @@ ACCOUNT = "crashloop-check"
 # verdict allows a restart's own overhead, so the source cannot move a verdict.
 AGREEMENT_MEDIAN_MS = 10.0
 AGREEMENT_MAX_MS = 500.0
+# An OOM-killed attempt's exit is its last heartbeat: at most one period
+# before the runtime's finish, plus the scheduling of a process at its memory
+# limit on a busy node.
+KILLED_LAG_MAX_MS = HEARTBEAT_NS / 1_000_000 + 150.0
 
 
 def _delete_rbac(api: client.ApiClient) -> None:
@@ -118,6 +127,21 @@ def _run_without_docker(argv: list[str], runs: Path) -> subprocess.CompletedProc
     )
 
 
+def _existing_args(account_kubeconfig: Path, workload_image: str) -> list[str]:
+    return [
+        "--kubeconfig",
+        str(account_kubeconfig),
+        "--node-selector",
+        PROFILE_LABEL,
+        "--namespace",
+        NAMESPACE,
+        "--workload-image",
+        workload_image,
+        "--output",
+        "json",
+    ]
+
+
 @pytest.fixture(scope="module")
 def existing_mode(
     account_kubeconfig: Path,
@@ -128,18 +152,9 @@ def existing_mode(
     done = _run_without_docker(
         [
             "check",
-            "--kubeconfig",
-            str(account_kubeconfig),
-            "--node-selector",
-            PROFILE_LABEL,
-            "--namespace",
-            NAMESPACE,
-            "--workload-image",
-            crashloop_workload_image,
             "--profile",
             "quick",
-            "--output",
-            "json",
+            *_existing_args(account_kubeconfig, crashloop_workload_image),
         ],
         runs,
     )
@@ -206,3 +221,73 @@ def test_a_wrong_expectation_fails_it_as_in_kind_mode(
     )
     assert result.status == "failed", result.reason
     assert fast_node in result.decided, "a wrong level must be caught before the window ends"
+
+
+@pytest.fixture(scope="module")
+def existing_scenarios(
+    account_kubeconfig: Path,
+    crashloop_workload_image: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    existing_mode: dict[str, Any],
+) -> dict[str, Any]:
+    """Every scenario through the account's kubeconfig alone (after the check: one namespace)."""
+    del existing_mode  # ordering only: the check's pods are gone from the namespace first
+    runs = tmp_path_factory.mktemp("existing-scenario-runs")
+    done = _run_without_docker(
+        ["scenarios", *_existing_args(account_kubeconfig, crashloop_workload_image)], runs
+    )
+    assert done.stdout, done.stderr[-3000:]
+    document: dict[str, Any] = json.loads(done.stdout)
+    document["exit_code"] = done.returncode
+    document["stderr"] = done.stderr
+    print(done.stderr[-4000:])
+    return document
+
+
+def test_the_scenarios_pass_through_the_account_s_kubeconfig_alone(
+    existing_scenarios: dict[str, Any],
+) -> None:
+    assert existing_scenarios["exit_code"] == 0, existing_scenarios["stderr"][-3000:]
+    runs = existing_scenarios["runs"]
+    assert sorted(s for run in runs for s in run["scenarios"]) == sorted(SCENARIOS)
+    for run in runs:
+        assert run["status"] == "passed", run["summary"]["reason"]
+
+
+def _metric_outcomes(metrics: list[dict[str, Any]]) -> dict[tuple[str, str, str], bool]:
+    return {(m["scenario"], m["node"], m["name"]): m["passed"] for m in metrics}
+
+
+def test_each_scenario_s_verdict_equals_the_kind_mode_verdict(
+    existing_scenarios: dict[str, Any], scenario_runs: dict[str, ScenarioRun]
+) -> None:
+    existing = _metric_outcomes(
+        [m for run in existing_scenarios["runs"] for m in run["summary"]["metrics"]]
+    )
+    kind_mode = {
+        (scenario, result.node, metric.name): metric.passed
+        for scenario, run in scenario_runs.items()
+        for result in run.results[scenario].values()
+        for metric in result.metrics
+    }
+    # Every headline metric, per node, judged the same way (the number of
+    # restarts in a window may differ by one between two runs: those metrics
+    # are compared where both runs have them).
+    shared = existing.keys() & kind_mode.keys()
+    headlines = {REGISTRY[scenario].headline.metric for scenario in SCENARIOS}
+    assert {k for k in shared if k[2] in headlines} == {
+        k for k in kind_mode if k[2] in headlines
+    }, "a headline metric was not measured from the API alone"
+    assert {k: existing[k] for k in shared} == {k: kind_mode[k] for k in shared}
+
+
+def test_an_oom_killed_attempt_s_heartbeat_agrees_with_the_runtime(
+    scenario_runs: dict[str, ScenarioRun],
+) -> None:
+    run = scenario_runs[CRITICAL_SIDECAR]
+    records = [r for r in read_attempts(run.run_dir / "attempts.jsonl") if r.reason == "OOMKilled"]
+    found = agreement(records)
+    print(f"[agreement] OOM-killed: {found}")
+    assert found.killed == len(records) > 0, "every OOM kill should leave a heartbeat"
+    assert found.killed_lag_max_ms is not None
+    assert 0 <= found.killed_lag_max_ms <= KILLED_LAG_MAX_MS, found

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cluster.lifecycle import Cluster
 from harness.outputs.summaryfile import read_summary
 from harness.recording.records import read_attempts
-from harness.runs.scenarios import ScenarioRun, run_scenarios
+from harness.runs.scenarios import ScenarioRun
 from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, SCENARIOS, TASK_ISOLATION
 from harness.scenarios.common import WorkerResult
 from harness.scenarios.critical_sidecar import OOM_EXIT_CODE, OOM_REASON
@@ -23,24 +22,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.scenarios]
 
 WORKERS = ("fast", "reduced", "default")
 Results = dict[str, WorkerResult]
-
-
-def _observe(cluster: Cluster, scenario: str) -> ScenarioRun:
-    run = run_scenarios(cluster, lambda message: print(f"[scenarios] {message}"), [scenario])
-    for by_worker in run.results.values():
-        for result in by_worker.values():
-            for metric in result.metrics:
-                print(
-                    f"[scenarios] {result.scenario} {result.worker} {metric.name}: "
-                    f"measured {metric.measured} expected {metric.expected} "
-                    f"[{metric.lower}, {metric.upper}] {'ok' if metric.passed else 'FAIL'}"
-                )
-    return run
-
-
-@pytest.fixture(scope="module")
-def scenario_runs(crashloop_cluster: Cluster) -> dict[str, ScenarioRun]:
-    return {scenario: _observe(crashloop_cluster, scenario) for scenario in SCENARIOS}
 
 
 @pytest.fixture(scope="module")

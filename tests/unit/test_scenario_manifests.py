@@ -7,7 +7,14 @@ from typing import Any
 import pytest
 
 from harness.cluster.kindconfig import WORKER_LABEL
-from harness.pods.skeleton import MAIN_CONTAINER, RECORD_DIR, ROLE_LABEL, RUN_LABEL
+from harness.pods.skeleton import (
+    MAIN_CONTAINER,
+    RECORD_DIR,
+    ROLE_LABEL,
+    RUN_LABEL,
+    on_existing_node,
+)
+from harness.runs.scenarios import echoed_lines
 from harness.scenarios import (
     CRITICAL_SIDECAR,
     FAST_RESTART,
@@ -164,3 +171,30 @@ def test_manifests_are_pure_and_fresh_each_call() -> None:
 )
 def test_pod_name_prefixes(scenario: str, prefix: str) -> None:
     assert POD_NAME[scenario]("reduced") == f"{prefix}-reduced"
+
+
+def test_on_an_existing_cluster_a_pod_is_bound_to_its_node_and_may_pull() -> None:
+    pod = cs.sidecar_pod("node-a", "run-1", IMAGE)
+    moved = on_existing_node(pod, "node-a")
+    assert moved["spec"]["nodeName"] == "node-a"
+    assert "nodeSelector" not in moved["spec"]  # its nodes carry no worker label
+    assert {c["imagePullPolicy"] for c in _containers(moved)} == {"IfNotPresent"}
+    # The harness's own pod is untouched: pinned by label, never pulled.
+    assert pod["spec"]["nodeSelector"] == {WORKER_LABEL: "node-a"}
+    assert {c["imagePullPolicy"] for c in _containers(pod)} == {"Never"}
+
+
+def test_echoed_lines_are_the_file_s_own_lines() -> None:
+    log = "\n".join(
+        [
+            '{"file":"client.log","event":"connected","unix_ns":5}',
+            "workload: a line on stderr",
+            '{"file":"ready-probe.log","event":"ready","unix_ns":6}',
+            '{"file":"client.log","event":"cut","unix_ns":7}',
+        ]
+    )
+    assert echoed_lines(log, "client.log") == [
+        '{"event": "connected", "unix_ns": 5}',
+        '{"event": "cut", "unix_ns": 7}',
+    ]
+    assert echoed_lines(log, "absent.log") == []

@@ -250,3 +250,27 @@ def test_each_headline_names_a_metric_its_scenario_measures(
     scenario = REGISTRY[name]
     result = scenario.watch(FakeRun()).measure("fast", "n", CURVE, restarts)
     assert scenario.headline.metric in {m.name for m in result.metrics}
+
+
+def test_without_a_recorded_start_the_window_runs_from_the_api_s_start() -> None:
+    # From the API alone a running app has no record until it ends: its window
+    # is counted from the start its pod status gives.
+    run = FakeRun()
+    watch = cs.CriticalSidecar().watch(run)
+    run.live[cs.NAME] = [
+        LivePod(
+            name=cs.pod_name("fast"),
+            uid="u1",
+            worker="fast",
+            ready=True,
+            api_started_ns={MAIN_CONTAINER: _long_ago(cs.WINDOW)},
+        ),
+        LivePod(
+            name=cs.pod_name("reduced"),
+            uid="u2",
+            worker="reduced",
+            ready=True,
+            api_started_ns={MAIN_CONTAINER: time.time_ns()},
+        ),
+    ]
+    assert watch.pending() == [f"{cs.NAME} window on reduced"]

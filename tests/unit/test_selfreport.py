@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from datetime import UTC, datetime
@@ -182,3 +183,85 @@ def test_a_watch_that_stops_answering_stops_the_nodes_clock(tmp_path: Path) -> N
     assert heard is not None
     assert first is not None
     assert first < heard - int(WATCH_SLACK_S * S)
+
+
+def test_a_heartbeat_gives_the_start_and_a_lower_bound_of_the_exit() -> None:
+    # Padded as the workload writes it, so each report overwrites the last in place.
+    message = json.dumps({"v": 1, "start_ns": 10, "alive_ns": 15}).ljust(120)
+    report = parse_self_report(message)
+    assert report == SelfReport(10, 15, None)
+    assert report is not None
+    assert not report.exited
+    assert parse_self_report(_message(10, 12, 3).ljust(120)) == SelfReport(10, 12, 3)
+    # An exit without its code is no report (the workload always writes both).
+    assert parse_self_report('{"v": 1, "start_ns": 10, "exit_ns": 12}') is None
+
+
+def _killed(start_ns: int, alive_ns: int) -> client.V1ContainerStateTerminated:
+    return client.V1ContainerStateTerminated(
+        exit_code=137,
+        reason="OOMKilled",
+        started_at=datetime.fromtimestamp(start_ns // S, UTC),
+        finished_at=datetime.fromtimestamp(alive_ns // S, UTC),
+        container_id="containerd://abc",
+        message=json.dumps({"v": 1, "start_ns": start_ns, "alive_ns": alive_ns}),
+    )
+
+
+def test_a_killed_attempt_is_recorded_with_its_last_heartbeat(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path)
+    recorder.watch.observe_pod(_pod(2, _killed(START_2, START_2 + 7 * S), "2s"))
+    (record,) = recorder.attempts()
+    assert record.finished_at_ns == START_2 + 7 * S
+    assert record.self_finish_is_heartbeat
+    assert (record.exit_code, record.reason) == (137, "OOMKilled")
+
+
+def _being_deleted(pod: client.V1Pod) -> client.V1Pod:
+    pod.metadata.deletion_timestamp = datetime.now(UTC)
+    return pod
+
+
+def test_an_attempt_the_run_ended_keeps_its_start_and_no_exit(tmp_path: Path) -> None:
+    # Deleting the pod stops its running container: that is no exit for the
+    # kubelet to restart from, so only its start is recorded.
+    recorder = _recorder(tmp_path)
+    terminated = _terminated(START_2, START_2 + 9 * S)
+    recorder.watch.observe_pod(_being_deleted(_pod(3, terminated, None)))
+    (record,) = recorder.attempts()
+    assert record.started_at_ns == START_2
+    assert (record.finished_at_ns, record.exit_code, record.reason) == (None, None, "")
+
+
+def test_an_exit_recorded_before_the_deletion_is_kept(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path)
+    recorder.watch.observe_pod(_pod(2, _killed(START_2, START_2 + 7 * S), "2s"))
+    recorder.watch.observe_pod(_being_deleted(_pod(2, _killed(START_2, START_2 + 7 * S), "2s")))
+    (record,) = recorder.attempts()
+    assert record.finished_at_ns == START_2 + 7 * S
+    assert record.reason == "OOMKilled"
+    assert record.self_finish_is_heartbeat
+
+
+def test_killed_attempts_are_compared_apart_from_exits() -> None:
+    ms = 1_000_000
+    killed = dataclasses.replace(
+        _record(0, 100 * ms, 1 * ms, 40 * ms), self_finish_is_heartbeat=True
+    )
+    found = agreement([_record(0, 10 * ms, 1 * ms, 10 * ms), killed])
+    assert (found.killed, found.killed_lag_median_ms, found.killed_lag_max_ms) == (1, 60.0, 60.0)
+    assert found.finish_max_ms == 0.0  # the heartbeat's 60ms lag is not an exit's disagreement
+    assert found.within(1.0, 1.0)
+
+
+def test_a_pod_being_deleted_has_ended_once_no_container_runs(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path)
+    pod = _being_deleted(_pod(3, _terminated(START_2, START_2 + S), None))
+    running = client.V1ContainerStateRunning(started_at=datetime.fromtimestamp(START_2 // S, UTC))
+    pod.status.container_statuses[0].state = client.V1ContainerState(running=running)
+    recorder.watch.observe_pod(pod)
+    assert recorder.watch.ended_pods == set()  # its container has not reported its end yet
+    terminated = client.V1ContainerState(terminated=_terminated(START_2, START_2 + 9 * S))
+    pod.status.container_statuses[0].state = terminated
+    recorder.watch.observe_pod(pod)
+    assert recorder.watch.ended_pods == {"uid-1"}

@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -122,6 +123,7 @@ func transient(ctx context.Context, cfg config, sig *os.Signal) int {
 		fmt.Fprintln(os.Stderr, "workload: ready marker:", err)
 		return usageExit
 	}
+	go echoWhenWritten(ctx, cfg, readyProbeLog)
 	<-ctx.Done()
 	return 0
 }
@@ -176,6 +178,8 @@ func bumpCounter(path string) (int, error) {
 // success also appends its own time to record-dir/ready-probe.log: the moment
 // the kubelet learned the container is ready, in nanoseconds, where the pod
 // status has whole seconds only.
+const readyProbeLog = "ready-probe.log"
+
 func readyCheck(_ context.Context, cfg config, _ *os.Signal) int {
 	if _, err := os.Stat(cfg.readyPath()); err != nil {
 		return 1
@@ -183,7 +187,7 @@ func readyCheck(_ context.Context, cfg config, _ *os.Signal) int {
 	if cfg.recordDir != "" {
 		line := fmt.Sprintf("{\"event\":\"ready\",\"unix_ns\":%d}\n", time.Now().UnixNano())
 		// O_EXCL: only the first successful probe writes, later ones leave it.
-		_ = writeSynced(filepath.Join(cfg.recordDir, "ready-probe.log"), []byte(line), os.O_EXCL)
+		_ = writeSynced(filepath.Join(cfg.recordDir, readyProbeLog), []byte(line), os.O_EXCL)
 	}
 	return 0
 }
@@ -301,9 +305,48 @@ func appendEvent(cfg config, file, name string) error {
 	if cfg.recordDir == "" {
 		return nil
 	}
-	line, _ := json.Marshal(clientEvent{name, time.Now().UnixNano()})
+	now := time.Now().UnixNano()
+	echo(file, clientEvent{name, now})
+	line, _ := json.Marshal(clientEvent{name, now})
 	return writeSynced(filepath.Join(cfg.recordDir, file), append(line, '\n'), os.O_APPEND)
 }
+
+// echoedEvent is a line of a record file repeated on stdout, named by its
+// file: a reader with the API alone (pods/log) sees what the emptyDir holds.
+type echoedEvent struct {
+	File   string `json:"file"`
+	Event  string `json:"event"`
+	UnixNs int64  `json:"unix_ns"`
+}
+
+func echo(file string, e clientEvent) {
+	line, _ := json.Marshal(echoedEvent{file, e.Event, e.UnixNs})
+	fmt.Println(string(line))
+}
+
+// echoWhenWritten repeats record-dir/file on stdout once it holds an event
+// (written by another process, such as the readiness probe), until ctx ends.
+func echoWhenWritten(ctx context.Context, cfg config, file string) {
+	ticker := time.NewTicker(echoPoll)
+	defer ticker.Stop()
+	for {
+		if data, err := os.ReadFile(filepath.Join(cfg.recordDir, file)); err == nil {
+			var e clientEvent
+			if json.Unmarshal([]byte(strings.TrimSpace(string(data))), &e) == nil && e.Event != "" {
+				echo(file, e)
+				return
+			}
+		}
+		select {
+		case <-ticker.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// echoPoll bounds how late a probe's event reaches stdout; its time is its own.
+const echoPoll = 50 * time.Millisecond
 
 // writeSynced writes data with extra open flags (O_APPEND, O_TRUNC, O_EXCL)
 // and fsyncs it: the emptyDir must hold it even if the process dies next.
@@ -373,19 +416,91 @@ type selfReport struct {
 	ExitCode int   `json:"exit_code"`
 }
 
-// reportTermination writes the self-report where the kubelet reads the
-// termination message. Outside a pod (no such file) it writes nothing.
-func reportTermination(path string, startNs, exitNs int64, code int) {
+// aliveReport stands in the termination message while the process runs: a
+// process killed without warning (OOMKilled, SIGKILL) cannot write its exit,
+// so the last heartbeat bounds it from below, to within heartbeatEvery.
+type aliveReport struct {
+	Version int   `json:"v"`
+	StartNs int64 `json:"start_ns"`
+	AliveNs int64 `json:"alive_ns"`
+}
+
+const (
+	// heartbeatEvery is the precision of a killed attempt's exit time.
+	heartbeatEvery = 100 * time.Millisecond
+	// reportWidth pads every report to one length. Each is written over the
+	// last at offset 0, never truncating first, so the kubelet reading the
+	// file whenever the process dies finds one whole report (JSON allows the
+	// trailing spaces).
+	reportWidth = 120
+)
+
+// reporter keeps the termination message current: the start at once, a
+// heartbeat while the attempt lives, the exit last.
+type reporter struct {
+	mu      sync.Mutex
+	file    *os.File // nil outside a pod: nothing is written
+	startNs int64
+	exited  bool
+}
+
+func openReporter(path string, startNs int64) *reporter {
+	r := &reporter{startNs: startNs}
 	if path == "" {
+		return r
+	}
+	if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+		r.file = f
+	}
+	r.alive()
+	return r
+}
+
+func (r *reporter) write(report any) {
+	if r.file == nil {
 		return
 	}
-	line, _ := json.Marshal(selfReport{1, startNs, exitNs, code})
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
+	line, _ := json.Marshal(report)
+	if len(line) < reportWidth {
+		line = append(line, strings.Repeat(" ", reportWidth-len(line))...)
+	}
+	_, _ = r.file.WriteAt(line, 0)
+}
+
+func (r *reporter) alive() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.exited {
+		r.write(aliveReport{1, r.startNs, time.Now().UnixNano()})
+	}
+}
+
+// heartbeat refreshes the report until the attempt ends.
+func (r *reporter) heartbeat(ctx context.Context) {
+	if r.file == nil {
 		return
 	}
-	_, _ = f.Write(line)
-	_ = f.Close()
+	ticker := time.NewTicker(heartbeatEvery)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ticker.C:
+			r.alive()
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// exit writes the final report; no heartbeat follows it.
+func (r *reporter) exit(code int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.exited = true
+	r.write(selfReport{1, r.startNs, time.Now().UnixNano(), code})
+	if r.file != nil {
+		_ = r.file.Close()
+	}
 }
 
 // reapChildren collects orphans re-parented to us. As PID 1 of the container
@@ -417,7 +532,7 @@ func parseConfig(args []string) (config, error) {
 	code := fs.String("exit-code", envOr("WORKLOAD_EXIT_CODE", "1"), "exit code of exit and run")
 	runFor := fs.String("run-for", envOr("WORKLOAD_RUN_FOR", "0s"), "how long run works (Go duration)")
 	fs.StringVar(&cfg.recordDir, "record-dir", envOr("WORKLOAD_RECORD_DIR", ""), "append events to DIR/attempts.log")
-	fs.StringVar(&cfg.terminationLog, "termination-log", envOr("WORKLOAD_TERMINATION_LOG", "/dev/termination-log"), "write this attempt's start and exit times here on exit (empty: nowhere)")
+	fs.StringVar(&cfg.terminationLog, "termination-log", envOr("WORKLOAD_TERMINATION_LOG", "/dev/termination-log"), "keep this attempt's start, heartbeat and exit times here, the termination message (empty: nowhere)")
 	fs.IntVar(&cfg.failTimes, "fail-times", 3, "transient: attempts that fail before it turns healthy; run-once: quick attempts before the long one")
 	fs.StringVar(&cfg.readyFile, "ready-file", "", "transient, ready-check: the ready marker (default DIR/ready)")
 	fs.StringVar(&cfg.listen, "listen", "127.0.0.1:8080", "proxy: address to serve on")
@@ -475,7 +590,9 @@ func main() {
 	var got os.Signal
 	go func() { got = <-signals; cancel() }()
 
-	startNs := time.Now().UnixNano()
+	report := openReporter(cfg.terminationLog, time.Now().UnixNano())
+	beating, stopBeating := context.WithCancel(context.Background())
+	go report.heartbeat(beating)
 	if err := record(cfg, "start", nil); err != nil {
 		fmt.Fprintln(os.Stderr, "workload: record start:", err)
 		os.Exit(usageExit)
@@ -484,6 +601,7 @@ func main() {
 	if err := record(cfg, "exit", &code); err != nil {
 		fmt.Fprintln(os.Stderr, "workload: record exit:", err)
 	}
-	reportTermination(cfg.terminationLog, startNs, time.Now().UnixNano(), code)
+	stopBeating()
+	report.exit(code)
 	os.Exit(code)
 }

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// readReport parses the termination message as the kubelet would copy it.
+func readReport(t *testing.T, path string) map[string]int64 {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) != reportWidth {
+		t.Fatalf("report is %d bytes, want every report padded to %d", len(data), reportWidth)
+	}
+	var report map[string]int64
+	if err := json.Unmarshal(data, &report); err != nil {
+		t.Fatalf("report %q: %v", data, err)
+	}
+	return report
+}
+
+func TestReporterHeartbeatThenExitOverwritesInPlace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "termination-log")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := openReporter(path, 1000)
+	alive := readReport(t, path)
+	if alive["start_ns"] != 1000 || alive["alive_ns"] < 1000 || alive["exit_ns"] != 0 {
+		t.Fatalf("while running: %v, want start and a heartbeat, no exit", alive)
+	}
+	r.exit(42)
+	done := readReport(t, path)
+	if done["exit_code"] != 42 || done["exit_ns"] < alive["alive_ns"] || done["alive_ns"] != 0 {
+		t.Fatalf("after exit: %v, want the exit report alone", done)
+	}
+	r.alive() // a late heartbeat must not replace the exit
+	if again := readReport(t, path); again["exit_code"] != 42 {
+		t.Fatalf("a heartbeat after the exit overwrote it: %v", again)
+	}
+}
+
+func TestReporterOutsideAPodWritesNothing(t *testing.T) {
+	r := openReporter(filepath.Join(t.TempDir(), "absent", "log"), 1)
+	r.alive()
+	r.exit(1) // must not panic without a file
+}
+
+func TestEchoNamesTheFile(t *testing.T) {
+	line, _ := json.Marshal(echoedEvent{"client.log", "cut", 7})
+	if got := string(line); !strings.Contains(got, `"file":"client.log"`) || !strings.Contains(got, `"unix_ns":7`) {
+		t.Fatalf("echoed line %s", got)
+	}
+}
