@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CRASHLOOP := $(BIN)/crashloop
 
-.PHONY: help demo demo-rehearse demo-replay test unit package e2e lint engine kind node-image cluster status check flakiness matrix conformance down clean workload-image manifests
+.PHONY: help demo demo-rehearse demo-replay test unit package e2e lint engine kind node-image cluster status check flakiness matrix overhead conformance down clean workload-image manifests
 
 help:
 	@echo "make demo        set up, then the talk's demo live (5 minutes), plots and a report"
@@ -21,6 +21,7 @@ help:
 	@echo "make check       quick conformance check of every worker's backoff (a few minutes)"
 	@echo "make matrix      the quick check on each pinned Kubernetes release (VERSIONS=1.34,1.35)"
 	@echo "make flakiness   the quick check 10 times in a row: pass count, overshoot spread (~32 min)"
+	@echo "make overhead    the talk's cost analysis: kubelet CPU, API traffic, curve kept, per worker and pod count (~1 h)"
 	@echo "make conformance the nightly job: full check (about 11 min) and every scenario"
 	@echo "make down        delete the crashloop cluster"
 	@echo "make clean       delete the cluster and the Python environment (runs/ is kept)"
@@ -100,6 +101,13 @@ flakiness: $(STAMP)
 VERSIONS ?= 1.33,1.34,1.35,1.36,1.37,1.38
 matrix: $(STAMP)
 	$(BIN)/pytest tests/e2e -m matrix -s --crashloop-versions $(VERSIONS)
+
+# The talk's cost analysis (slides 12-13): every worker alone with 0..a full node of
+# crash-looping pods, against as many running ones (PODS=0,10,30,60,full WORKERS=fast,...).
+PODS ?= 0,10,30,60,full
+WORKERS ?= fast,reduced,default
+overhead: $(STAMP)
+	$(CRASHLOOP) overhead --pods $(PODS) --workers $(WORKERS)
 
 # The nightly job: the full check and every scenario; the exit code is the verdict.
 KUBERNETES ?= 1.35

@@ -18,6 +18,7 @@ from harness.demo import DEFAULT_DURATION_S, MAX_DURATION_S
 from harness.outputs.liveview import THEMES
 from harness.recording.recorder import OBSERVERS
 from harness.runs.checkprofiles import CHECK_PROFILES
+from harness.runs.overhead import DEFAULT_PODS as OVERHEAD_PODS
 from harness.scenarios import SCENARIOS
 
 CONFIG_HELP: Final = (
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_measuring(commands, spec_and_image)
     _add_flakiness(commands, spec_and_image)
     _add_matrix(commands)
+    _add_overhead(commands, spec_and_image)
     _add_demo(commands, spec_and_image)
     _add_completion(commands)
     describe(commands)
@@ -228,6 +230,40 @@ def _add_flakiness(
         metavar="RUN_DIR",
         help="run nothing: aggregate the summaries of these finished check runs",
     )
+
+
+def _add_overhead(
+    commands: _Commands[argparse.ArgumentParser], spec_and_image: argparse.ArgumentParser
+) -> None:
+    """`crashloop overhead`: the talk's cost analysis, a sweep of pod counts per worker."""
+    overhead = commands.add_parser(
+        "overhead",
+        parents=[spec_and_image],
+        help="what N crash-looping pods cost a worker's kubelet and runtime, per back-off config",
+    )
+    overhead.add_argument(
+        "--pods",
+        default=OVERHEAD_PODS,
+        help=f"pod counts, comma-separated; 'full': as many as the node takes (default "
+        f"{OVERHEAD_PODS})",
+    )
+    overhead.add_argument(
+        "--workers", default="fast,reduced,default", help="workers to load, one at a time"
+    )
+    overhead.add_argument(
+        "--duration",
+        type=float,
+        metavar="S",
+        help="each cell's measured window (default per worker: its cap plus 10%%, at least 60s)",
+    )
+    overhead.add_argument(
+        "--warmup",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="settling time after every pod started, before the window (default 30)",
+    )
+    _output_option(overhead)
 
 
 def _add_matrix(commands: _Commands[argparse.ArgumentParser]) -> None:

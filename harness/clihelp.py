@@ -16,6 +16,12 @@ MEASURING_CODES: Final = """exit codes:
   2    bad input, or set-up failed before anything was measured (the message names the fix)
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP): what was measured is judged and kept"""
 
+OVERHEAD_CODES: Final = """exit codes:
+  0    every cell measured: overhead.json, the table, plots and report in the run directory
+  2    bad input (refused before anything is created), or set-up failed
+  130  interrupted: the cells measured so far are written
+  (a cell that cannot be measured stops the sweep with 2; the cells before it are kept)"""
+
 SETUP_CODES: Final = """exit codes:
   0    done
   2    bad input or a set-up error (the message names the fix)
@@ -109,6 +115,13 @@ DESCRIPTIONS: Final[dict[str, tuple[str, str]]] = {
         "Run the check many times in a row on one cluster (or pool finished runs): the pass "
         "count and the spread of the overshoot.",
         MEASURING_CODES,
+    ),
+    "overhead": (
+        "The talk's cost analysis: for each worker and pod count, N crash-looping pods on that "
+        "worker alone (and N running pods as the baseline); the kubelet's and the runtime's "
+        "CPU, the kubelet's memory and API request rate, restarts achieved against the curve. "
+        "overhead.json, a table, plots and a report.",
+        OVERHEAD_CODES,
     ),
     "matrix": (
         "The check on each pinned Kubernetes release in turn, each on a cluster of its own; "

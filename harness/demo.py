@@ -13,7 +13,7 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -29,7 +29,7 @@ from harness.outputs.liveview import LiveView, Theme, states_from
 from harness.outputs.replay import AsOf, load_recording, replay
 from harness.outputs.report import write_report
 from harness.outputs.scenarioview import PodMap, ScenarioCell, scenario_cells
-from harness.outputs.summary import RunSummary
+from harness.outputs.summary import RunSummary, restart_costs
 from harness.outputs.summaryfile import read_summary
 from harness.profiles import ClusterSpec
 from harness.recording.hostcpu import busy_between, cores, read_cpu_times
@@ -277,13 +277,22 @@ def _show_results(result: CheckResult, scenario_run: ScenarioRun | None, console
     summary = read_summary(result.run_dir)
     console.print(takeaways(summary))
     metrics = headline_metrics(scenario_run.results) if scenario_run is not None else []
+    costs = restart_costs(summary)
     if metrics:
-        console.print(_scenario_takeaways(metrics))
+        console.print(scenario_takeaways(metrics, costs))
     report = write_report(result.run_dir, summary, result.attempts, metrics)
     console.print(f"report: {report}")
     console.print(f"results: {result.run_dir}")
     if scenario_run is not None:
         console.print(f"scenario records: {scenario_run.run_dir}")
+
+
+def _takeaway_cell(metric: ScenarioMetric, cost: float | None) -> str:
+    with_cost = metric.with_restart_cost(cost)
+    model = f"{metric.expected:.1f}" + (f" · {with_cost:.1f}" if with_cost is not None else "")
+    if metric.measured is None:
+        return f"not reached ({model})"
+    return f"{metric.measured:.1f} {metric.unit} ({model})"
 
 
 def _quiet(_message: str) -> None:
@@ -345,10 +354,15 @@ def run_replay(run_dir: Path, *, speed: float, console: Console, plain: bool, th
     return 0 if finished else 130
 
 
-def _scenario_takeaways(metrics: Sequence[ScenarioMetric]) -> Table:
-    """The talk's takeaways table: per scenario, per worker, measured against the model."""
+def scenario_takeaways(metrics: Sequence[ScenarioMetric], costs: Mapping[str, float]) -> Table:
+    """The talk's takeaways table: per scenario, per worker, measured against the model.
+
+    Beside the nominal model, the model with this machine's cost per restart
+    (measured on the bare curve in this run): what is left above it is the
+    kubelet's or the load's, not the fixed price of starting a container.
+    """
     workers = list(dict.fromkeys(metric.worker for metric in metrics))
-    table = Table(title="the talk's scenarios, measured (model in brackets)")
+    table = Table(title="the talk's scenarios, measured (model · model + restart cost)")
     table.add_column("scenario")
     for worker in workers:
         table.add_column(worker)
@@ -356,13 +370,11 @@ def _scenario_takeaways(metrics: Sequence[ScenarioMetric]) -> Table:
         cells = []
         for worker in workers:
             found = [m for m in metrics if m.scenario == scenario and m.worker == worker]
-            cells.append(
-                "-"
-                if not found
-                else f"{found[0].measured:.1f} {found[0].unit} ({found[0].expected:.1f})"
-                if found[0].measured is not None
-                else f"not reached ({found[0].expected:.1f})"
-            )
+            cells.append("-" if not found else _takeaway_cell(found[0], costs.get(worker)))
         label = next(m.metric for m in metrics if m.scenario == scenario)
         table.add_row(f"{scenario}: {label}", *cells)
+    if costs:
+        table.caption = "restart cost (kubelet sync + runtime start, bare curve): " + ", ".join(
+            f"{worker} {cost:.2f}s" for worker, cost in costs.items()
+        )
     return table

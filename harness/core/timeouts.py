@@ -88,6 +88,10 @@ FRESH_POD: Final = _s(90.0)
 # (and so the exit each running container reported).
 POD_DRAIN: Final = _s(60.0)
 
+# The overhead sweep: every pod of a cell (up to a full node, 100+ pods on one
+# worker of a 2-core machine) seen started once.
+OVERHEAD_PODS_STARTED: Final = _s(300.0)
+
 # Workloads
 POD_RUNNING: Final = _s(180.0)
 NAMESPACE_GONE: Final = _s(120.0)

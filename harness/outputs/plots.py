@@ -411,3 +411,46 @@ def _scenario_panel(
     axes.set_title(metrics[0].scenario)
     axes.margins(y=0.15)
     axes.grid(True, axis="y", alpha=0.3)
+
+
+# --- the overhead sweep ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OverheadSeries:
+    """One line of an overhead plot: a worker's crashing pods, or the running baseline."""
+
+    label: str
+    style_of: str  # the worker whose style it takes; "" for the baseline
+    points: tuple[tuple[int, float], ...]  # (pods, value)
+
+
+def plot_overhead(
+    series: Sequence[OverheadSeries], ylabel: str, title: str, path_stem: Path | str
+) -> list[Path]:
+    """One measure against the pod count: a line per worker, the baseline dashed grey."""
+    figure, axes = _new_figure(8.0, 5.0)
+    styles = styles_for(s.style_of for s in series if s.style_of)
+    for line in series:
+        points = sorted(line.points)
+        xs, ys = [p for p, _ in points], [v for _, v in points]
+        if line.style_of:
+            style = styles[line.style_of]
+            axes.plot(
+                xs,
+                ys,
+                color=style.color,
+                marker=style.marker,
+                linestyle=style.linestyle,
+                label=line.label,
+            )
+        else:
+            axes.plot(xs, ys, color="#777777", marker="o", linestyle="--", label=line.label)
+    axes.set_xlabel("pods on the worker")
+    axes.set_ylabel(ylabel)
+    axes.set_title(title)
+    axes.grid(alpha=0.3)
+    _note_if_empty(axes, not any(s.points for s in series), "no cell was measured")
+    if any(s.points for s in series):
+        axes.legend(fontsize="small")
+    return _save(figure, path_stem)

@@ -37,7 +37,7 @@ from harness.outputs.plots import (
     plot_timeline,
 )
 from harness.outputs.render import restart_cells
-from harness.outputs.summary import RunSummary, WorkerSummary
+from harness.outputs.summary import RunSummary, WorkerSummary, restart_costs
 from harness.recording.records import AttemptRecord
 from harness.scenarios.headline import ScenarioMetric
 
@@ -93,7 +93,7 @@ def report_blocks(
     if scenario_metrics:
         blocks += [
             Heading(2, "Takeaways: scenarios, measured vs model"),
-            _takeaways(scenario_metrics),
+            _takeaways(scenario_metrics, restart_costs(summary)),
         ]
     if plots:
         blocks += [Heading(2, "Plots"), *plots]
@@ -216,8 +216,12 @@ def _config_table(workers: Sequence[WorkerSummary]) -> Table:
     return Table(headers, tuple(rows))
 
 
-def _takeaways(metrics: Sequence[ScenarioMetric]) -> Table:
-    """The talk's summary shape: a row per scenario and metric, a column per worker."""
+def _takeaways(metrics: Sequence[ScenarioMetric], costs: Mapping[str, float]) -> Table:
+    """The talk's summary shape: a row per scenario and metric, a column per worker.
+
+    Each cell also gives the model with the worker's cost per restart on this
+    machine (:func:`restart_cost`), when the bare curve measured it.
+    """
     workers = list(dict.fromkeys(m.worker for m in metrics))
     keys = list(dict.fromkeys((m.scenario, m.metric, m.unit) for m in metrics))
     cells = {(m.scenario, m.metric, m.unit, m.worker): m for m in metrics}
@@ -230,7 +234,9 @@ def _takeaways(metrics: Sequence[ScenarioMetric]) -> Table:
                 row.append("-")
                 continue
             measured = "not reached" if found.measured is None else f"{found.measured:.3g}"
-            row.append(f"{measured} (model {found.expected:.3g})")
+            with_cost = found.with_restart_cost(costs.get(worker))
+            extra = "" if with_cost is None else f"; with restart cost {with_cost:.3g}"
+            row.append(f"{measured} (model {found.expected:.3g}{extra})")
         rows.append(tuple(row))
     return Table(("scenario", "metric", *workers), tuple(rows))
 

@@ -257,6 +257,28 @@ def overshoot(checks: Sequence[RestartCheck]) -> tuple[float | None, float | Non
     return statistics.median(margins), max(margins)
 
 
+def restart_cost(worker: WorkerSummary) -> float | None:
+    """What one restart of this worker's bare curve took beyond its back-off, median seconds.
+
+    The kubelet's decision after the back-off (its overshoot) plus the
+    runtime's start: the fixed cost of every restart on this machine, which
+    the nominal curve leaves out. None unless both were measured.
+    """
+    if worker.overshoot_median_s is None or worker.start_latency_median_s is None:
+        return None
+    return max(worker.overshoot_median_s, 0.0) + worker.start_latency_median_s
+
+
+def restart_costs(summary: RunSummary) -> dict[str, float]:
+    """worker -> :func:`restart_cost` of its bare curve, where measured (variants left out)."""
+    costs = {}
+    for worker in summary.workers:
+        cost = restart_cost(worker)
+        if cost is not None and "/" not in worker.worker:
+            costs[worker.worker] = cost
+    return costs
+
+
 def summarize_worker(
     verdict: WorkerVerdict, config: NodeConfigRow | None, attempts_recorded: int
 ) -> WorkerSummary:

@@ -54,6 +54,7 @@ class ApiRecorder:
         run_id: str,
         run_dir: Path,
         node_workers: Mapping[str, str],
+        label_selector: str = "",
     ) -> None:
         self.namespace = namespace
         self.run_id = run_id
@@ -66,7 +67,9 @@ class ApiRecorder:
         self._api_view: dict[AttemptKey, ApiView] = {}
         # Per node: the least (arrival here - exit there) seen, in ns.
         self._ahead_ns: dict[str, int] = {}
-        self.watch = PodWatch(api, namespace, self._note, self.errors.add, self._stop)
+        self.watch = PodWatch(
+            api, namespace, self._note, self.errors.add, self._stop, label_selector=label_selector
+        )
         self._thread = threading.Thread(target=self.watch.run, name="watch-pods", daemon=True)
         self._cpu_before: CpuReading | None = None
         self.cost: ObserverCost | None = None

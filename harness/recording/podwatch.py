@@ -67,9 +67,13 @@ class PodWatch:
         note: Note,
         problem: Callable[[str], None],
         stop: threading.Event,
+        *,
+        label_selector: str = "",
     ) -> None:
         self.api = api
         self.namespace = namespace
+        # Only the pods this selects (empty: every pod of the namespace).
+        self.label_selector = label_selector
         self.relists = 0
         # The API load of the watch: list and watch requests, events delivered.
         self.requests = 0
@@ -92,7 +96,9 @@ class PodWatch:
             try:
                 if not resource_version:
                     listed = core.list_namespaced_pod(
-                        self.namespace, _request_timeout=timeouts.API_REQUEST
+                        self.namespace,
+                        label_selector=self.label_selector,
+                        _request_timeout=timeouts.API_REQUEST,
                     )
                     for pod in listed.items:
                         self.observe_pod(pod)
@@ -102,6 +108,7 @@ class PodWatch:
                 stream = watch.Watch().stream(
                     core.list_namespaced_pod,
                     self.namespace,
+                    label_selector=self.label_selector,
                     resource_version=resource_version,
                     timeout_seconds=WATCH_WINDOW_S,
                     _request_timeout=WATCH_WINDOW_S + timeouts.API_REQUEST,

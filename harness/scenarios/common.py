@@ -140,6 +140,10 @@ class Metric:
     upper: float | None
     passed: bool
     detail: str = ""
+    # The kubelet restarts whose back-offs ``expected`` adds up (headlines):
+    # each also costs the machine a start and the kubelet a sync, which the
+    # nominal curve leaves out.
+    restarts: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -201,6 +205,7 @@ def bounded(
     lower: float | None,
     upper: float | None,
     detail: str = "",
+    restarts: int | None = None,
 ) -> Metric:
     """A metric that passes when measured and within [lower, upper]."""
     passed = measured is not None
@@ -219,6 +224,7 @@ def bounded(
         upper=upper,
         passed=passed,
         detail=detail,
+        restarts=restarts,
     )
 
 

@@ -393,6 +393,7 @@ def _isolation_aggregates(per_restart: Sequence[Metric]) -> list[Metric]:
             lower=total([m.lower for m in judged]),
             upper=total([m.upper for m in judged]),
             detail=f"over {len(judged)} complete sidecar restarts",
+            restarts=len(judged),
         ),
         bounded(
             "isolation_longest_s",

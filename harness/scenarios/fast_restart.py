@@ -237,4 +237,5 @@ def _time_to_ready(
             f"attempts 1..{fail_times - 1}; Ready within {READY_SLACK.total_seconds():g}s of the "
             "healthy start"
         ),
+        restarts=fail_times,
     )

@@ -22,6 +22,25 @@ class ScenarioMetric:
     unit: str
     expected: float
     measured: float | None
+    restarts: int | None = None  # the kubelet restarts ``expected`` spans
+
+    def with_restart_cost(self, per_restart_s: float | None) -> float | None:
+        """The model plus each restart's cost on this machine (None when either is unknown).
+
+        The nominal curve counts back-offs only; every restart also takes the
+        kubelet's sync after the back-off and the runtime's start, measured on
+        the bare curve of the same worker in the same run.
+        """
+        if per_restart_s is None or self.restarts is None:
+            return None
+        return self.expected + self.restarts * per_restart_s
+
+    def ratio(self, per_restart_s: float | None = None) -> float | None:
+        """Measured over the model (with the restart cost when given); None if not measured."""
+        model = self.expected if per_restart_s is None else self.with_restart_cost(per_restart_s)
+        if self.measured is None or not model:
+            return None
+        return self.measured / model
 
 
 def headline_metrics(
@@ -43,6 +62,7 @@ def headline_metrics(
                     unit=metric.unit,
                     expected=metric.expected,
                     measured=metric.measured,
+                    restarts=metric.restarts,
                 )
             )
     return found

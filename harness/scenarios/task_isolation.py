@@ -323,6 +323,7 @@ def _mean_reset(checks: Sequence[RestartCheck]) -> Metric:
         lower=statistics.fmean(c.expected_s for c in measured) - rounding,
         upper=statistics.fmean(c.upper_bound_s for c in measured),
         detail=f"mean over {len(measured)} in-place resets",
+        restarts=1,  # the mean of single resets
     )
 
 

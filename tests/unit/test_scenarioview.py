@@ -7,10 +7,11 @@ import io
 
 from rich.console import Console
 
+from harness.demo import scenario_takeaways
 from harness.outputs.liveview import LiveView, render
 from harness.outputs.scenarioview import ScenarioCell, scenario_cells
 from harness.recording.records import AttemptRecord
-from tests.unit.factories import NS, T0, attempts
+from tests.unit.factories import NS, T0, attempts, scenario_metrics
 from tests.unit.test_liveview import sample_states
 
 PODS = {
@@ -73,3 +74,18 @@ def test_off_a_terminal_a_scenario_line_is_printed_when_something_happens() -> N
     lines = [line for line in out.getvalue().splitlines() if "critical-sidecar fast" in line]
     assert len(lines) == 1
     assert "proxy OOMKilled" in lines[0]
+
+
+def test_the_takeaways_give_the_model_with_the_restart_cost_within_100_columns() -> None:
+    metrics = [
+        dataclasses.replace(m, scenario=f"{m.scenario}-long-name", restarts=3)
+        for m in scenario_metrics()
+    ]
+    table = scenario_takeaways(metrics, {"fast": 1.0, "reduced": 1.1, "default": 1.3})
+    console = Console(record=True, width=100, height=40, file=io.StringIO())
+    console.print(table)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert "9.0 s (6.0 · 9.0)" in text  # transient on fast: 6.0 + 3 restarts x 1.0
+    assert "not reached (1.0 · 4.3)" in text
+    assert "fast 1.00s" in text  # each worker's cost, stated once

@@ -14,9 +14,18 @@ from harness.model.releases import (
     KUBELET_CRASHLOOP_BACKOFF_MAX,
     REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
 )
-from harness.outputs.summary import SUMMARY_FILE, SummaryError, outcome_of, overshoot, utc_iso
+from harness.outputs.summary import (
+    SUMMARY_FILE,
+    SummaryError,
+    outcome_of,
+    overshoot,
+    restart_cost,
+    restart_costs,
+    utc_iso,
+)
 from harness.outputs.summaryfile import read_summary, write_summary
 from harness.recording.observercost import ObserverCost
+from harness.scenarios.headline import ScenarioMetric
 from harness.verdict import judge_worker
 from tests.unit.factories import (
     FAST,
@@ -29,6 +38,7 @@ from tests.unit.factories import (
     fast_verdict,
     make_summary,
     passing_summary,
+    quick_summary,
     scenario_metric,
     scenario_summary,
 )
@@ -335,3 +345,28 @@ def test_the_observers_cost_round_trips_and_older_summaries_have_none(tmp_path: 
     del raw["observer"]
     (tmp_path / SUMMARY_FILE).write_text(json.dumps(raw))
     assert read_summary(tmp_path).observer is None
+
+
+def test_restart_cost_is_the_decision_overshoot_plus_the_start() -> None:
+    worker = quick_summary().workers[0]
+    costed = dataclasses.replace(worker, overshoot_median_s=0.6, start_latency_median_s=0.35)
+    assert restart_cost(costed) == pytest.approx(0.95)
+    # A kubelet deciding early (negative overshoot) saves nothing: no credit below the curve.
+    early = dataclasses.replace(costed, overshoot_median_s=-0.2)
+    assert restart_cost(early) == pytest.approx(0.35)
+    assert restart_cost(dataclasses.replace(costed, start_latency_median_s=None)) is None
+    summary = dataclasses.replace(
+        quick_summary(),
+        workers=(costed, dataclasses.replace(costed, worker="fast/runs-5s")),
+    )
+    assert restart_costs(summary) == {costed.worker: pytest.approx(0.95)}
+
+
+def test_a_headline_with_the_restart_cost_adds_it_per_restart() -> None:
+    metric = ScenarioMetric("fast-restart", "fast", "to Ready", "s", 6.0, 9.3, restarts=3)
+    assert metric.with_restart_cost(1.0) == 9.0
+    assert metric.ratio() == pytest.approx(1.55)
+    assert metric.ratio(1.0) == pytest.approx(9.3 / 9.0)
+    assert metric.with_restart_cost(None) is None
+    assert dataclasses.replace(metric, restarts=None).with_restart_cost(1.0) is None
+    assert dataclasses.replace(metric, measured=None).ratio() is None

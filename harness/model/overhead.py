@@ -1,0 +1,290 @@
+"""What crash-looping pods cost a node, from readings taken around a window (pure).
+
+A cell of the sweep is one worker with N pods, crashing or (the baseline)
+running and never crashing. Around its measured window the harness reads the
+node's processes (``/proc/<pid>/stat``: the kubelet's CPU and memory; the
+container runtime's CPU, containerd and its shims), the kubelet's own API
+client counters (``rest_client_requests_total`` from its ``/metrics``), the
+pods' restart counts, and a few sampled pods' attempts. This module turns
+those readings into the cell's numbers; it reads nothing itself.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Final
+
+from harness.model.backoff import BackoffCurve
+
+KUBELET: Final = "kubelet"
+# comm is cut at 15 characters: containerd-shim-runc-v2 reads "containerd-shim".
+RUNTIME: Final = frozenset({"containerd", "containerd-shim"})
+# A cell keeps its curve while at least this share of its restarts came
+# within the verdict's tolerance of the back-off.
+ON_CURVE_SHARE: Final = 0.95
+# A bound on one pod's restarts in any window (only restart 1 waits nothing).
+_MOST_RESTARTS: Final = 100_000
+
+_REQUESTS: Final = re.compile(
+    r"^rest_client_requests_total\{(?P<labels>[^}]*)\}\s+(?P<value>[0-9.eE+-]+)\s*$", re.MULTILINE
+)
+_METHOD: Final = re.compile(r'method="(?P<method>[A-Z]+)"')
+
+
+@dataclass(frozen=True)
+class ProcessTimes:
+    """One process's CPU so far (seconds, its own and its reaped children's) and its RSS."""
+
+    pid: int
+    comm: str
+    cpu_s: float
+    rss_bytes: int
+
+
+def parse_proc_stats(text: str, *, ticks_per_s: int, page_bytes: int) -> list[ProcessTimes]:
+    """Every ``/proc/<pid>/stat`` line in ``text`` (lines that do not parse are skipped).
+
+    The command name sits in parentheses and may itself hold spaces or
+    parentheses, so the fields are counted from the last ``)``.
+    """
+    found = []
+    for line in text.splitlines():
+        open_at, close_at = line.find("("), line.rfind(")")
+        if open_at < 0 or close_at < open_at:
+            continue
+        fields = line[close_at + 2 :].split()
+        try:
+            pid = int(line[:open_at])
+            # utime, stime, cutime, cstime are fields 14-17; rss is field 24.
+            ticks = sum(int(fields[i]) for i in (11, 12, 13, 14))
+            rss_pages = int(fields[21])
+        except (ValueError, IndexError):
+            continue
+        found.append(
+            ProcessTimes(
+                pid, line[open_at + 1 : close_at], ticks / ticks_per_s, rss_pages * page_bytes
+            )
+        )
+    return found
+
+
+def cpu_between(
+    before: Iterable[ProcessTimes], after: Iterable[ProcessTimes], comms: Iterable[str]
+) -> float:
+    """CPU seconds the processes named ``comms`` used between two readings.
+
+    Counted per process: one that started in between counts from zero, one
+    that ended in between is lost (its time is gone with it), never negative.
+    """
+    names = set(comms)
+    start = {p.pid: p.cpu_s for p in before if p.comm in names}
+    return sum(max(p.cpu_s - start.get(p.pid, 0.0), 0.0) for p in after if p.comm in names)
+
+
+def rss_of(reading: Iterable[ProcessTimes], comm: str) -> int:
+    return sum(p.rss_bytes for p in reading if p.comm == comm)
+
+
+def parse_request_counts(metrics: str) -> dict[str, float]:
+    """The kubelet's API requests so far, by verb (summed over codes and hosts)."""
+    counts: dict[str, float] = {}
+    for found in _REQUESTS.finditer(metrics):
+        method = _METHOD.search(found.group("labels"))
+        if method is not None:
+            verb = method.group("method")
+            counts[verb] = counts.get(verb, 0.0) + float(found.group("value"))
+    return counts
+
+
+@dataclass(frozen=True)
+class RequestSample:
+    """The kubelet's request counters at one moment (seconds on this host's monotonic clock)."""
+
+    at_s: float
+    counts: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class RequestRates:
+    """The kubelet's API request rate over a window: mean and peak, in total and by verb."""
+
+    mean_qps: float
+    peak_qps: float
+    mean_by_verb: Mapping[str, float]
+    peak_by_verb: Mapping[str, float]
+
+
+def request_rates(samples: Sequence[RequestSample]) -> RequestRates | None:
+    """Rates between consecutive samples; None with fewer than two.
+
+    A counter that went down (the kubelet restarted) makes the interval
+    unusable; it is left out rather than read as a negative rate.
+    """
+    ordered = sorted(samples, key=lambda s: s.at_s)
+    if len(ordered) < 2 or ordered[-1].at_s <= ordered[0].at_s:
+        return None
+    verbs = sorted({verb for sample in ordered for verb in sample.counts})
+    peaks = dict.fromkeys(verbs, 0.0)
+    peak_total = 0.0
+    for earlier, later in itertools.pairwise(ordered):
+        span = later.at_s - earlier.at_s
+        deltas = {v: later.counts.get(v, 0.0) - earlier.counts.get(v, 0.0) for v in verbs}
+        if span <= 0 or any(d < 0 for d in deltas.values()):
+            continue
+        for verb, delta in deltas.items():
+            peaks[verb] = max(peaks[verb], delta / span)
+        peak_total = max(peak_total, sum(deltas.values()) / span)
+    span = ordered[-1].at_s - ordered[0].at_s
+    means = {
+        v: max(ordered[-1].counts.get(v, 0.0) - ordered[0].counts.get(v, 0.0), 0.0) / span
+        for v in verbs
+    }
+    return RequestRates(sum(means.values()), peak_total, means, peaks)
+
+
+def allowed_restarts(curve: BackoffCurve, restarts_so_far: int, window: timedelta) -> int:
+    """How many restarts the curve allows one pod in ``window``, from its level at the start.
+
+    Optimistic by design (the first wait is taken to begin with the window,
+    and a restart to take no time), so achieved/allowed below 1 is the
+    kubelet and the machine falling behind, never the model being strict.
+    """
+    left = window
+    for allowed in range(_MOST_RESTARTS):
+        delay = curve.delay_before_restart(restarts_so_far + allowed + 1)
+        if delay > left:
+            return allowed
+        left -= delay
+    return _MOST_RESTARTS
+
+
+@dataclass(frozen=True)
+class Overshoot:
+    """Restart delays of the sampled pods against the curve, in the window."""
+
+    restarts: int
+    median_s: float | None
+    p95_s: float | None
+    max_s: float | None
+    on_curve_share: float | None  # within the verdict's tolerance
+
+    @property
+    def keeps_curve(self) -> bool | None:
+        """None when no restart was measured: no evidence either way."""
+        if self.on_curve_share is None:
+            return None
+        return self.on_curve_share >= ON_CURVE_SHARE
+
+
+@dataclass(frozen=True)
+class Restart:
+    """One measured restart: its number, and the previous exit to this start (s)."""
+
+    number: int
+    delay_s: float
+
+
+def overshoot(curve: BackoffCurve, restarts: Sequence[Restart]) -> Overshoot:
+    over = [r.delay_s - curve.delay_before_restart(r.number).total_seconds() for r in restarts]
+    if not over:
+        return Overshoot(0, None, None, None, None)
+    within = sum(
+        r.delay_s <= curve.upper_tolerance(curve.delay_before_restart(r.number)).total_seconds()
+        for r in restarts
+    )
+    ordered = sorted(over)
+    p95 = ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
+    return Overshoot(
+        restarts=len(over),
+        median_s=statistics.median(over),
+        p95_s=p95,
+        max_s=ordered[-1],
+        on_curve_share=within / len(over),
+    )
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One worker with ``pods`` pods, crashing or not, over one measured window."""
+
+    worker: str
+    pods: int
+    crashing: bool
+    window_s: float
+    kubelet_cpu_s: float
+    runtime_cpu_s: float
+    kubelet_rss_bytes: int
+    requests: RequestRates | None
+    restarts: int  # achieved in the window, all pods
+    restarts_allowed: int  # by the curve, all pods
+    overshoot: Overshoot
+
+    @property
+    def kubelet_cores(self) -> float:
+        return self.kubelet_cpu_s / self.window_s if self.window_s > 0 else 0.0
+
+    @property
+    def runtime_cores(self) -> float:
+        return self.runtime_cpu_s / self.window_s if self.window_s > 0 else 0.0
+
+    @property
+    def restarts_per_minute(self) -> float:
+        return self.restarts * 60.0 / self.window_s if self.window_s > 0 else 0.0
+
+    @property
+    def achieved_share(self) -> float | None:
+        return self.restarts / self.restarts_allowed if self.restarts_allowed else None
+
+
+def baseline_for(cells: Sequence[Cell], pods: int) -> Cell | None:
+    """The baseline cell (running pods, never crashing) with ``pods`` pods, if measured."""
+    return next((c for c in cells if not c.crashing and c.pods == pods), None)
+
+
+@dataclass(frozen=True)
+class TalkRatio:
+    """A figure the talk quotes, next to what this machine measured."""
+
+    what: str
+    talk: str
+    measured: float | None
+    unit: str
+
+
+def talk_ratios(cells: Sequence[Cell], worker: str) -> list[TalkRatio]:
+    """The talk's figures (slides 12-13) from one worker's cells at its largest pod count.
+
+    "2x kubelet CPU": crashing over baseline kubelet CPU at the same pod
+    count; "5 QPS at API traffic peak": the kubelet's peak request rate.
+    """
+    crashing = [c for c in cells if c.crashing and c.worker == worker]
+    if not crashing:
+        return []
+    top = max(crashing, key=lambda c: c.pods)
+    base = baseline_for(cells, top.pods)
+    ratio = (
+        top.kubelet_cores / base.kubelet_cores
+        if base is not None and base.kubelet_cores > 0
+        else None
+    )
+    peak = top.requests.peak_qps if top.requests is not None else None
+    return [
+        TalkRatio(f"kubelet CPU, {top.pods} crashing / running pods", "2x", ratio, "x"),
+        TalkRatio(f"kubelet API requests at peak, {top.pods} crashing pods", "5 QPS", peak, "QPS"),
+    ]
+
+
+def curve_breaks_at(cells: Sequence[Cell], worker: str) -> int | None:
+    """The least pod count at which ``worker`` no longer keeps its curve; None: it always did."""
+    failing = [
+        c.pods
+        for c in cells
+        if c.crashing and c.worker == worker and c.overshoot.keeps_curve is False
+    ]
+    return min(failing, default=None)

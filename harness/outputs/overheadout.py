@@ -1,0 +1,193 @@
+"""The overhead sweep's outputs: overhead.json, a table, plots and a report in its run directory.
+
+Written after every cell, so an interrupted sweep keeps what it measured.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Final
+
+from harness.core.atomicfile import write_atomically
+from harness.model.overhead import Cell, TalkRatio, curve_breaks_at, talk_ratios
+from harness.outputs.document import (
+    Block,
+    Bullets,
+    Heading,
+    Image,
+    Paragraph,
+    Table,
+    to_html,
+    to_markdown,
+)
+from harness.outputs.plots import OverheadSeries, plot_overhead
+
+OVERHEAD_FILE: Final = "overhead.json"
+REPORT_MD: Final = "report.md"
+REPORT_HTML: Final = "report.html"
+_MIB: Final = 1 << 20
+
+
+def cell_document(cell: Cell) -> dict[str, Any]:
+    """One cell with its derived numbers, as overhead.json keeps it."""
+    return {
+        **asdict(cell),
+        "kubelet_cores": cell.kubelet_cores,
+        "runtime_cores": cell.runtime_cores,
+        "restarts_per_minute": cell.restarts_per_minute,
+        "achieved_share": cell.achieved_share,
+        "keeps_curve": cell.overshoot.keeps_curve,
+    }
+
+
+def workers_of(cells: Sequence[Cell]) -> list[str]:
+    return list(dict.fromkeys(c.worker for c in cells if c.crashing))
+
+
+def overhead_document(
+    *, run_id: str, status: str, reason: str, plan: Mapping[str, Any], cells: Sequence[Cell]
+) -> dict[str, Any]:
+    workers = workers_of(cells)
+    return {
+        "run_id": run_id,
+        "status": status,
+        "reason": reason,
+        "plan": dict(plan),
+        "cells": [cell_document(c) for c in cells],
+        "talk": {w: [asdict(r) for r in talk_ratios(cells, w)] for w in workers},
+        "curve_breaks_at": {w: curve_breaks_at(cells, w) for w in workers},
+    }
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def overhead_table(cells: Sequence[Cell]) -> Table:
+    rows = []
+    for c in cells:
+        over = c.overshoot
+        rows.append(
+            (
+                c.worker if c.crashing else f"baseline ({c.worker})",
+                str(c.pods),
+                _num(c.kubelet_cores, 3),
+                _num(c.runtime_cores, 3),
+                f"{c.kubelet_rss_bytes / _MIB:.0f}",
+                _num(c.requests.mean_qps if c.requests else None),
+                _num(c.requests.peak_qps if c.requests else None),
+                _num(c.restarts_per_minute, 1),
+                _num(c.achieved_share),
+                f"{_num(over.median_s)} / {_num(over.p95_s)}",
+                "-" if over.keeps_curve is None else ("yes" if over.keeps_curve else "no"),
+            )
+        )
+    headers = (
+        "worker",
+        "pods",
+        "kubelet cores",
+        "runtime cores",
+        "kubelet MiB",
+        "QPS mean",
+        "QPS peak",
+        "restarts/min",
+        "achieved/allowed",
+        "overshoot median / p95 (s)",
+        "keeps curve",
+    )
+    return Table(headers, tuple(rows))
+
+
+def _ratio_text(ratio: TalkRatio) -> str:
+    measured = "not measured" if ratio.measured is None else f"{ratio.measured:.2f} {ratio.unit}"
+    return f"{ratio.what}: {measured} (the talk: {ratio.talk})"
+
+
+def _series(cells: Sequence[Cell], value: Any) -> list[OverheadSeries]:
+    lines = [
+        OverheadSeries(
+            worker,
+            worker,
+            tuple(
+                (c.pods, v)
+                for c in cells
+                if c.crashing and c.worker == worker
+                if (v := value(c)) is not None
+            ),
+        )
+        for worker in workers_of(cells)
+    ]
+    baseline = tuple((c.pods, v) for c in cells if not c.crashing if (v := value(c)) is not None)
+    if baseline:
+        lines.append(OverheadSeries("running, never crashing", "", baseline))
+    return lines
+
+
+def write_overhead(
+    run_dir: Path,
+    *,
+    run_id: str,
+    status: str,
+    reason: str,
+    plan: Mapping[str, Any],
+    cells: Sequence[Cell],
+) -> Path:
+    """overhead.json, the plots and report.md/html; the HTML report's path."""
+    document = overhead_document(
+        run_id=run_id, status=status, reason=reason, plan=plan, cells=cells
+    )
+    write_atomically(
+        run_dir / OVERHEAD_FILE, (json.dumps(document, indent=2) + "\n").encode("utf-8")
+    )
+    plots = [
+        (
+            "overhead-cpu",
+            "kubelet CPU (cores)",
+            "kubelet CPU against pods",
+            lambda c: c.kubelet_cores,
+        ),
+        (
+            "overhead-qps",
+            "kubelet API requests per second (peak)",
+            "kubelet API traffic against pods",
+            lambda c: c.requests.peak_qps if c.requests else None,
+        ),
+        (
+            "overhead-overshoot",
+            "restart delay over the curve, p95 (s)",
+            "how late restarts come against pods",
+            lambda c: c.overshoot.p95_s,
+        ),
+    ]
+    images = [
+        Image(plot_overhead(_series(cells, value), ylabel, title, run_dir / stem)[0], title)
+        for stem, ylabel, title, value in plots
+    ]
+    workers = workers_of(cells)
+    ratios = [_ratio_text(r) for w in workers for r in talk_ratios(cells, w)]
+    breaks = []
+    for worker in workers:
+        at = curve_breaks_at(cells, worker)
+        breaks.append(
+            f"{worker}: kept its curve at every pod count measured"
+            if at is None
+            else f"{worker}: stopped keeping its curve at {at} pods"
+        )
+    blocks: list[Block] = [
+        Heading(1, f"Kubelet overhead of crash-looping pods, run {run_id}"),
+        Paragraph(f"status: {status}" + (f" ({reason})" if reason else "")),
+        Heading(2, "The talk's figures, measured here"),
+        Bullets(tuple(ratios or ["no crashing cell was measured"])),
+        Heading(2, "Where each config stops keeping its curve"),
+        Bullets(tuple(breaks or ["no crashing cell was measured"])),
+        Heading(2, "Every cell"),
+        overhead_table(cells),
+        Heading(2, "Plots"),
+        *images,
+    ]
+    write_atomically(run_dir / REPORT_MD, to_markdown(blocks).encode("utf-8"))
+    title = f"Kubelet overhead, run {run_id}"
+    return write_atomically(run_dir / REPORT_HTML, to_html(blocks, title).encode("utf-8"))

@@ -1,0 +1,93 @@
+"""The overhead sweep at its smallest useful size: the fast worker, no pods and ten pods.
+
+The full sweep (every worker, up to a full node) is `make overhead`, run for
+real whenever the analysis changes; this keeps its plumbing honest in CI:
+every reading is taken on the real node and kubelet, and crashing pods must
+cost the kubelet more than running ones.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cluster.lifecycle import Cluster
+from harness.model.overhead import Cell
+from harness.outputs.overheadout import OVERHEAD_FILE, write_overhead
+from harness.runs.overhead import (
+    OverheadRun,
+    check_overhead_request,
+    plan_document,
+    plan_overhead,
+    run_overhead,
+)
+
+pytestmark = [pytest.mark.e2e]
+
+PODS = 10
+
+
+@pytest.fixture(scope="module")
+def sweep(crashloop_cluster: Cluster) -> OverheadRun:
+    request = check_overhead_request(
+        crashloop_cluster.spec,
+        workers=["fast"],
+        pods=f"0,{PODS}",
+        duration_s=60.0,
+        warmup_s=10.0,
+    )
+    plan = plan_overhead(crashloop_cluster.api(), crashloop_cluster, request)
+    run = run_overhead(crashloop_cluster, plan, lambda message: print(f"[overhead] {message}"))
+    write_overhead(
+        run.run_dir,
+        run_id=run.run_id,
+        status=run.status,
+        reason=run.reason,
+        plan=plan_document(plan),
+        cells=run.cells,
+    )
+    for cell in run.cells:
+        print(f"[overhead] {cell}")
+    return run
+
+
+def _cell(run: OverheadRun, pods: int, *, crashing: bool) -> Cell:
+    return next(c for c in run.cells if c.pods == pods and c.crashing == crashing)
+
+
+def test_every_cell_was_measured(sweep: OverheadRun) -> None:
+    assert sweep.status == "measured", sweep.reason
+    kinds = sorted((c.pods, c.crashing) for c in sweep.cells)
+    assert kinds == [(0, False), (PODS, False), (PODS, True)]
+    for cell in sweep.cells:
+        assert cell.window_s >= 60.0
+        assert cell.kubelet_cpu_s > 0, "the kubelet's CPU was not read"
+        assert cell.kubelet_rss_bytes > 0
+        assert cell.requests is not None, "the kubelet's request counters were not read"
+
+
+def test_crashing_pods_cost_the_kubelet_more_than_running_ones(sweep: OverheadRun) -> None:
+    crashing, running = _cell(sweep, PODS, crashing=True), _cell(sweep, PODS, crashing=False)
+    assert crashing.kubelet_cores > running.kubelet_cores
+    assert crashing.runtime_cores > running.runtime_cores
+    assert crashing.requests is not None
+    assert running.requests is not None
+    assert crashing.requests.mean_qps > running.requests.mean_qps  # a status patch per restart
+
+
+def test_the_fast_worker_keeps_its_curve_with_ten_crashing_pods(sweep: OverheadRun) -> None:
+    crashing = _cell(sweep, PODS, crashing=True)
+    assert crashing.restarts > PODS, "each pod should restart several times in a minute"
+    assert crashing.achieved_share is not None
+    assert 0 < crashing.achieved_share <= 1.0
+    assert crashing.overshoot.restarts >= 3, "the sampled pods' restarts were not recorded"
+    assert crashing.overshoot.keeps_curve is True, crashing.overshoot
+
+
+def test_the_outputs_hold_every_cell(sweep: OverheadRun) -> None:
+    document = json.loads((Path(sweep.run_dir) / OVERHEAD_FILE).read_text())
+    assert len(document["cells"]) == len(sweep.cells)
+    assert document["talk"]["fast"][0]["measured"] is not None
+    assert (Path(sweep.run_dir) / "overhead-cpu.png").is_file()

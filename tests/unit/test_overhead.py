@@ -1,0 +1,262 @@
+"""The overhead analysis: readings to numbers (pure), the sweep's plan and its outputs."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from harness.core.errors import HarnessError
+from harness.core.resources import spec_path
+from harness.model.backoff import BackoffCurve
+from harness.model.overhead import (
+    Cell,
+    Overshoot,
+    ProcessTimes,
+    RequestRates,
+    RequestSample,
+    Restart,
+    allowed_restarts,
+    cpu_between,
+    curve_breaks_at,
+    overshoot,
+    parse_proc_stats,
+    parse_request_counts,
+    request_rates,
+    rss_of,
+    talk_ratios,
+)
+from harness.outputs.overheadout import OVERHEAD_FILE, overhead_table, write_overhead
+from harness.profiles import load_cluster_spec
+from harness.runs.overhead import (
+    SAMPLED_LABEL,
+    SAMPLED_PODS,
+    OverheadPlan,
+    OverheadRequest,
+    WorkerTarget,
+    check_overhead_request,
+    overhead_pod,
+    parse_pod_counts,
+    window_for,
+)
+
+FAST = BackoffCurve(timedelta(seconds=1), timedelta(seconds=2))
+DEFAULT = BackoffCurve(timedelta(seconds=10), timedelta(seconds=300))
+
+
+def _stat(pid: int, comm: str, utime: int, stime: int, *, cutime: int = 0, rss: int = 0) -> str:
+    # Fields after the command: state ppid pgrp session tty tpgid flags minflt cminflt majflt
+    # cmajflt utime stime cutime cstime priority nice threads itrealvalue starttime vsize rss
+    fields = ["S", "1", "1", "1", "0", "-1", "0", "0", "0", "0", "0"]
+    fields += [str(utime), str(stime), str(cutime), "0", "20", "0", "9", "0", "5", "100"]
+    fields += [str(rss)]
+    return f"{pid} ({comm}) " + " ".join(fields)
+
+
+def test_proc_stats_give_cpu_with_reaped_children_and_rss() -> None:
+    text = "\n".join(
+        [
+            _stat(207, "kubelet", 350, 283, rss=22_966),
+            _stat(301, "containerd-shim", 10, 5, cutime=40),
+            _stat(9, "a (weird) name", 1, 1),
+            "garbage line",
+        ]
+    )
+    found = parse_proc_stats(text, ticks_per_s=100, page_bytes=4096)
+    assert [p.comm for p in found] == ["kubelet", "containerd-shim", "a (weird) name"]
+    assert found[0].cpu_s == pytest.approx(6.33)
+    assert found[0].rss_bytes == 22_966 * 4096
+    assert found[1].cpu_s == pytest.approx(0.55)  # runc runs reaped by the shim count
+
+
+def test_cpu_between_counts_new_processes_from_zero_and_never_goes_negative() -> None:
+    before = [ProcessTimes(1, "kubelet", 10.0, 0), ProcessTimes(2, "containerd-shim", 1.0, 0)]
+    after = [
+        ProcessTimes(1, "kubelet", 12.5, 5),
+        ProcessTimes(3, "containerd-shim", 0.4, 0),  # started in the window
+        ProcessTimes(4, "workload", 9.0, 0),  # not the runtime
+    ]
+    assert cpu_between(before, after, ["kubelet"]) == pytest.approx(2.5)
+    # The shim that ended in between is lost, not subtracted.
+    assert cpu_between(before, after, ["containerd", "containerd-shim"]) == pytest.approx(0.4)
+    assert rss_of(after, "kubelet") == 5
+
+
+METRICS = """# HELP rest_client_requests_total ...
+rest_client_requests_total{code="200",host="cp:6443",method="GET"} 166
+rest_client_requests_total{code="404",host="cp:6443",method="GET"} 8
+rest_client_requests_total{code="200",host="cp:6443",method="PATCH"} 235
+rest_client_request_duration_seconds_bucket{verb="GET",le="1"} 99
+"""
+
+
+def test_request_counts_are_summed_per_verb() -> None:
+    assert parse_request_counts(METRICS) == {"GET": 174.0, "PATCH": 235.0}
+
+
+def test_request_rates_have_a_mean_and_a_peak_and_skip_a_counter_reset() -> None:
+    samples = [
+        RequestSample(0.0, {"GET": 0, "PATCH": 0}),
+        RequestSample(10.0, {"GET": 10, "PATCH": 40}),  # 5 QPS
+        RequestSample(20.0, {"GET": 20, "PATCH": 50}),  # 2 QPS
+        RequestSample(30.0, {"GET": 1, "PATCH": 1}),  # the kubelet restarted: skipped
+    ]
+    rates = request_rates(samples[:3])
+    assert rates is not None
+    assert rates.mean_qps == pytest.approx(3.5)
+    assert rates.peak_qps == pytest.approx(5.0)
+    assert rates.peak_by_verb == {"GET": 1.0, "PATCH": 4.0}
+    with_reset = request_rates(samples)
+    assert with_reset is not None
+    assert with_reset.peak_qps == pytest.approx(5.0)
+    assert request_rates(samples[:1]) is None
+
+
+def test_allowed_restarts_follow_the_curve_from_the_pods_level() -> None:
+    # Fast: restart 1 at once, then 1s, then 2s each.
+    assert allowed_restarts(FAST, 0, timedelta(seconds=7)) == 5  # 0 + 1 + 2 + 2 + 2 = 7s
+    assert allowed_restarts(FAST, 0, timedelta(seconds=6.9)) == 4
+    # At the cap of the default curve, a minute allows nothing; ten minutes two.
+    assert allowed_restarts(DEFAULT, 9, timedelta(minutes=1)) == 0
+    assert allowed_restarts(DEFAULT, 9, timedelta(minutes=10)) == 2
+
+
+def test_overshoot_is_against_each_restarts_own_delay() -> None:
+    restarts = [Restart(5, 2.5), Restart(6, 2.7), Restart(7, 9.0)]
+    found = overshoot(FAST, restarts)
+    assert found.restarts == 3
+    assert found.median_s == pytest.approx(0.7)
+    assert found.max_s == pytest.approx(7.0)
+    assert found.on_curve_share == pytest.approx(2 / 3)
+    assert found.keeps_curve is False
+    none = overshoot(FAST, [])
+    assert none.keeps_curve is None  # no restart seen: no evidence either way
+
+
+NO_RESTARTS = Overshoot(0, None, None, None, None)
+
+
+def _cell(worker: str, pods: int, *, crashing: bool, cores: float, keeps: bool = True) -> Cell:
+    share = 1.0 if keeps else 0.5
+    return Cell(
+        worker=worker,
+        pods=pods,
+        crashing=crashing,
+        window_s=60.0,
+        kubelet_cpu_s=cores * 60.0,
+        runtime_cpu_s=cores * 30.0,
+        kubelet_rss_bytes=100 << 20,
+        requests=RequestRates(1.0, 4.0 + pods / 10, {"PATCH": 1.0}, {"PATCH": 4.0}),
+        restarts=pods * 10,
+        restarts_allowed=pods * 20,
+        overshoot=Overshoot(5, 0.5, 1.0, 1.2, share)
+        if crashing
+        else Overshoot(0, None, None, None, None),
+    )
+
+
+CELLS = [
+    _cell("fast", 0, crashing=False, cores=0.05),
+    _cell("fast", 60, crashing=False, cores=0.10),
+    _cell("fast", 30, crashing=True, cores=0.15),
+    _cell("fast", 60, crashing=True, cores=0.25, keeps=False),
+    _cell("default", 60, crashing=True, cores=0.11),
+]
+
+
+def test_the_talks_ratios_come_from_the_largest_crashing_cell_and_its_baseline() -> None:
+    fast = talk_ratios(CELLS, "fast")
+    assert fast[0].measured == pytest.approx(2.5)  # 0.25 / 0.10 cores at 60 pods
+    assert fast[0].talk == "2x"
+    assert fast[1].measured == pytest.approx(10.0)  # peak QPS at 60 pods
+    assert talk_ratios(CELLS, "reduced") == []
+
+
+def test_where_a_config_stops_keeping_its_curve() -> None:
+    assert curve_breaks_at(CELLS, "fast") == 60
+    assert curve_breaks_at(CELLS, "default") is None
+
+
+def test_the_outputs_are_written_and_say_what_was_measured(tmp_path: Path) -> None:
+    report = write_overhead(
+        tmp_path, run_id="r1", status="measured", reason="", plan={"pods": [0, 30, 60]}, cells=CELLS
+    )
+    document = json.loads((tmp_path / OVERHEAD_FILE).read_text())
+    assert len(document["cells"]) == len(CELLS)
+    assert document["curve_breaks_at"] == {"fast": 60, "default": None}
+    assert document["cells"][3]["keeps_curve"] is False
+    assert document["cells"][3]["kubelet_cores"] == pytest.approx(0.25)
+    for stem in ("overhead-cpu", "overhead-qps", "overhead-overshoot"):
+        assert (tmp_path / f"{stem}.png").stat().st_size > 0
+    text = (tmp_path / "report.md").read_text()
+    assert "the talk: 2x" in text
+    assert "fast: stopped keeping its curve at 60 pods" in text
+    assert report.name == "report.html"
+    assert overhead_table(CELLS).rows[0][0] == "baseline (fast)"
+
+
+def test_pod_counts_take_numbers_and_full_and_refuse_the_rest() -> None:
+    assert parse_pod_counts("0, 10,full") == [0, 10, None]
+    for bad in ("ten", "-1", "", "10,,20"):
+        with pytest.raises(HarnessError, match=r"pod count|empty"):
+            parse_pod_counts(bad)
+
+
+def test_a_window_must_hold_one_capped_restart() -> None:
+    assert window_for(FAST, None) == 60.0  # at least a minute
+    assert window_for(DEFAULT, None) == pytest.approx(330.0)
+    assert window_for(DEFAULT, 400.0) == 400.0
+    with pytest.raises(HarnessError, match=r"too short.*300s") as refused:
+        window_for(DEFAULT, 120.0)
+    assert "--duration 330" in refused.value.fix
+
+
+def test_the_plan_runs_baselines_first_and_no_crashing_cell_of_zero_pods() -> None:
+    fast = WorkerTarget("fast", "n1", FAST, 110, 2)
+    default = WorkerTarget("default", "n3", DEFAULT, 110, 2)
+    plan = OverheadPlan((fast, default), (0, 30), 30.0, {"fast": 60.0, "default": 330.0}, "fast")
+    cells = [(t.worker, n, crashing) for t, n, crashing in plan.cells()]
+    assert cells == [
+        ("fast", 0, False),
+        ("fast", 30, False),
+        ("fast", 30, True),
+        ("default", 30, True),
+    ]
+    assert fast.room == 108
+
+
+def test_only_a_few_pods_per_cell_are_watched_and_the_baseline_writes_no_heartbeat() -> None:
+    crashing = [overhead_pod("fast", "r", "img", i, crashing=True) for i in range(5)]
+    sampled = [p for p in crashing if p["metadata"]["labels"].get(SAMPLED_LABEL) == "true"]
+    assert len(sampled) == SAMPLED_PODS
+    args = overhead_pod("fast", "r", "img", 0, crashing=False)["spec"]["containers"][0]["args"]
+    assert args[-2:] == ["--termination-log", ""]
+
+
+def _request(**changes: object) -> OverheadRequest:
+    asked: dict[str, object] = {
+        "workers": ["fast", "default"],
+        "pods": "0,10,full",
+        "duration_s": None,
+        "warmup_s": 30.0,
+        **changes,
+    }
+    spec = load_cluster_spec(spec_path("crashloop"))
+    return check_overhead_request(spec, **asked)  # type: ignore[arg-type]
+
+
+def test_a_request_is_checked_against_the_spec_before_any_cluster_exists() -> None:
+    request = _request()
+    assert request.counts == (0, 10, None)
+    with pytest.raises(HarnessError, match=r"unknown worker\(s\) \['slow'\]") as unknown:
+        _request(workers=["fast", "slow"])
+    assert "fast, reduced, default" in unknown.value.fix
+    with pytest.raises(HarnessError, match="do not fit one node"):
+        _request(pods="10,500")
+    with pytest.raises(HarnessError, match="too short to see one capped restart"):
+        _request(duration_s=90.0)  # the default worker caps at 300s
+    assert _request(workers=["fast"], duration_s=90.0).duration_s == 90.0
+    with pytest.raises(HarnessError, match="negative"):
+        _request(warmup_s=-1.0)
