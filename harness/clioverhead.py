@@ -10,13 +10,12 @@ from harness.cliout import SCREEN, emit
 from harness.cluster import lifecycle
 from harness.model.overhead import curve_breaks_at, talk_ratios
 from harness.outputs.document import to_markdown
-from harness.outputs.overheadout import OVERHEAD_FILE, overhead_table, workers_of, write_overhead
+from harness.outputs.overheadout import OVERHEAD_FILE, overhead_table, workers_of
 from harness.runs.overhead import (
-    OverheadRun,
     check_overhead_request,
-    plan_document,
     plan_overhead,
     run_overhead,
+    write_overhead_run,
 )
 
 
@@ -36,18 +35,8 @@ def cmd_overhead(args: argparse.Namespace, progress: Callable[[str], None]) -> i
     windows = ", ".join(f"{w} {s:.0f}s" for w, s in plan.windows_s.items())
     progress(f"overhead: {cells} cells, pods {list(plan.pods)}, windows {windows}")
 
-    def write(run: OverheadRun) -> None:
-        write_overhead(
-            run.run_dir,
-            run_id=run.run_id,
-            status=run.status,
-            reason=run.reason,
-            plan=plan_document(plan),
-            cells=run.cells,
-        )
-
-    run = run_overhead(up, plan, progress, on_cell=write)
-    write(run)
+    run = run_overhead(up, plan, progress, on_cell=write_overhead_run)
+    write_overhead_run(run)
     SCREEN.tables.print(to_markdown([overhead_table(run.cells)]), soft_wrap=True)
     for worker in workers_of(run.cells):
         for ratio in talk_ratios(run.cells, worker):

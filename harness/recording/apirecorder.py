@@ -19,6 +19,7 @@ has not delivered yet.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Mapping
@@ -178,27 +179,7 @@ class ApiRecorder:
         if worker is None or report is None:
             return None
         uid, container, attempt = key
-        if ended.deleting:
-            # Stopped by the run's own end (its pod deleted), not by the kubelet:
-            # its start counts, its end is no exit to restart from. A finish
-            # recorded before the deletion stays (the log merges).
-            return AttemptRecord(
-                run_id=self.run_id,
-                worker=worker,
-                node=ended.node,
-                namespace=self.namespace,
-                pod=ended.pod,
-                pod_uid=uid,
-                container=container,
-                attempt=attempt,
-                container_id=ended.container_id,
-                started_at_ns=report.started_ns,
-                reported_backoff_s=view.reported_backoff_s,
-                api_started_at=view.api_started_at,
-                source=SOURCE_SELF,
-                self_started_at_ns=report.started_ns,
-            )
-        return AttemptRecord(
+        record = AttemptRecord(
             run_id=self.run_id,
             worker=worker,
             node=ended.node,
@@ -220,3 +201,17 @@ class ApiRecorder:
             self_finished_at_ns=report.finished_ns,
             self_finish_is_heartbeat=not report.exited,
         )
+        if ended.deleting:
+            # Stopped by the run's own end (its pod deleted), not by the kubelet:
+            # its start counts, its end is no exit to restart from. A finish
+            # recorded before the deletion stays (see _has_finish).
+            return dataclasses.replace(
+                record,
+                finished_at_ns=None,
+                exit_code=None,
+                reason="",
+                api_finished_at=None,
+                self_finished_at_ns=None,
+                self_finish_is_heartbeat=False,
+            )
+        return record

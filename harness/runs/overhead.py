@@ -50,6 +50,7 @@ from harness.model.overhead import (
     request_rates,
     rss_of,
 )
+from harness.outputs.overheadout import write_overhead
 from harness.pods.skeleton import (
     MAIN_CONTAINER,
     pod_for_worker,
@@ -292,7 +293,7 @@ def run_overhead(
     progress: Progress,
     *,
     stop: threading.Event | None = None,
-    on_cell: Callable[[OverheadRun], None] | None = None,
+    on_cell: Callable[[OverheadRun], object] | None = None,
 ) -> OverheadRun:
     """Measure every cell of ``plan``; each finished cell is handed to ``on_cell`` at once."""
     stop = stop or threading.Event()
@@ -488,10 +489,6 @@ def _wait_pods_gone(core: client.CoreV1Api, namespace: str) -> None:
         ) from error
 
 
-def pods_label(plan: OverheadPlan) -> str:
-    return ", ".join(str(n) for n in plan.pods)
-
-
 def plan_document(plan: OverheadPlan) -> dict[str, Any]:
     """The plan as overhead.json keeps it."""
     return {
@@ -512,3 +509,15 @@ def plan_document(plan: OverheadPlan) -> dict[str, Any]:
         "sampled_pods": SAMPLED_PODS,
         "request_sample_s": REQUEST_SAMPLE_S,
     }
+
+
+def write_overhead_run(run: OverheadRun) -> Path:
+    """The run's outputs as measured so far (after every cell, and at the end)."""
+    return write_overhead(
+        run.run_dir,
+        run_id=run.run_id,
+        status=run.status,
+        reason=run.reason,
+        plan=plan_document(run.plan),
+        cells=run.cells,
+    )

@@ -15,13 +15,13 @@ import pytest
 
 from harness.cluster.lifecycle import Cluster
 from harness.model.overhead import Cell
-from harness.outputs.overheadout import OVERHEAD_FILE, write_overhead
+from harness.outputs.overheadout import OVERHEAD_FILE
 from harness.runs.overhead import (
     OverheadRun,
     check_overhead_request,
-    plan_document,
     plan_overhead,
     run_overhead,
+    write_overhead_run,
 )
 
 pytestmark = [pytest.mark.e2e]
@@ -40,14 +40,7 @@ def sweep(crashloop_cluster: Cluster) -> OverheadRun:
     )
     plan = plan_overhead(crashloop_cluster.api(), crashloop_cluster, request)
     run = run_overhead(crashloop_cluster, plan, lambda message: print(f"[overhead] {message}"))
-    write_overhead(
-        run.run_dir,
-        run_id=run.run_id,
-        status=run.status,
-        reason=run.reason,
-        plan=plan_document(plan),
-        cells=run.cells,
-    )
+    write_overhead_run(run)
     for cell in run.cells:
         print(f"[overhead] {cell}")
     return run
