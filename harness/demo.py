@@ -13,7 +13,7 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -29,7 +29,7 @@ from harness.outputs.liveview import LiveView, Theme, states_from
 from harness.outputs.replay import AsOf, load_recording, replay
 from harness.outputs.report import write_report
 from harness.outputs.scenarioview import PodMap, ScenarioCell, scenario_cells
-from harness.outputs.summary import RunSummary, restart_costs
+from harness.outputs.summary import RunSummary, machine_restart_cost
 from harness.outputs.summaryfile import read_summary
 from harness.profiles import ClusterSpec
 from harness.recording.hostcpu import busy_between, cores, read_cpu_times
@@ -277,9 +277,8 @@ def _show_results(result: CheckResult, scenario_run: ScenarioRun | None, console
     summary = read_summary(result.run_dir)
     console.print(takeaways(summary))
     metrics = headline_metrics(scenario_run.results) if scenario_run is not None else []
-    costs = restart_costs(summary)
     if metrics:
-        console.print(scenario_takeaways(metrics, costs))
+        console.print(scenario_takeaways(metrics, machine_restart_cost(summary)))
     report = write_report(result.run_dir, summary, result.attempts, metrics)
     console.print(f"report: {report}")
     console.print(f"results: {result.run_dir}")
@@ -354,12 +353,12 @@ def run_replay(run_dir: Path, *, speed: float, console: Console, plain: bool, th
     return 0 if finished else 130
 
 
-def scenario_takeaways(metrics: Sequence[ScenarioMetric], costs: Mapping[str, float]) -> Table:
+def scenario_takeaways(metrics: Sequence[ScenarioMetric], cost: float | None) -> Table:
     """The talk's takeaways table: per scenario, per worker, measured against the model.
 
-    Beside the nominal model, the model with this machine's cost per restart
-    (measured on the bare curve in this run): what is left above it is the
-    kubelet's or the load's, not the fixed price of starting a container.
+    Beside the nominal model, the model with this machine's fixed cost per
+    restart (measured on the bare curves of this run): what is left above it
+    is the kubelet's or the load's, not the price of starting a container.
     """
     workers = list(dict.fromkeys(metric.worker for metric in metrics))
     table = Table(title="the talk's scenarios, measured (model · model + restart cost)")
@@ -370,11 +369,12 @@ def scenario_takeaways(metrics: Sequence[ScenarioMetric], costs: Mapping[str, fl
         cells = []
         for worker in workers:
             found = [m for m in metrics if m.scenario == scenario and m.worker == worker]
-            cells.append("-" if not found else _takeaway_cell(found[0], costs.get(worker)))
+            cells.append("-" if not found else _takeaway_cell(found[0], cost))
         label = next(m.metric for m in metrics if m.scenario == scenario)
         table.add_row(f"{scenario}: {label}", *cells)
-    if costs:
-        table.caption = "restart cost (kubelet sync + runtime start, bare curve): " + ", ".join(
-            f"{worker} {cost:.2f}s" for worker, cost in costs.items()
+    if cost is not None:
+        table.caption = (
+            f"restart cost on this machine: {cost:.2f}s per restart (exit seen, kubelet sync, "
+            "runtime start; the least over the bare curves)"
         )
     return table

@@ -37,7 +37,7 @@ from harness.outputs.plots import (
     plot_timeline,
 )
 from harness.outputs.render import restart_cells
-from harness.outputs.summary import RunSummary, WorkerSummary, restart_costs
+from harness.outputs.summary import RunSummary, WorkerSummary, machine_restart_cost
 from harness.recording.records import AttemptRecord
 from harness.scenarios.headline import ScenarioMetric
 
@@ -93,7 +93,7 @@ def report_blocks(
     if scenario_metrics:
         blocks += [
             Heading(2, "Takeaways: scenarios, measured vs model"),
-            _takeaways(scenario_metrics, restart_costs(summary)),
+            _takeaways(scenario_metrics, machine_restart_cost(summary)),
         ]
     if plots:
         blocks += [Heading(2, "Plots"), *plots]
@@ -216,11 +216,11 @@ def _config_table(workers: Sequence[WorkerSummary]) -> Table:
     return Table(headers, tuple(rows))
 
 
-def _takeaways(metrics: Sequence[ScenarioMetric], costs: Mapping[str, float]) -> Table:
+def _takeaways(metrics: Sequence[ScenarioMetric], cost: float | None) -> Table:
     """The talk's summary shape: a row per scenario and metric, a column per worker.
 
-    Each cell also gives the model with the worker's cost per restart on this
-    machine (:func:`restart_cost`), when the bare curve measured it.
+    Each cell also gives the model with this machine's fixed cost per restart
+    (:func:`machine_restart_cost`), when the bare curves measured it.
     """
     workers = list(dict.fromkeys(m.worker for m in metrics))
     keys = list(dict.fromkeys((m.scenario, m.metric, m.unit) for m in metrics))
@@ -234,7 +234,7 @@ def _takeaways(metrics: Sequence[ScenarioMetric], costs: Mapping[str, float]) ->
                 row.append("-")
                 continue
             measured = "not reached" if found.measured is None else f"{found.measured:.3g}"
-            with_cost = found.with_restart_cost(costs.get(worker))
+            with_cost = found.with_restart_cost(cost)
             extra = "" if with_cost is None else f"; with restart cost {with_cost:.3g}"
             row.append(f"{measured} (model {found.expected:.3g}{extra})")
         rows.append(tuple(row))
