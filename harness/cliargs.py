@@ -18,7 +18,7 @@ from harness.demo import DEFAULT_DURATION_S, MAX_DURATION_S
 from harness.outputs.liveview import THEMES
 from harness.recording.recorder import OBSERVERS
 from harness.runs.checkprofiles import CHECK_PROFILES
-from harness.runs.overhead import DEFAULT_PODS as OVERHEAD_PODS
+from harness.runs.overheadplan import DEFAULT_PODS as OVERHEAD_PODS
 from harness.scenarios import SCENARIOS
 
 CONFIG_HELP: Final = (

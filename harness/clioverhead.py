@@ -11,12 +11,8 @@ from harness.cluster import lifecycle
 from harness.model.overhead import curve_breaks_at, talk_ratios
 from harness.outputs.document import to_markdown
 from harness.outputs.overheadout import OVERHEAD_FILE, overhead_table, workers_of
-from harness.runs.overhead import (
-    check_overhead_request,
-    plan_overhead,
-    run_overhead,
-    write_overhead_run,
-)
+from harness.runs.overhead import run_overhead, write_overhead_run
+from harness.runs.overheadplan import check_overhead_request, plan_overhead
 
 
 def cmd_overhead(args: argparse.Namespace, progress: Callable[[str], None]) -> int:

@@ -166,6 +166,15 @@ def write_overhead(
         Image(plot_overhead(_series(cells, value), ylabel, title, run_dir / stem)[0], title)
         for stem, ylabel, title, value in plots
     ]
+    blocks = _report_blocks(run_id, status, reason, cells, images)
+    write_atomically(run_dir / REPORT_MD, to_markdown(blocks).encode("utf-8"))
+    title = f"Kubelet overhead, run {run_id}"
+    return write_atomically(run_dir / REPORT_HTML, to_html(blocks, title).encode("utf-8"))
+
+
+def _report_blocks(
+    run_id: str, status: str, reason: str, cells: Sequence[Cell], images: Sequence[Image]
+) -> list[Block]:
     workers = workers_of(cells)
     ratios = [_ratio_text(r) for w in workers for r in talk_ratios(cells, w)]
     breaks = []
@@ -188,6 +197,4 @@ def write_overhead(
         Heading(2, "Plots"),
         *images,
     ]
-    write_atomically(run_dir / REPORT_MD, to_markdown(blocks).encode("utf-8"))
-    title = f"Kubelet overhead, run {run_id}"
-    return write_atomically(run_dir / REPORT_HTML, to_html(blocks, title).encode("utf-8"))
+    return blocks

@@ -34,18 +34,14 @@ from harness.pods.skeleton import MAIN_CONTAINER, conformance_pod, crashing_pod,
 from harness.recording.recorder import AttemptRecorder, Observer
 from harness.recording.records import AttemptRecord
 from harness.runs.checkprofiles import CheckProfile, Need, check_variants_have_workers
-from harness.runs.lifecycle import (
-    RunState,
-    Target,
+from harness.runs.ending import (
     apply_ending,
-    clean_up,
-    cluster_info,
     ending_of,
     gather_evidence,
     kubelets_at_start,
-    prepare_run,
     stop_reason,
 )
+from harness.runs.lifecycle import RunState, Target, clean_up, cluster_info, prepare_run
 from harness.verdict import (
     Observation,
     WorkerVerdict,

@@ -3,15 +3,16 @@
 At the start: the live configs checked against the profiles, the
 worker-to-node map, a run directory, the workload image loaded into the
 cluster, a fresh restricted namespace and a recorder writing into the run
-directory. During and after: the run's state, when it must end early because
-a node went silent, and whether the cluster can still be cleaned up.
+directory. After: the run's summary of its cluster, and the clean-up. How a
+run ended (its kubelets and engine against the start, evidence) is
+:mod:`harness.runs.ending`.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,7 +20,6 @@ from typing import Final
 
 from kubernetes import client
 
-from harness.cluster import kubeletstate
 from harness.cluster.kindconfig import WORKER_LABEL
 from harness.cluster.kube import (
     create_namespace,
@@ -31,22 +31,18 @@ from harness.cluster.lifecycle import Cluster, check_live_configs, live_config_r
 from harness.cluster.liveconfig import NodeConfigRow
 from harness.cluster.remote import (
     RemoteCluster,
-    kubelet_start_times,
     live_rows,
-    restarted_kubelets,
 )
 from harness.core import timeouts
 from harness.core.errors import HarnessError
 from harness.core.paths import runs_dir
 from harness.model.backoff import BackoffCurve
-from harness.outputs.evidence import collect_failure_evidence, export_kind_logs
 from harness.outputs.summary import ClusterInfo
 from harness.pods.skeleton import RUN_LABEL
 from harness.recording.apirecorder import ApiRecorder
 from harness.recording.observercost import ObserverCost
 from harness.recording.recorder import AttemptRecorder, Observer, Recorder
 from harness.runs import leftovers
-from harness.substrate.engine import engine_answers
 from harness.substrate.workloadimage import ensure_image, load_into
 
 Progress = Callable[[str], None]
@@ -256,122 +252,6 @@ def clear_leftover_runs(api: client.ApiClient, progress: Progress) -> None:
             "is gone): its crash-looping pods would skew this run's delays"
         )
         delete_namespace(api, ns.name)
-
-
-@dataclass(frozen=True)
-class RunEnding:
-    """What stands between a run's verdicts and its status, read once the observation ended.
-
-    ``errors``: a kubelet restarted (its back-off state wiped) or the engine
-    went away; no pass or fail may be claimed. ``stopped``: a kubelet exited
-    and stayed down, a failure of that node. ``engine_gone``: nothing more can
-    be asked of the cluster (no evidence, no clean-up).
-    """
-
-    errors: tuple[str, ...]
-    stopped: tuple[str, ...]
-    engine_gone: str | None
-
-
-def run_ending(kubelets_before: Mapping[str, kubeletstate.KubeletProcess | None]) -> RunEnding:
-    """Compare every kubelet with the start of the run; check that the engine still answers."""
-    engine_gone = engine_gone_reason()
-    if engine_gone is not None:
-        return RunEnding((engine_gone,), (), engine_gone)
-    changes = kubeletstate.changes_between(
-        kubelets_before, kubeletstate.snapshot(list(kubelets_before))
-    )
-    return RunEnding(changes.restarted, changes.stopped, None)
-
-
-def apply_ending(state: RunState, ending: RunEnding) -> None:
-    """An error or a stopped kubelet overrides what the verdicts said; an interruption stays."""
-    if ending.errors:
-        # A verdict against a curve the kubelet no longer follows would be wrong.
-        state.status = "error"
-        state.reason = _joined(state.reason, ending.errors)
-    elif ending.stopped and state.status != "interrupted":
-        # A stopped kubelet restarts nothing: the verdicts say which restart
-        # went overdue; the run says why.
-        state.status = "failed"
-        state.reason = _joined(state.reason, ending.stopped)
-
-
-def _joined(reason: str, more: Sequence[str]) -> str:
-    """``reason`` and whatever of ``more`` it does not say already (a restart seen mid-run)."""
-    return "; ".join([*filter(None, [reason]), *(m for m in more if m not in reason)])
-
-
-def gather_evidence(
-    api: client.ApiClient, cluster: Target, namespace: str, state: RunState, ending: RunEnding
-) -> None:
-    """On a failed or errored run, before its namespace goes: what pods, kubelets, nodes said."""
-    if state.status not in ("failed", "error") or ending.engine_gone is not None:
-        return
-    evidence = state.run_dir / "evidence"
-    collect_failure_evidence(api, [namespace], evidence)
-    if isinstance(cluster, Cluster):
-        export_kind_logs(cluster.kind_bin, cluster.name, evidence / "kind-logs")
-
-
-def stop_reason(recorder: AttemptRecorder) -> str | None:
-    """Why a run must end now as an error, else None.
-
-    A node whose runtime stopped answering records nothing more; a kubelet
-    that restarted wiped its back-off state, so no later restart can be
-    judged against the old curve. Both are seen by the nodes' readers as
-    they happen, not at the end of the window.
-    """
-    silent = recorder.silent_nodes(longer_than=timeouts.NODE_SILENT)
-    if silent:
-        return "; ".join(silent) + ": is the Docker engine running? (`crashloop status`)"
-    restarted = recorder.kubelet_changes().restarted
-    if restarted:
-        return "; ".join(restarted)
-    return None
-
-
-def engine_gone_reason() -> str | None:
-    """Why nothing more can be asked of the cluster after a run; None while the engine answers."""
-    if engine_answers():
-        return None
-    return (
-        "the Docker engine stopped answering during the run: no evidence collected, the "
-        "namespace left behind; `crashloop up` starts the engine and repairs or recreates "
-        "the cluster"
-    )
-
-
-def remote_ending(api: client.ApiClient, kubelets_before: Mapping[str, float | None]) -> RunEnding:
-    """An existing cluster's run ending: a kubelet that restarted (seen in its metrics)."""
-    after = kubelet_start_times(api, list(kubelets_before))
-    return RunEnding(tuple(restarted_kubelets(kubelets_before, after)), (), None)
-
-
-@dataclass(frozen=True)
-class KubeletsAtStart:
-    """The judged nodes' kubelets as a run starts, to tell one restarted or stopped by its end.
-
-    On the harness's own cluster each kubelet process is read on its node; on
-    an existing cluster each kubelet's start time, from its metrics.
-    """
-
-    api: client.ApiClient
-    processes: Mapping[str, kubeletstate.KubeletProcess | None] | None
-    start_times: Mapping[str, float | None] | None
-
-
-def kubelets_at_start(cluster: Target, api: client.ApiClient, nodes: list[str]) -> KubeletsAtStart:
-    if isinstance(cluster, RemoteCluster):
-        return KubeletsAtStart(api, None, kubelet_start_times(api, nodes))
-    return KubeletsAtStart(api, kubeletstate.snapshot(nodes), None)
-
-
-def ending_of(kubelets: KubeletsAtStart) -> RunEnding:
-    """The run's ending, compared with how its kubelets were at the start."""
-    if kubelets.start_times is not None:
-        return remote_ending(kubelets.api, kubelets.start_times)
-    return run_ending(kubelets.processes or {})
 
 
 def cluster_info(cluster: Target, rows: Sequence[NodeConfigRow]) -> ClusterInfo:

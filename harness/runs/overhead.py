@@ -19,22 +19,20 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
-import urllib3
 from kubernetes import client
 from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from harness.cluster.kube import create_namespace, delete_namespace, force_delete_pods, node_configz
-from harness.cluster.lifecycle import Cluster, live_config_rows
+from harness.cluster.kube import create_namespace, delete_namespace, force_delete_pods
+from harness.cluster.lifecycle import Cluster
+from harness.cluster.nodeusage import kubelet_requests, read_processes
 from harness.core import timeouts
 from harness.core.errors import HarnessError
-from harness.core.proc import run
-from harness.model.backoff import BackoffCurve
 from harness.model.overhead import (
     KUBELET,
     RUNTIME,
@@ -45,8 +43,6 @@ from harness.model.overhead import (
     allowed_restarts,
     cpu_between,
     overshoot,
-    parse_proc_stats,
-    parse_request_counts,
     request_rates,
     rss_of,
 )
@@ -56,11 +52,11 @@ from harness.pods.skeleton import (
     pod_for_worker,
     workload_container,
 )
-from harness.profiles import ClusterSpec
 from harness.recording.apirecorder import ApiRecorder
 from harness.recording.records import AttemptRecord
 from harness.runs import leftovers
-from harness.runs.lifecycle import new_run_dir, worker_nodes
+from harness.runs.lifecycle import new_run_dir
+from harness.runs.overheadplan import MIN_WINDOW_S, OverheadPlan, WorkerTarget
 from harness.substrate.workloadimage import ensure_image, load_into
 
 Progress = Callable[[str], None]
@@ -73,167 +69,6 @@ SAMPLED_PODS: Final = 3
 # How often the kubelet's request counters are read in a window: each read
 # makes the kubelet render its /metrics, so not more often than needed for a peak.
 REQUEST_SAMPLE_S: Final = 10.0
-# The shortest window, and the share of a cap a window adds beyond it so that
-# one capped restart fits.
-MIN_WINDOW_S: Final = 60.0
-CAP_MARGIN: Final = 1.1
-DEFAULT_WARMUP_S: Final = 30.0
-DEFAULT_PODS: Final = "0,10,30,60,full"
-FULL: Final = "full"
-DEFAULT_MAX_PODS: Final = 110
-# /proc is read through one `cat`: Linux's clock ticks and page size (kind nodes).
-_TICKS_PER_S: Final = 100
-_PAGE_BYTES: Final = 4096
-_PROC_STATS: Final = "cat /proc/[0-9]*/stat 2>/dev/null; true"
-
-
-@dataclass(frozen=True)
-class WorkerTarget:
-    """One worker of the sweep: its node, its live curve, and how many pods still fit."""
-
-    worker: str
-    node: str
-    curve: BackoffCurve
-    max_pods: int
-    pods_there: int
-
-    @property
-    def room(self) -> int:
-        return max(self.max_pods - self.pods_there, 0)
-
-
-@dataclass(frozen=True)
-class OverheadPlan:
-    """What the sweep will do, checked before anything is created."""
-
-    targets: tuple[WorkerTarget, ...]
-    pods: tuple[int, ...]
-    warmup_s: float
-    windows_s: Mapping[str, float]  # worker -> its window
-    baseline_worker: str
-
-    def cells(self) -> list[tuple[WorkerTarget, int, bool]]:
-        """(target, pods, crashing), baselines first; no crashing cell of zero pods."""
-        base = next(t for t in self.targets if t.worker == self.baseline_worker)
-        order = [(base, n, False) for n in self.pods]
-        order += [(t, n, True) for t in self.targets for n in self.pods if n > 0]
-        return order
-
-
-def window_for(curve: BackoffCurve, duration_s: float | None) -> float:
-    """The window of one cell: given, or one cap plus a margin (at least MIN_WINDOW_S)."""
-    needed = curve.maximum.total_seconds() * CAP_MARGIN
-    if duration_s is None:
-        return max(MIN_WINDOW_S, needed)
-    if duration_s < needed:
-        raise HarnessError(
-            f"--duration {duration_s:g}s is too short to see one capped restart on a worker "
-            f"whose back-off caps at {curve.maximum.total_seconds():g}s",
-            f"use --duration {needed:.0f} or more, or leave it out (each worker's window is "
-            f"then its cap plus {CAP_MARGIN - 1:.0%}, at least {MIN_WINDOW_S:.0f}s)",
-        )
-    return duration_s
-
-
-def parse_pod_counts(text: str) -> list[int | None]:
-    """``0,10,30,full`` -> [0, 10, 30, None] (None: as many as the node takes)."""
-    counts: list[int | None] = []
-    for item in (part.strip() for part in text.split(",")):
-        if item == FULL:
-            counts.append(None)
-            continue
-        try:
-            value = int(item)
-        except ValueError:
-            value = -1
-        if value < 0:
-            raise HarnessError(
-                f"--pods {text!r}: {item!r} is not a pod count",
-                f"give counts such as {DEFAULT_PODS} (whole numbers, or {FULL!r}: as many "
-                "as the node takes)",
-            )
-        counts.append(value)
-    if not counts:
-        raise HarnessError("--pods is empty", f"give counts such as {DEFAULT_PODS}")
-    return counts
-
-
-@dataclass(frozen=True)
-class OverheadRequest:
-    """The sweep asked for, checked against the cluster spec alone (nothing exists yet)."""
-
-    workers: tuple[str, ...]
-    counts: tuple[int | None, ...]  # None: as many as fit
-    duration_s: float | None
-    warmup_s: float
-
-
-def check_overhead_request(
-    spec: ClusterSpec,
-    *,
-    workers: Sequence[str],
-    pods: str,
-    duration_s: float | None,
-    warmup_s: float,
-) -> OverheadRequest:
-    """Every refusal that needs no cluster: before one is created or a pod made."""
-    known = [w.name for w in spec.workers]
-    unknown = [w for w in workers if w not in known]
-    if unknown or not workers:
-        raise HarnessError(
-            f"unknown worker(s) {unknown}" if unknown else "no worker to measure",
-            f"choose from {', '.join(known)} (--workers fast,reduced,default)",
-        )
-    if warmup_s < 0:
-        raise HarnessError(f"--warmup {warmup_s:g}s is negative", "give 0 or more seconds")
-    counts = parse_pod_counts(pods)
-    for count in counts:
-        if count is not None and count > DEFAULT_MAX_PODS:
-            raise HarnessError(
-                f"{count} pods do not fit one node (the kubelet's maxPods is {DEFAULT_MAX_PODS}, "
-                "and its node's own pods take some)",
-                f"use at most {DEFAULT_MAX_PODS}, or {FULL!r} for as many as fit",
-            )
-    for worker in workers:
-        window_for(spec.worker(worker).curve, duration_s)
-    return OverheadRequest(tuple(workers), tuple(counts), duration_s, warmup_s)
-
-
-def plan_overhead(
-    api: client.ApiClient, cluster: Cluster, request: OverheadRequest
-) -> OverheadPlan:
-    """The sweep on the live nodes, or a HarnessError: a count that does not fit a node."""
-    rows = {row.worker: row for row in live_config_rows(api, cluster.spec) if row.worker}
-    nodes = worker_nodes(api)
-    targets = tuple(_target(api, w, nodes[w], rows[w].curve) for w in request.workers)
-    least_room = min(t.room for t in targets)
-    for target in targets:
-        for count in request.counts:
-            if count is not None and count > target.room:
-                raise HarnessError(
-                    f"{count} pods do not fit worker {target.worker} (node {target.node}: "
-                    f"maxPods {target.max_pods}, {target.pods_there} pods there already)",
-                    f"use at most {target.room}, or {FULL!r} for as many as fit",
-                )
-    resolved = tuple(sorted({least_room if c is None else c for c in request.counts}))
-    windows = {t.worker: window_for(t.curve, request.duration_s) for t in targets}
-    return OverheadPlan(
-        targets=targets,
-        pods=resolved,
-        warmup_s=request.warmup_s,
-        windows_s=windows,
-        baseline_worker=targets[0].worker,
-    )
-
-
-def _target(api: client.ApiClient, worker: str, node: str, curve: BackoffCurve) -> WorkerTarget:
-    config = node_configz(api, node).get("kubeletconfig", {})
-    max_pods = int(config.get("maxPods", DEFAULT_MAX_PODS))
-    there = client.CoreV1Api(api).list_pod_for_all_namespaces(
-        field_selector=f"spec.nodeName={node},status.phase!=Succeeded,status.phase!=Failed",
-        _request_timeout=timeouts.API_REQUEST,
-    )
-    return WorkerTarget(worker, node, curve, max_pods, len(there.items))
 
 
 def overhead_pod(
@@ -331,16 +166,31 @@ def run_overhead(
     return result
 
 
+@dataclass(frozen=True)
+class _Window:
+    """What was read around and during one cell's window."""
+
+    start_ns: int
+    end_ns: int
+    levels_before: dict[str, int]  # pod -> restarts so far
+    levels_after: dict[str, int]
+    procs_before: list[ProcessTimes]
+    procs_after: list[ProcessTimes]
+    samples: list[RequestSample]
+
+    @property
+    def seconds(self) -> float:
+        return (self.end_ns - self.start_ns) / 1e9
+
+
 def _measure_cell(sweep: _Sweep, target: WorkerTarget, *, pods: int, crashing: bool) -> Cell:
     core = client.CoreV1Api(sweep.api)
-    namespace, plan, stop = sweep.namespace, sweep.plan, sweep.stop
-    window_s = plan.windows_s[target.worker] if crashing else MIN_WINDOW_S
     kind = "crashing" if crashing else "baseline"
     cell_dir = sweep.run_dir / "cells" / f"{target.worker}-{pods}-{kind}"
     cell_dir.mkdir(parents=True)
     recorder = ApiRecorder(
         api=sweep.api,
-        namespace=namespace,
+        namespace=sweep.namespace,
         run_id=sweep.run_id,
         run_dir=cell_dir,
         node_workers={target.node: target.worker},
@@ -352,45 +202,58 @@ def _measure_cell(sweep: _Sweep, target: WorkerTarget, *, pods: int, crashing: b
             manifest = overhead_pod(
                 target.worker, sweep.run_id, sweep.image, index, crashing=crashing
             )
-            core.create_namespaced_pod(namespace, manifest)
-        _wait_all_started(core, namespace, pods)
-        stop.wait(plan.warmup_s)  # a settling period the cell measures nothing in
-        levels_before = _restart_counts(core, namespace)
-        procs_before = _read_procs(target.node)
-        window_start_ns = time.time_ns()
-        samples = [_request_sample(core, target.node)]
-        window_end = time.monotonic() + window_s
-        while not stop.is_set() and time.monotonic() < window_end:
-            stop.wait(min(REQUEST_SAMPLE_S, max(window_end - time.monotonic(), 0.0)))
-            samples.append(_request_sample(core, target.node))
-        procs_after = _read_procs(target.node)
-        window_end_ns = time.time_ns()
-        levels_after = _restart_counts(core, namespace)
+            core.create_namespaced_pod(sweep.namespace, manifest)
+        _wait_all_started(core, sweep.namespace, pods)
+        sweep.stop.wait(sweep.plan.warmup_s)  # a settling period the cell measures nothing in
+        window_s = sweep.plan.windows_s[target.worker] if crashing else MIN_WINDOW_S
+        window = _read_window(core, sweep, target.node, window_s)
     finally:
         recorder.stop()
-        force_delete_pods(sweep.api, namespace)
-        _wait_pods_gone(core, namespace)
-    measured_s = (window_end_ns - window_start_ns) / 1e9
-    window = timedelta(seconds=measured_s)
+        force_delete_pods(sweep.api, sweep.namespace)
+        _wait_pods_gone(core, sweep.namespace)
+    span = timedelta(seconds=window.seconds)
+    before, after = window.levels_before, window.levels_after
     allowed = (
-        sum(allowed_restarts(target.curve, level, window) for level in levels_before.values())
-        if crashing
-        else 0
+        sum(allowed_restarts(target.curve, n, span) for n in before.values()) if crashing else 0
     )
-    achieved = sum(max(levels_after.get(p, 0) - level, 0) for p, level in levels_before.items())
-    restarts = _restarts_in(recorder.attempts(), window_start_ns, window_end_ns)
     return Cell(
         worker=target.worker,
         pods=pods,
         crashing=crashing,
-        window_s=measured_s,
-        kubelet_cpu_s=cpu_between(procs_before, procs_after, [KUBELET]),
-        runtime_cpu_s=cpu_between(procs_before, procs_after, RUNTIME),
-        kubelet_rss_bytes=rss_of(procs_after, KUBELET),
-        requests=request_rates([s for s in samples if s is not None]),
-        restarts=achieved,
-        restarts_allowed=allowed,
-        overshoot=overshoot(target.curve, restarts),
+        window_s=window.seconds,
+        kubelet_cpu_s=cpu_between(window.procs_before, window.procs_after, [KUBELET]),
+        runtime_cpu_s=cpu_between(window.procs_before, window.procs_after, RUNTIME),
+        kubelet_rss_bytes=rss_of(window.procs_after, KUBELET),
+        requests=request_rates(window.samples),
+        restarts=sum(max(after.get(pod, 0) - n, 0) for pod, n in before.items()),
+        restarts_allowed=allowed if crashing else 0,
+        overshoot=overshoot(
+            target.curve, _restarts_in(recorder.attempts(), window.start_ns, window.end_ns)
+        ),
+    )
+
+
+def _read_window(core: client.CoreV1Api, sweep: _Sweep, node: str, window_s: float) -> _Window:
+    """The node's processes and the pods' restart counts around the window, the kubelet's
+    request counters every REQUEST_SAMPLE_S in it (a sample period, not a wait on anything)."""
+    levels_before = _restart_counts(core, sweep.namespace)
+    procs_before = read_processes(node)
+    start_ns = time.time_ns()
+    samples = [kubelet_requests(core, node)]
+    window_end = time.monotonic() + window_s
+    while not sweep.stop.is_set() and time.monotonic() < window_end:
+        sweep.stop.wait(min(REQUEST_SAMPLE_S, max(window_end - time.monotonic(), 0.0)))
+        samples.append(kubelet_requests(core, node))
+    procs_after = read_processes(node)
+    end_ns = time.time_ns()
+    return _Window(
+        start_ns=start_ns,
+        end_ns=end_ns,
+        levels_before=levels_before,
+        levels_after=_restart_counts(core, sweep.namespace),
+        procs_before=procs_before,
+        procs_after=procs_after,
+        samples=[sample for sample in samples if sample is not None],
     )
 
 
@@ -406,24 +269,6 @@ def _restarts_in(records: Sequence[AttemptRecord], start_ns: int, end_ns: int) -
             delay_s = (record.started_at_ns - previous.finished_at_ns) / 1e9
             found.append(Restart(attempt, delay_s))
     return found
-
-
-def _read_procs(node: str) -> list[ProcessTimes]:
-    text = run(["docker", "exec", node, "sh", "-c", _PROC_STATS], timeout=timeouts.API_REQUEST)
-    return parse_proc_stats(text, ticks_per_s=_TICKS_PER_S, page_bytes=_PAGE_BYTES)
-
-
-def _request_sample(core: client.CoreV1Api, node: str) -> RequestSample | None:
-    """The kubelet's request counters now; None when its /metrics did not answer."""
-    try:
-        raw = core.connect_get_node_proxy_with_path(
-            node, "metrics", _preload_content=False, _request_timeout=timeouts.API_REQUEST
-        )
-    except (client.ApiException, urllib3.exceptions.HTTPError):
-        return None
-    return RequestSample(
-        time.monotonic(), parse_request_counts(raw.data.decode("utf-8", "replace"))
-    )
 
 
 def _restart_counts(core: client.CoreV1Api, namespace: str) -> dict[str, int]:

@@ -7,36 +7,29 @@ Ready) under named timeouts, then per-worker metrics against each node's live
 curve. All requested scenarios share the namespace and the observation, so
 the whole run takes about as long as its longest scenario.
 
-The workload's own logs live in each pod's emptyDir; on the harness's own
-cluster they are read from the node's disk (``docker exec <node> cat
-/var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~empty-dir/records/<file>``)
-before the namespace is deleted, so nothing needs ``kubectl exec`` into a
-shell-less image. On an existing cluster (a kubeconfig alone) the container
-that keeps a file also echoes it on its stdout, read through ``pods/log``;
-its attempts come from the workload's own reports (termination messages),
-and the containers still running at the end are stopped with their grace
-period so that they too report when they started.
+The scenarios read the workload's own logs through
+:class:`~harness.runs.liverun.LiveRun`. On an existing cluster its attempts
+come from the workload's own reports (termination messages), and the
+containers still running at the end are stopped with their grace period so
+that they too report when they started.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Final
 
 from kubernetes import client
 from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from harness.cluster.kindconfig import WORKER_LABEL
 from harness.cluster.liveconfig import NodeConfigRow
 from harness.cluster.remote import RemoteCluster
 from harness.core import timeouts
-from harness.core.errors import HarnessError, first_line
-from harness.core.proc import run
+from harness.core.errors import HarnessError
 from harness.model.backoff import BackoffCurve
 from harness.outputs.junit import write_junit
 from harness.outputs.summary import (
@@ -47,26 +40,21 @@ from harness.outputs.summary import (
     summarize,
 )
 from harness.outputs.summaryfile import write_summary
-from harness.pods.skeleton import MAIN_CONTAINER, ROLE_LABEL, on_existing_node
 from harness.recording.apirecorder import ApiRecorder
-from harness.recording.recorder import AttemptRecorder
 from harness.recording.records import AttemptRecord
-from harness.runs.lifecycle import (
+from harness.runs.ending import (
     KubeletsAtStart,
     RunEnding,
-    RunState,
-    Target,
     apply_ending,
-    clean_up,
-    cluster_info,
     ending_of,
     gather_evidence,
     kubelets_at_start,
-    prepare_run,
     stop_reason,
 )
+from harness.runs.lifecycle import RunState, Target, clean_up, cluster_info, prepare_run
+from harness.runs.liverun import LiveRun
 from harness.scenarios import REGISTRY, SCENARIOS
-from harness.scenarios.common import LivePod, Watch, WorkerResult
+from harness.scenarios.common import Watch, WorkerResult
 
 Progress = Callable[[str], None]
 
@@ -74,8 +62,6 @@ Progress = Callable[[str], None]
 POLL: Final = 1.0
 # How often the end of an existing cluster's run looks for its pods' deletion.
 DRAIN_POLL: Final = 0.5
-
-_EMPTY_DIR: Final = "/var/lib/kubelet/pods/{uid}/volumes/kubernetes.io~empty-dir/records/{file}"
 
 
 @dataclass(kw_only=True)
@@ -99,131 +85,6 @@ class ScenarioRun(RunState):
             raise KeyError(
                 f"no {scenario} result for worker {worker} (run {self.status}: {self.reason})"
             ) from None
-
-
-@dataclass
-class _Live:
-    """The run as its scenarios see it: a :class:`~harness.scenarios.common.RunView`."""
-
-    core: client.CoreV1Api
-    namespace: str
-    run_id: str
-    image: str
-    nodes: dict[str, str]
-    recorder: AttemptRecorder
-    # Set when the run ends: the scenarios' own work stops (this run's own).
-    stopping: threading.Event = field(default_factory=threading.Event)
-    # Set by the caller to end the whole observation early (never set here).
-    interrupt: threading.Event = field(default_factory=threading.Event)
-    errors: list[str] = field(default_factory=list)
-    # An existing cluster: pods bound to nodes by name, files read from pods/log.
-    remote: bool = False
-
-    def attempts(self) -> list[AttemptRecord]:
-        return self.recorder.attempts()
-
-    def wait_for_change(self, timeout: float) -> None:
-        self.recorder.wait_for_change(timeout=timeout)
-
-    def pods(self, role: str) -> list[LivePod]:
-        try:
-            found = self.core.list_namespaced_pod(
-                self.namespace,
-                label_selector=f"{ROLE_LABEL}={role}",
-                _request_timeout=timeouts.API_REQUEST,
-            ).items
-        except client.ApiException as error:
-            self.problem(f"listing {role} pods: {error.status} {error.reason}")
-            return []
-        return [live for pod in found if (live := self._live_pod(pod)) is not None]
-
-    def read_pod_file(self, pod: LivePod, file: str) -> str | None:
-        """A file of the pod's records emptyDir, read from the node's disk; None if absent."""
-        if self.remote:
-            return self._read_echoed(pod, file)
-        node = self.nodes[pod.worker]
-        try:
-            return run(
-                ["docker", "exec", node, "cat", _EMPTY_DIR.format(uid=pod.uid, file=file)],
-                timeout=timeouts.API_REQUEST,
-            )
-        except HarnessError as error:
-            self.problem(f"reading {file} of pod {pod.name} on {node}: {first_line(error)}")
-            return None
-
-    def _read_echoed(self, pod: LivePod, file: str) -> str | None:
-        """The lines of ``file`` its main container echoed on stdout, as the file holds them."""
-        try:
-            log = self.core.read_namespaced_pod_log(
-                pod.name,
-                self.namespace,
-                container=MAIN_CONTAINER,
-                _request_timeout=timeouts.API_REQUEST,
-            )
-        except client.ApiException as error:
-            self.problem(f"reading {file} of {pod.name}: pods/log {error.status} {error.reason}")
-            return None
-        return "".join(line + "\n" for line in echoed_lines(log, file))
-
-    def create_pod(self, pod: dict[str, Any]) -> None:
-        if self.remote:
-            pod = on_existing_node(pod, self.nodes[pod["metadata"]["labels"][WORKER_LABEL]])
-        try:
-            self.core.create_namespaced_pod(self.namespace, pod)
-        except client.ApiException as error:
-            raise HarnessError(
-                f"creating pod {pod['metadata']['name']}: {error.status} {error.reason}",
-                "see the run's evidence for the API server's state",
-            ) from error
-
-    def delete_pod(self, name: str) -> None:
-        try:
-            self.core.delete_namespaced_pod(name, self.namespace, grace_period_seconds=0)
-        except client.ApiException as error:
-            raise HarnessError(
-                f"deleting pod {name}: {error.status} {error.reason}",
-                "see the run's evidence for the API server's state",
-            ) from error
-
-    def problem(self, text: str) -> None:
-        self.errors.append(text)
-
-    def _live_pod(self, pod: Any) -> LivePod | None:
-        worker = next((w for w, n in self.nodes.items() if n == pod.spec.node_name), None)
-        if worker is None:
-            return None
-        conditions = pod.status.conditions or []
-        statuses = pod.status.container_statuses or []
-        return LivePod(
-            name=pod.metadata.name,
-            uid=pod.metadata.uid,
-            worker=worker,
-            ready=any(c.type == "Ready" and c.status == "True" for c in conditions),
-            restart_counts={s.name: int(s.restart_count or 0) for s in statuses},
-            api_started_ns={
-                s.name: int(s.state.running.started_at.timestamp()) * 1_000_000_000
-                for s in statuses
-                if s.state and s.state.running and s.state.running.started_at
-            },
-        )
-
-
-def echoed_lines(log: str, file: str) -> list[str]:
-    """The events of ``file`` in a container log, as the file's own lines (pure).
-
-    The workload echoes each line of a record file as ``{"file": F, "event":
-    E, "unix_ns": T}``; anything else in the log (stderr, other files) is not
-    part of it.
-    """
-    lines = []
-    for line in log.splitlines():
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(raw, dict) and raw.get("file") == file:
-            lines.append(json.dumps({"event": raw.get("event"), "unix_ns": raw.get("unix_ns")}))
-    return lines
 
 
 def run_scenarios(
@@ -258,7 +119,7 @@ def run_scenarios(
     )
     progress(f"scenarios: {', '.join(wanted)}")
     core = client.CoreV1Api(api)
-    live = _Live(
+    live = LiveRun(
         core, namespace, run_id, image, nodes, recorder, remote=isinstance(cluster, RemoteCluster)
     )
     if stop is not None:
@@ -292,7 +153,7 @@ def run_scenarios(
 
 def _finish(
     result: ScenarioRun,
-    live: _Live,
+    live: LiveRun,
     *,
     watches: Mapping[str, Watch],
     cluster: Target,
@@ -331,7 +192,7 @@ def _finish(
     return ending
 
 
-def _end_pods_gracefully(live: _Live, recorder: ApiRecorder, progress: Progress) -> None:
+def _end_pods_gracefully(live: LiveRun, recorder: ApiRecorder, progress: Progress) -> None:
     """Delete the run's pods with their grace period; wait until the watch saw each end.
 
     A container still running (the sidecar's app, the recovered transient)
@@ -365,7 +226,7 @@ def _end_pods_gracefully(live: _Live, recorder: ApiRecorder, progress: Progress)
 
 
 def _observe(
-    live: _Live,
+    live: LiveRun,
     watches: Mapping[str, Watch],
     progress: Progress,
     on_sample: Callable[[Sequence[AttemptRecord]], None] | None = None,

@@ -16,13 +16,8 @@ import pytest
 from harness.cluster.lifecycle import Cluster
 from harness.model.overhead import Cell
 from harness.outputs.overheadout import OVERHEAD_FILE
-from harness.runs.overhead import (
-    OverheadRun,
-    check_overhead_request,
-    plan_overhead,
-    run_overhead,
-    write_overhead_run,
-)
+from harness.runs.overhead import OverheadRun, run_overhead, write_overhead_run
+from harness.runs.overheadplan import check_overhead_request, plan_overhead
 
 pytestmark = [pytest.mark.e2e]
 

@@ -30,14 +30,12 @@ from harness.model.overhead import (
 )
 from harness.outputs.overheadout import OVERHEAD_FILE, overhead_table, write_overhead
 from harness.profiles import load_cluster_spec
-from harness.runs.overhead import (
-    SAMPLED_LABEL,
-    SAMPLED_PODS,
+from harness.runs.overhead import SAMPLED_LABEL, SAMPLED_PODS, overhead_pod
+from harness.runs.overheadplan import (
     OverheadPlan,
     OverheadRequest,
     WorkerTarget,
     check_overhead_request,
-    overhead_pod,
     parse_pod_counts,
     window_for,
 )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.runs.lifecycle import RunEnding, RunState, apply_ending
+from harness.runs.ending import RunEnding, apply_ending
+from harness.runs.lifecycle import RunState
 
 RESTARTED = (
     "the kubelet of node w1 restarted during the run (pid 1 -> 2): its back-off state was "

@@ -14,7 +14,7 @@ from harness.pods.skeleton import (
     RUN_LABEL,
     on_existing_node,
 )
-from harness.runs.scenarios import echoed_lines
+from harness.runs.liverun import echoed_lines
 from harness.scenarios import (
     CRITICAL_SIDECAR,
     FAST_RESTART,
