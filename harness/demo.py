@@ -13,7 +13,7 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -32,7 +32,17 @@ from harness.outputs.scenarioview import PodMap, ScenarioCell, scenario_cells
 from harness.outputs.summary import RunSummary, machine_restart_cost
 from harness.outputs.summaryfile import read_summary
 from harness.profiles import ClusterSpec
-from harness.recording.hostcpu import busy_between, cores, read_cpu_times
+from harness.recording.hostcpu import (
+    HOST_CPU_FILE,
+    SATURATED,
+    CpuSample,
+    busy_between,
+    cores,
+    read_cpu_times,
+    read_samples,
+    restarts_under_load,
+    write_samples,
+)
 from harness.recording.records import AttemptRecord
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile
@@ -45,7 +55,6 @@ DEFAULT_DURATION_S: Final = 300.0
 MAX_DURATION_S: Final = 360.0
 _REFRESH_S: Final = 0.25
 # A host this busy delays every start: what is late then is not the kubelet's doing.
-SATURATED: Final = 0.9
 
 
 @dataclass(frozen=True)
@@ -236,6 +245,9 @@ def _watch_live(
         return True
     finally:
         if cpu.samples:
+            current = latest.get("result")
+            if current is not None:
+                write_samples(current.run_dir / HOST_CPU_FILE, cpu.samples)
             with contextlib.suppress(OSError):
                 console.print(cpu.summary())
     return False
@@ -247,7 +259,7 @@ class CpuWatch:
     def __init__(self) -> None:
         self._last = read_cpu_times()
         self._at = time.monotonic()
-        self.samples: list[float] = []
+        self.samples: list[CpuSample] = []
         self.latest: float | None = None
 
     def sample(self) -> float | None:
@@ -257,13 +269,13 @@ class CpuWatch:
         if now is not None:
             busy = busy_between(self._last, now)
             if busy is not None:
-                self.samples.append(busy)
+                self.samples.append(CpuSample(time.time_ns(), busy))
                 self.latest = busy
             self._last, self._at = now, time.monotonic()
         return self.latest
 
     def summary(self) -> str:
-        ordered = sorted(self.samples)
+        ordered = sorted(sample.busy for sample in self.samples)
         saturated = sum(busy >= SATURATED for busy in ordered) / len(ordered)
         return (
             f"host CPU during the window ({cores()} cores): median "
@@ -275,11 +287,12 @@ class CpuWatch:
 def _show_results(result: CheckResult, scenario_run: ScenarioRun | None, console: Console) -> None:
     """The takeaways, the report and where everything was written."""
     summary = read_summary(result.run_dir)
-    console.print(takeaways(summary))
+    samples = read_samples(result.run_dir / HOST_CPU_FILE)
+    console.print(takeaways(summary, restarts_under_load(samples, result.attempts)))
     metrics = headline_metrics(scenario_run.results) if scenario_run is not None else []
     if metrics:
         console.print(scenario_takeaways(metrics, machine_restart_cost(summary)))
-    report = write_report(result.run_dir, summary, result.attempts, metrics)
+    report = write_report(result.run_dir, summary, result.attempts, metrics, samples)
     console.print(f"report: {report}")
     console.print(f"results: {result.run_dir}")
     if scenario_run is not None:
@@ -298,24 +311,26 @@ def _quiet(_message: str) -> None:
     """The live view shows progress; the check's own messages would tear it."""
 
 
-def takeaways(summary: RunSummary) -> Table:
+def takeaways(
+    summary: RunSummary, under_load: Mapping[str, tuple[int, int]] | None = None
+) -> Table:
     """The talk's takeaways, measured: per worker, what the model predicted and what happened.
 
-    Read from the run's summary, so a replay of the run ends with the same table.
+    Read from the run's summary (and its host CPU samples), so a replay of the
+    run ends with the same table. ``under_load``: worker -> (restarts started
+    with the host saturated, restarts with a sample).
     """
     table = Table(title="what each worker did (bare crashing container)")
-    for column in (
-        "worker",
-        "restarts",
-        "model: first delays",
-        "measured: first delays",
-        "within tolerance",
-    ):
+    columns = ["worker", "restarts", "model: first delays", "measured: first delays"]
+    columns += ["within tolerance"]
+    if under_load:
+        columns.append(f"started at ≥{SATURATED:.0%} CPU")
+    for column in columns:
         table.add_column(column)
     for worker in summary.workers:
         if "/" in worker.worker:  # a variant beside a worker, not one of the talk's three
             continue
-        table.add_row(
+        cells = [
             worker.worker,
             str(max(worker.attempts_recorded - 1, 0)),
             ", ".join(f"{d:g}s" for d in worker.expected_s[:6]),
@@ -325,7 +340,11 @@ def takeaways(summary: RunSummary) -> Table:
             f"{sum(c.passed for c in worker.checks)}/{len(worker.checks)} restarts"
             if worker.checks
             else "no data",
-        )
+        ]
+        if under_load:
+            saturated, sampled = under_load.get(worker.worker, (0, 0))
+            cells.append(f"{saturated}/{sampled}" if sampled else "-")
+        table.add_row(*cells)
     return table
 
 
@@ -346,7 +365,8 @@ def run_replay(run_dir: Path, *, speed: float, console: Console, plain: bool, th
             finished = replay(recording, speed=speed, show=show, pause=frame.wait)
         except KeyboardInterrupt:
             console.print("[yellow]replay stopped[/yellow]")
-    console.print(takeaways(recording.summary))
+    samples = read_samples(run_dir / HOST_CPU_FILE)
+    console.print(takeaways(recording.summary, restarts_under_load(samples, recording.attempts)))
     report = run_dir / "report.html"
     if report.is_file():
         console.print(f"report: {report}")

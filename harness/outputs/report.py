@@ -38,6 +38,7 @@ from harness.outputs.plots import (
 )
 from harness.outputs.render import restart_cells
 from harness.outputs.summary import RunSummary, WorkerSummary, machine_restart_cost
+from harness.recording.hostcpu import CpuSample, busy_at
 from harness.recording.records import AttemptRecord
 from harness.scenarios.headline import ScenarioMetric
 
@@ -64,6 +65,7 @@ def report_blocks(
     summary: RunSummary,
     plots: Sequence[Image] = (),
     scenario_metrics: Sequence[ScenarioMetric] = (),
+    busy_at_start: Mapping[str, Mapping[int, float]] | None = None,
 ) -> list[Block]:
     """The report's content, top to bottom."""
     blocks: list[Block] = [
@@ -99,7 +101,7 @@ def report_blocks(
         blocks += [Heading(2, "Plots"), *plots]
     blocks.append(Heading(2, "Restarts per worker"))
     for worker in summary.workers:
-        blocks += _worker_blocks(worker)
+        blocks += _worker_blocks(worker, (busy_at_start or {}).get(worker.worker))
     return blocks
 
 
@@ -241,9 +243,20 @@ def _takeaways(metrics: Sequence[ScenarioMetric], cost: float | None) -> Table:
     return Table(("scenario", "metric", *workers), tuple(rows))
 
 
-def _worker_blocks(worker: WorkerSummary) -> list[Block]:
-    rows = tuple((*restart_cells(c), _result(c.passed), c.reason) for c in worker.checks)
-    headers = ("restart n", "expected", "measured", "margin", "upper bound", "kubelet reported")
+def _worker_blocks(worker: WorkerSummary, busy: Mapping[int, float] | None = None) -> list[Block]:
+    """The worker's restarts; with ``busy`` (restart n -> the host's busy share as it
+    started), a column that tells the machine's lateness from the kubelet's."""
+    headers: tuple[str, ...] = ("restart n", "expected", "measured", "margin", "upper bound")
+    headers += ("kubelet reported",)
+    if busy is None:
+        rows = tuple((*restart_cells(c), _result(c.passed), c.reason) for c in worker.checks)
+    else:
+        headers += ("host CPU at start",)
+        shares = {n: f"{share:.0%}" for n, share in busy.items()}
+        rows = tuple(
+            (*restart_cells(c), shares.get(c.n, "-"), _result(c.passed), c.reason)
+            for c in worker.checks
+        )
     blocks: list[Block] = [
         Heading(3, f"{worker.worker} on {worker.node}: {_result(worker.passed)}"),
         Table((*headers, "result", "why"), rows) if rows else Paragraph("no restart was measured"),
@@ -316,8 +329,12 @@ def write_report(
     summary: RunSummary,
     attempts_by_worker: Mapping[str, Sequence[AttemptRecord]],
     scenario_metrics: Sequence[ScenarioMetric] = (),
+    host_cpu: Sequence[CpuSample] = (),
 ) -> Path:
-    """Write the plots, ``report.md`` and ``report.html`` into ``run_dir``; the HTML's path."""
+    """Write the plots, ``report.md`` and ``report.html`` into ``run_dir``; the HTML's path.
+
+    ``host_cpu`` (a demo's samples) adds the host's busy share at each restart's start.
+    """
     run_dir = Path(run_dir)
     images = [
         Image(plot_delays(summary, run_dir / PLOT_DELAYS)[0], "restart delay per restart"),
@@ -333,7 +350,19 @@ def write_report(
     if scenario_metrics:
         written = plot_scenario_metrics(scenario_metrics, run_dir / PLOT_SCENARIOS)
         images.append(Image(written[0], "scenario metrics, measured vs model"))
-    blocks = report_blocks(summary, images, scenario_metrics)
+    busy = (
+        {
+            worker: {
+                a.attempt: share
+                for a in attempts
+                if a.attempt >= 1 and (share := busy_at(host_cpu, a.started_at_ns)) is not None
+            }
+            for worker, attempts in attempts_by_worker.items()
+        }
+        if host_cpu
+        else None
+    )
+    blocks = report_blocks(summary, images, scenario_metrics, busy)
     write_atomically(run_dir / REPORT_MD, to_markdown(blocks).encode("utf-8"))
     title = f"CrashLoopBackOff run {summary.run_id}"
     return write_atomically(run_dir / REPORT_HTML, to_html(blocks, title).encode("utf-8"))

@@ -1,15 +1,23 @@
 """How busy this host's CPUs are: the kind nodes' CPUs are the host's (Linux /proc/stat).
 
 A restart that comes late while every core is busy is the machine's
-lateness, not the kubelet's: the demo shows this beside its workers.
+lateness, not the kubelet's: the demo shows this beside its workers, keeps
+its samples in the run directory, and counts the restarts that started while
+the host was saturated.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+from harness.core.atomicfile import write_atomically
+from harness.recording.records import AttemptRecord
 
 _STAT: Final = Path("/proc/stat")
 # user nice system idle iowait irq softirq steal: idle and iowait are not busy.
@@ -51,3 +59,57 @@ def busy_between(before: CpuTimes, after: CpuTimes) -> float | None:
 
 def cores() -> int:
     return os.cpu_count() or 1
+
+
+# A share of every core at which a restart's lateness is the machine's.
+SATURATED: Final = 0.9
+# Where a demo keeps its samples, beside its attempts.
+HOST_CPU_FILE: Final = "host-cpu.jsonl"
+# A sample stands for the second before it; one further off says nothing of a moment.
+_SAMPLE_REACH_NS: Final = 2_000_000_000
+
+
+@dataclass(frozen=True)
+class CpuSample:
+    """The busy share of every core over the interval that ended at ``at_ns`` (Unix ns)."""
+
+    at_ns: int
+    busy: float
+
+
+def write_samples(path: Path, samples: Sequence[CpuSample]) -> None:
+    lines = (json.dumps({"at_ns": s.at_ns, "busy": round(s.busy, 4)}) for s in samples)
+    write_atomically(path, "".join(line + "\n" for line in lines).encode("utf-8"))
+
+
+def read_samples(path: Path) -> list[CpuSample]:
+    """The samples of a run directory's file; none when it has none (older runs, replays)."""
+    if not path.is_file():
+        return []
+    found = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            raw = json.loads(line)
+            found.append(CpuSample(int(raw["at_ns"]), float(raw["busy"])))
+    return found
+
+
+def busy_at(samples: Sequence[CpuSample], at_ns: int) -> float | None:
+    """The busy share in the interval holding ``at_ns``: the first sample taken after it."""
+    after = [s for s in samples if s.at_ns >= at_ns]
+    first = min(after, key=lambda s: s.at_ns, default=None)
+    if first is None or first.at_ns - at_ns > _SAMPLE_REACH_NS:
+        return None
+    return first.busy
+
+
+def restarts_under_load(
+    samples: Sequence[CpuSample], attempts_by_worker: Mapping[str, Sequence[AttemptRecord]]
+) -> dict[str, tuple[int, int]]:
+    """worker -> (restarts that started with the host saturated, restarts with a sample)."""
+    counts: dict[str, tuple[int, int]] = {}
+    for worker, attempts in attempts_by_worker.items():
+        shares = [busy_at(samples, a.started_at_ns) for a in attempts if a.attempt >= 1]
+        known = [share for share in shares if share is not None]
+        counts[worker] = (sum(share >= SATURATED for share in known), len(known))
+    return counts

@@ -12,6 +12,7 @@ import pytest
 from harness.outputs.document import Block, Bullets, Heading, Table, md_escape, to_html, to_markdown
 from harness.outputs.report import REPORT_MD, report_blocks, talk_takeaways, write_report
 from harness.outputs.summary import RunSummary
+from harness.recording.hostcpu import CpuSample
 from harness.scenarios.headline import ScenarioMetric
 from tests.unit.factories import (
     PNG_MAGIC,
@@ -168,3 +169,20 @@ def test_the_report_opens_with_the_talk_s_takeaways_each_with_a_number() -> None
     assert summary.cluster.kubernetes_version in marathon
     blocks = report_blocks(summary)
     assert blocks[2] == Heading(2, "The talk's takeaways, from this run")
+
+
+def test_a_demo_s_host_cpu_stands_beside_each_restart(tmp_path: Path) -> None:
+    attempts = quick_attempts()
+    restart_2 = next(a for a in attempts["fast"] if a.attempt == 2)
+    samples = [CpuSample(restart_2.started_at_ns + 500_000_000, 0.97)]
+    html = write_report(tmp_path, quick_summary(), attempts, host_cpu=samples).read_text(
+        encoding="utf-8"
+    )
+    assert "<th>host CPU at start</th>" in html
+    # Fast restart 2 started in a second the host was 97 % busy; restart 3 has no sample.
+    assert "<td>4.5s</td><td>2s</td><td>97%</td>" in html
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert "host CPU at start" not in write_report(plain, quick_summary(), attempts).read_text(
+        encoding="utf-8"
+    )
