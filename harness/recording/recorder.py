@@ -26,12 +26,13 @@ records: a reader that falls behind can never make a restart look overdue.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from kubernetes import client
 
@@ -500,18 +501,18 @@ class Recorder:
             if known is None or self._closed:
                 return
             report = view.ended.report if view.ended else None
-            updated = AttemptRecord(
-                **{
-                    **known.__dict__,
-                    "reported_backoff_s": view.reported_backoff_s,
-                    "api_started_at": view.api_started_at,
-                    "api_finished_at": view.api_finished_at,
-                    # The workload's own report: a third source on the same attempt.
-                    "self_started_at_ns": report.started_ns if report else None,
-                    "self_finished_at_ns": report.finished_ns if report else None,
-                    "self_finish_is_heartbeat": report is not None and not report.exited,
-                }
-            )
+            changes: dict[str, Any] = {
+                "reported_backoff_s": view.reported_backoff_s,
+                "api_started_at": view.api_started_at,
+                "api_finished_at": view.api_finished_at,
+            }
+            if report is not None:
+                # The workload's own report: a third source on the same attempt. A
+                # later status without it keeps what an earlier one said.
+                changes["self_started_at_ns"] = report.started_ns
+                changes["self_finished_at_ns"] = report.finished_ns
+                changes["self_finish_is_heartbeat"] = not report.exited
+            updated = dataclasses.replace(known, **changes)
             if self.log.append(known.merged_with(updated)):
                 self._changed.notify_all()
 

@@ -504,3 +504,25 @@ def test_nothing_is_written_once_the_log_is_closed(tmp_path: Path) -> None:
     recorded = len(recorder.attempts())
     recorder.on_event("node-1", _event("late", 7))  # a reconcile that returns too late
     assert len(recorder.attempts()) == recorded
+
+
+def test_a_later_status_without_the_workload_s_report_keeps_what_it_said(
+    tmp_path: Path,
+) -> None:
+    recorder = _recorder(tmp_path, FakeNode())
+    recorder.sample_once("node-1")  # attempts 0 and 2, from the runtime
+    killed = _terminated(T2_START, T2_END)
+    killed.message = json.dumps({"v": 1, "start_ns": 5, "alive_ns": 9})
+    running = client.V1ContainerStateRunning(started_at=T3_START)
+    recorder.watch.observe_pod(
+        _pod_with("9", _status(3, client.V1ContainerState(running=running), killed))
+    )
+    # The same attempt again, its message gone from the status (as when the watch
+    # delivers an older or a trimmed view): the heartbeat stays what it was.
+    plain = _terminated(T2_START, T2_END)
+    recorder.watch.observe_pod(
+        _pod_with("10", _status(3, client.V1ContainerState(running=running), plain))
+    )
+    (second,) = [r for r in recorder.attempts() if r.attempt == 2]
+    assert (second.self_started_at_ns, second.self_finished_at_ns) == (5, 9)
+    assert second.self_finish_is_heartbeat
