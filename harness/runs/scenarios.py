@@ -40,6 +40,7 @@ from harness.outputs.summary import (
     summarize,
 )
 from harness.outputs.summaryfile import write_summary
+from harness.pods.skeleton import RUN_LABEL
 from harness.recording.apirecorder import ApiRecorder
 from harness.recording.records import AttemptRecord
 from harness.runs.ending import (
@@ -199,13 +200,14 @@ def _end_pods_gracefully(live: LiveRun, recorder: ApiRecorder, progress: Progres
     then exits on SIGTERM and reports its start; the kubelet posts that
     status (every container stopped) before the pod is gone.
     """
+    ours = f"{RUN_LABEL}={live.run_id}"
     try:
         pods = live.core.list_namespaced_pod(
-            live.namespace, _request_timeout=timeouts.API_REQUEST
+            live.namespace, label_selector=ours, _request_timeout=timeouts.API_REQUEST
         ).items
         uids = {pod.metadata.uid for pod in pods}
         live.core.delete_collection_namespaced_pod(
-            live.namespace, _request_timeout=timeouts.API_REQUEST
+            live.namespace, label_selector=ours, _request_timeout=timeouts.API_REQUEST
         )
     except client.ApiException as error:
         live.problem(f"ending the run's pods: {error.status} {error.reason}")
