@@ -212,6 +212,6 @@ class ApiRecorder:
                 reason="",
                 api_finished_at=None,
                 self_finished_at_ns=None,
-                self_finish_is_heartbeat=False,
+                self_finish_is_heartbeat=None,
             )
         return record

@@ -73,9 +73,10 @@ class AttemptRecord:
     # its process start and exit, a third source beside the runtime and the API.
     self_started_at_ns: int | None = None
     self_finished_at_ns: int | None = None
-    # The process was killed (OOMKilled): its self-reported finish is its
-    # last heartbeat, up to 0.1s before the real exit.
-    self_finish_is_heartbeat: bool = False
+    # True: the process was killed (OOMKilled) and its self-reported finish is
+    # its last heartbeat, up to 0.1s before the real exit; None until a report
+    # was read (so merging an observation without one keeps what was known).
+    self_finish_is_heartbeat: bool | None = None
 
     @property
     def key(self) -> AttemptKey:
@@ -182,7 +183,7 @@ _FIELD_TYPES: Final[dict[str, tuple[type, ...]]] = {
     "source": (str,),
     "self_started_at_ns": (int, type(None)),
     "self_finished_at_ns": (int, type(None)),
-    "self_finish_is_heartbeat": (bool,),
+    "self_finish_is_heartbeat": (bool, type(None)),
 }
 _REQUIRED: Final = frozenset(
     f.name

@@ -245,3 +245,16 @@ def test_resuming_keeps_a_complete_line_missing_its_newline(tmp_path: Path) -> N
     with AttemptLog(tmp_path) as log:
         log.append(record(2))
     assert [r.attempt for r in read_attempts(path)] == [0, 1, 2]
+
+
+def test_a_runtime_observation_after_the_report_keeps_that_the_finish_is_a_heartbeat() -> None:
+    # The pod watch read a killed attempt's heartbeat; the runtime's next look at
+    # the same attempt knows nothing of it and must not undo it.
+    from_runtime = record(finished_at_ns=None)
+    with_report = dataclasses.replace(
+        from_runtime, self_started_at_ns=1, self_finished_at_ns=2, self_finish_is_heartbeat=True
+    )
+    later = dataclasses.replace(from_runtime, finished_at_ns=3)
+    merged = with_report.merged_with(later)
+    assert merged.finished_at_ns == 3
+    assert (merged.self_finished_at_ns, merged.self_finish_is_heartbeat) == (2, True)
