@@ -19,6 +19,7 @@ from harness.outputs.liveview import THEMES
 from harness.recording.recorder import OBSERVERS
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.overheadplan import DEFAULT_PODS as OVERHEAD_PODS
+from harness.runs.overheadplan import DEFAULT_WARMUP_S
 from harness.scenarios import SCENARIOS
 
 CONFIG_HELP: Final = (
@@ -259,9 +260,10 @@ def _add_overhead(
     overhead.add_argument(
         "--warmup",
         type=float,
-        default=30.0,
+        default=DEFAULT_WARMUP_S,
         metavar="S",
-        help="settling time after every pod started, before the window (default 30)",
+        help="settling time after every pod started, before the window "
+        f"(default {DEFAULT_WARMUP_S:g})",
     )
     _output_option(overhead)
 
