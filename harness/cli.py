@@ -60,7 +60,8 @@ from harness.runs.lifecycle import Target, new_run_dir
 from harness.runs.matrix import matrix_from_runs, run_matrix
 from harness.runs.scenarios import ScenarioRun, run_scenarios
 from harness.runs.series import Series, checks_in_a_row, summaries_in
-from harness.scenarios import SCENARIOS
+from harness.scenarios import REGISTRY, SCENARIOS, sized_registry
+from harness.scenarios.common import Scenario
 from harness.scenarios.headline import headline_metrics
 from harness.substrate.engine import engine_answers, ensure_engine, stop_engine
 from harness.substrate.kindbin import ensure_kind
@@ -219,11 +220,13 @@ def _run_and_report_check(
     return result, summary
 
 
-def _run_scenarios_one_by_one(up: Target, names: Sequence[str]) -> list[ScenarioRun]:
+def _run_scenarios_one_by_one(
+    up: Target, names: Sequence[str], catalog: Mapping[str, Scenario] = REGISTRY
+) -> list[ScenarioRun]:
     """Each scenario on its own: together they load two cores past the verdict's tolerance."""
     runs = []
     for name in names:
-        run = run_scenarios(up, progress, [name])
+        run = run_scenarios(up, progress, [name], catalog=catalog)
         for by_worker in run.results.values():
             for result in by_worker.values():
                 state = "ok" if result.passed else "FAIL: " + "; ".join(result.failures[:2])
@@ -233,7 +236,8 @@ def _run_scenarios_one_by_one(up: Target, names: Sequence[str]) -> list[Scenario
 
 
 def _cmd_scenarios(args: argparse.Namespace) -> int:
-    runs = _run_scenarios_one_by_one(_target(args), args.scenarios)
+    catalog = sized_registry(ordinal_failures=args.ordinal_failures)
+    runs = _run_scenarios_one_by_one(_target(args), args.scenarios, catalog)
     for run in runs:
         SCREEN.tables.print(f"{', '.join(run.scenarios)}: {run.status} ({run.run_dir})")
     emit({"runs": [_scenario_run_document(run) for run in runs]})

@@ -20,7 +20,8 @@ from harness.recording.recorder import OBSERVERS
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.overheadplan import DEFAULT_PODS as OVERHEAD_PODS
 from harness.runs.overheadplan import DEFAULT_WARMUP_S
-from harness.scenarios import SCENARIOS
+from harness.scenarios import SCENARIOS, STATEFULSET_ORDINAL, TALK_SCENARIOS
+from harness.scenarios.statefulset_ordinal import DEFAULT_FAIL_TIMES
 
 CONFIG_HELP: Final = (
     "cluster spec: a YAML file or a built-in name (crashloop, gate-only, substrate; "
@@ -194,10 +195,18 @@ def _add_measuring(
     scenarios = commands.add_parser(
         "scenarios",
         parents=[spec_and_image],
-        help="measure the talk's scenarios on every worker, one scenario at a time",
+        help="measure the scenarios on every worker, one scenario at a time",
     )
     scenarios.add_argument(
         "--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS), help="which"
+    )
+    scenarios.add_argument(
+        "--ordinal-failures",
+        type=_positive_int,
+        default=None,
+        metavar="K",
+        help=f"{STATEFULSET_ORDINAL}: how many times ordinal 1 fails before it runs "
+        f"(default {DEFAULT_FAIL_TIMES})",
     )
     _output_option(scenarios)
     _existing_cluster_options(scenarios)
@@ -322,8 +331,9 @@ def _add_demo(
         "--scenarios",
         nargs="*",
         choices=SCENARIOS,
-        default=list(SCENARIOS),
-        help="scenarios to run beside the bare curve (default: all; none: only the curve)",
+        default=list(TALK_SCENARIOS),
+        help="scenarios to run beside the bare curve (default: the talk's three, "
+        f"{', '.join(TALK_SCENARIOS)}; none: only the curve)",
     )
     demo.add_argument("--plain", action="store_true", help="plain timestamped lines, no live view")
     demo.add_argument("--down", action="store_true", help="delete the cluster afterwards")

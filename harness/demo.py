@@ -31,6 +31,7 @@ from harness.outputs.report import write_report
 from harness.outputs.scenarioview import PodMap, ScenarioCell, scenario_cells
 from harness.outputs.summary import RunSummary, machine_restart_cost
 from harness.outputs.summaryfile import read_summary
+from harness.pods.skeleton import pod_names
 from harness.profiles import ClusterSpec
 from harness.recording.hostcpu import (
     HOST_CPU_FILE,
@@ -47,7 +48,7 @@ from harness.recording.records import AttemptRecord
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile
 from harness.runs.scenarios import ScenarioRun, run_scenarios
-from harness.scenarios import REGISTRY, SCENARIOS
+from harness.scenarios import REGISTRY, TALK_SCENARIOS
 from harness.scenarios.headline import ScenarioMetric, headline_metrics
 
 # The default window, announced before anything starts; the issue caps it at 6 minutes.
@@ -61,7 +62,7 @@ _REFRESH_S: Final = 0.25
 class DemoOptions:
     spec: ClusterSpec
     duration_s: float = DEFAULT_DURATION_S
-    scenarios: tuple[str, ...] = SCENARIOS
+    scenarios: tuple[str, ...] = TALK_SCENARIOS
     keep_cluster: bool = True
     plain: bool = False
     image: str | None = None
@@ -181,8 +182,9 @@ def scenario_pods(scenarios: Sequence[str], workers: Sequence[str]) -> PodMap:
     pods: dict[str, tuple[str, str]] = {}
     for name in scenarios:
         for worker in workers:
-            for manifest in REGISTRY[name].pods(worker, "-", "-"):
-                pods[manifest["metadata"]["name"]] = (name, worker)
+            for manifest in REGISTRY[name].manifests(worker, "-", "-"):
+                for pod in pod_names(manifest):
+                    pods[pod] = (name, worker)
     return pods
 
 

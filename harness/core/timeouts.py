@@ -76,10 +76,11 @@ NODE_SILENT: Final = _s(60.0)
 # or is killed.
 READER_EXIT: Final = _s(5.0)
 
-# Scenarios. The whole observation: the longest window (150s) plus start-up
-# and the default curve's slowest fast restart (0+10+20s back-offs, tolerance
-# up to ~50s).
-SCENARIOS: Final = _s(300.0)
+# Scenarios. The whole observation: the longest window (150s), or the
+# StatefulSet's ordinal 1 failing five times on the default curve (0+10+20+
+# 40+80s back-offs, up to ~190s at the tolerance) and its later ordinals
+# started; twice that for a K of up to six or seven, and start-up.
+SCENARIOS: Final = _s(600.0)
 # One fresh pod of the task-isolation baseline, from create to its container
 # started and its 3s session done.
 FRESH_POD: Final = _s(90.0)

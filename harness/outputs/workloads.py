@@ -58,7 +58,7 @@ def replay_manifests(workers: Sequence[str]) -> dict[str, str]:
         pods = [
             _in_namespace(pod)
             for worker in workers
-            for pod in scenario.pods(worker, RUN_ID, STABLE_TAG)
+            for pod in scenario.manifests(worker, RUN_ID, STABLE_TAG)
         ]
         files[f"{name}.yaml"] = _document(pods)
     return files

@@ -12,7 +12,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 from harness.cluster.kindconfig import WORKER_LABEL
-from harness.substrate.workloadimage import RUN_AS_USER
+from harness.substrate.workloadimage import BINARY, RUN_AS_USER
 
 RUN_LABEL: Final = "crashloop.harness/run"
 ROLE_LABEL: Final = "crashloop.harness/role"
@@ -93,19 +93,23 @@ def crashing_pod(worker: str, run_id: str, image: str, exit_code: int = 1) -> di
     return conformance_pod(f"crash-{worker}", worker, run_id, image, args)
 
 
-def on_existing_node(pod: dict[str, Any], node: str) -> dict[str, Any]:
-    """``pod`` for a cluster the harness did not make: bound to ``node`` by name.
+def on_existing_node(manifest: dict[str, Any], node: str) -> dict[str, Any]:
+    """A Pod or StatefulSet ``manifest`` for a cluster the harness did not make: its
+    pods bound to ``node`` by name.
 
     Its nodes carry no worker label, and the workload image comes from a
     registry the user named, so it may be pulled (once, before the first
     attempt: a pull is never part of a restart the kubelet decides).
     """
-    spec = {key: value for key, value in pod["spec"].items() if key != "nodeSelector"}
+    if manifest.get("kind") == "StatefulSet":
+        spec = manifest["spec"]
+        return {**manifest, "spec": {**spec, "template": on_existing_node(spec["template"], node)}}
+    spec = {key: value for key, value in manifest["spec"].items() if key != "nodeSelector"}
     spec["nodeName"] = node
     for kind in ("initContainers", "containers"):
         if kind in spec:
             spec[kind] = [{**c, "imagePullPolicy": "IfNotPresent"} for c in spec[kind]]
-    return {**pod, "spec": spec}
+    return {**manifest, "spec": spec}
 
 
 def conformance_pod(
@@ -129,3 +133,26 @@ def workload_args(mode: str, *extra: str) -> list[str]:
 def go_duration(value: timedelta) -> str:
     """Whole milliseconds as Go duration text (e.g. "500ms"); the workload parses it."""
     return f"{value // timedelta(milliseconds=1)}ms"
+
+
+def ready_probe(period_s: int) -> dict[str, Any]:
+    """An exec readiness probe of the workload binary: Ready once its marker exists.
+
+    The image is FROM scratch, with no shell, and an exec probe needs no port
+    or privilege; its first success logs its own time (ready-probe.log).
+    """
+    return {
+        "exec": {"command": [BINARY, "--mode", "ready-check", "--record-dir", RECORD_DIR]},
+        "periodSeconds": period_s,
+        "timeoutSeconds": 1,
+        "successThreshold": 1,
+        "failureThreshold": 1,
+    }
+
+
+def pod_names(manifest: dict[str, Any]) -> list[str]:
+    """The pods a Pod or StatefulSet manifest makes, by name (a StatefulSet's ordinals)."""
+    name = manifest["metadata"]["name"]
+    if manifest["kind"] == "StatefulSet":
+        return [f"{name}-{ordinal}" for ordinal in range(manifest["spec"]["replicas"])]
+    return [name]

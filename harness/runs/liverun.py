@@ -94,16 +94,41 @@ class LiveRun:
             return None
         return "".join(line + "\n" for line in echoed_lines(log, file))
 
-    def create_pod(self, pod: dict[str, Any]) -> None:
+    def create_object(self, manifest: dict[str, Any]) -> None:
+        """Create a Pod or a StatefulSet of the run (bound to its node on an existing cluster)."""
+        kind, name = manifest["kind"], manifest["metadata"]["name"]
+        node = self.nodes[manifest["metadata"]["labels"][WORKER_LABEL]]
         if self.remote:
-            pod = on_existing_node(pod, self.nodes[pod["metadata"]["labels"][WORKER_LABEL]])
+            manifest = on_existing_node(manifest, node)
         try:
-            self.core.create_namespaced_pod(self.namespace, pod)
+            if kind == "Pod":
+                self.core.create_namespaced_pod(self.namespace, manifest)
+            elif kind == "StatefulSet":
+                self._apps().create_namespaced_stateful_set(self.namespace, manifest)
+            else:
+                raise HarnessError(
+                    f"a scenario asked for a {kind}", "scenarios deploy Pods or StatefulSets"
+                )
         except client.ApiException as error:
             raise HarnessError(
-                f"creating pod {pod['metadata']['name']}: {error.status} {error.reason}",
+                f"creating {kind} {name}: {error.status} {_api_message(error)}",
                 "see the run's evidence for the API server's state",
             ) from error
+
+    def delete_statefulset(self, name: str) -> None:
+        """Delete the StatefulSet, orphaning its pods: they stay, to be read and ended."""
+        try:
+            self._apps().delete_namespaced_stateful_set(
+                name, self.namespace, propagation_policy="Orphan"
+            )
+        except client.ApiException as error:
+            raise HarnessError(
+                f"deleting StatefulSet {name}: {error.status} {error.reason}",
+                "see the run's evidence for the API server's state",
+            ) from error
+
+    def _apps(self) -> client.AppsV1Api:
+        return client.AppsV1Api(self.core.api_client)
 
     def delete_pod(self, name: str) -> None:
         try:
@@ -129,12 +154,22 @@ class LiveRun:
             worker=worker,
             ready=any(c.type == "Ready" and c.status == "True" for c in conditions),
             restart_counts={s.name: int(s.restart_count or 0) for s in statuses},
+            phase=pod.status.phase or "",
             api_started_ns={
                 s.name: int(s.state.running.started_at.timestamp()) * 1_000_000_000
                 for s in statuses
                 if s.state and s.state.running and s.state.running.started_at
             },
         )
+
+
+def _api_message(error: client.ApiException) -> str:
+    """The API server's own message (a validation error names the field), else the reason."""
+    try:
+        message = json.loads(error.body or "{}").get("message")
+    except (ValueError, AttributeError):
+        message = None
+    return str(message or error.reason)
 
 
 def echoed_lines(log: str, file: str) -> list[str]:

@@ -55,7 +55,7 @@ from harness.runs.ending import (
 from harness.runs.lifecycle import RunState, Target, clean_up, cluster_info, prepare_run
 from harness.runs.liverun import LiveRun
 from harness.scenarios import REGISTRY, SCENARIOS
-from harness.scenarios.common import Watch, WorkerResult
+from harness.scenarios.common import Scenario, Watch, WorkerResult
 
 Progress = Callable[[str], None]
 
@@ -92,10 +92,15 @@ def run_scenarios(
     cluster: Target,
     progress: Progress,
     scenarios: Iterable[str] = SCENARIOS,
+    *,
     stop: threading.Event | None = None,
     on_sample: Callable[[Sequence[AttemptRecord]], None] | None = None,
+    catalog: Mapping[str, Scenario] = REGISTRY,
 ) -> ScenarioRun:
     """Run ``scenarios`` on every worker at once; never raises on a failed metric.
+
+    ``catalog`` holds the scenarios by name, at the sizes asked for
+    (:func:`~harness.scenarios.sized_registry`).
 
     ``stop`` ends the observation early from another thread (the demo's Ctrl-C):
     what was measured is kept and the run is marked interrupted.
@@ -125,14 +130,14 @@ def run_scenarios(
     )
     if stop is not None:
         live.interrupt = stop
-    watches: dict[str, Watch] = {name: REGISTRY[name].watch(live) for name in wanted}
+    watches: dict[str, Watch] = {name: catalog[name].watch(live) for name in wanted}
     kubelets = kubelets_at_start(cluster, api, list(nodes.values()))
     try:
         recorder.start()
         for name in wanted:
             for worker in nodes:
-                for pod in REGISTRY[name].pods(worker, run_id, image):
-                    live.create_pod(pod)
+                for manifest in catalog[name].manifests(worker, run_id, image):
+                    live.create_object(manifest)
         result.status, result.reason = _observe(live, watches, progress, on_sample)
     except KeyboardInterrupt:
         result.status = "interrupted"

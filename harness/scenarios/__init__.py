@@ -1,10 +1,20 @@
-"""The talk's scenarios as measured workloads, on every worker side by side.
+"""The scenarios as measured workloads, on every worker side by side.
+
+The talk's three:
 
 - task isolation: a container runs one session and exits 0, reset in place
   (``restartPolicy: Always``); compared with a fresh pod per session;
 - fast restart on failure: a container fails a few times, then turns Ready;
 - critical sidecar: a proxy sidecar is OOMKilled over and over while the main
   app, which never restarts, is cut off until the sidecar is back.
+
+And the failure stories and restart APIs after it:
+
+- statefulset ordinal: an OrderedReady StatefulSet held back by ordinal 1's
+  crash loop;
+- liveness kill: a healthy container killed by its liveness probe, over and over;
+- restart rules (KEP-5307): ``restartPolicy: Never`` except a rule that
+  restarts the container on one exit code.
 
 Each is one module behind the protocol of :mod:`.common` (pods, what to wait
 for, metrics, headline). A new scenario is one new module and one line below.
@@ -15,7 +25,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from harness.scenarios import critical_sidecar, fast_restart, task_isolation
+from harness.scenarios import (
+    critical_sidecar,
+    fast_restart,
+    liveness_kill,
+    restart_rules,
+    statefulset_ordinal,
+    task_isolation,
+)
 from harness.scenarios.common import Scenario
 
 # In the order they run and are shown.
@@ -25,12 +42,19 @@ REGISTRY: Final[Mapping[str, Scenario]] = {
         task_isolation.TaskIsolation(),
         fast_restart.FastRestart(),
         critical_sidecar.CriticalSidecar(),
+        statefulset_ordinal.StatefulSetOrdinal(),
+        liveness_kill.LivenessKill(),
+        restart_rules.RestartRules(),
     )
 }
 SCENARIOS: Final = tuple(REGISTRY)
+TALK_SCENARIOS: Final = SCENARIOS[:3]  # the demo's default
 TASK_ISOLATION: Final = task_isolation.NAME
 FAST_RESTART: Final = fast_restart.NAME
 CRITICAL_SIDECAR: Final = critical_sidecar.NAME
+STATEFULSET_ORDINAL: Final = statefulset_ordinal.NAME
+LIVENESS_KILL: Final = liveness_kill.NAME
+RESTART_RULES: Final = restart_rules.NAME
 
 
 def scenario_named(name: str) -> Scenario:
@@ -39,3 +63,15 @@ def scenario_named(name: str) -> Scenario:
         return REGISTRY[name]
     except KeyError:
         raise ValueError(f"unknown scenario {name!r}: want one of {', '.join(SCENARIOS)}") from None
+
+
+def sized_registry(*, ordinal_failures: int | None = None) -> Mapping[str, Scenario]:
+    """The registry with the sizes a run asked for (None keeps a scenario's default).
+
+    ``ordinal_failures``: how many times the StatefulSet's ordinal 1 fails
+    (ValueError below one).
+    """
+    if ordinal_failures is None:
+        return REGISTRY
+    sized = statefulset_ordinal.StatefulSetOrdinal(fail_times=ordinal_failures)
+    return {**REGISTRY, sized.name: sized}

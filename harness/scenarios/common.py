@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from typing import Any, Final, Protocol
@@ -56,12 +56,14 @@ class LivePod:
     restart_counts: Mapping[str, int] = field(default_factory=dict)  # container -> count
     # container -> start of its running attempt as the API says it (whole seconds)
     api_started_ns: Mapping[str, int] = field(default_factory=dict)
+    phase: str = ""  # the pod's phase: Pending, Running, Succeeded, Failed
 
 
 class RunView(Protocol):
     """What a scenario may ask of the run it is observed in.
 
-    ``create_pod`` and ``delete_pod`` raise HarnessError when the API refuses;
+    ``create_object`` (a Pod or a StatefulSet), ``delete_pod`` and
+    ``delete_statefulset`` raise HarnessError when the API refuses;
     ``read_pod_file`` reports a file it cannot read through ``problem``.
     """
 
@@ -80,8 +82,10 @@ class RunView(Protocol):
     def wait_for_change(self, timeout: float) -> None: ...
     def pods(self, role: str) -> list[LivePod]: ...
     def read_pod_file(self, pod: LivePod, file: str) -> str | None: ...
-    def create_pod(self, pod: dict[str, Any]) -> None: ...
+    def create_object(self, manifest: dict[str, Any]) -> None: ...
     def delete_pod(self, name: str) -> None: ...
+    def delete_statefulset(self, name: str) -> None:  # its pods stay, for reading
+        ...
     def problem(self, text: str) -> None: ...
 
 
@@ -117,8 +121,8 @@ class Scenario(Protocol):
     @property
     def headline(self) -> Headline: ...
 
-    def pods(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
-        """The long-lived pods on ``worker``."""
+    def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
+        """The long-lived objects on ``worker``: pods, or a StatefulSet that makes them."""
         ...
 
     def watch(self, run: RunView) -> Watch: ...
@@ -284,6 +288,86 @@ def restart_metrics(prefix: str, checks: Sequence[RestartCheck]) -> list[Metric]
     ]
 
 
+@dataclass(frozen=True)
+class CurveSpan:
+    """What the model predicts from attempt 0's exit to the start of attempt ``restarts``.
+
+    The nominal back-offs of restarts 1..n plus the work attempts 1..n-1
+    measurably did in between; ``upper_s`` takes each back-off at the
+    verdict's tolerance instead.
+    """
+
+    restarts: int
+    first_exit_ns: int  # attempt 0's finish (runtime ns), where the span starts
+    delays_s: tuple[float, ...]
+    work_s: float
+
+    @property
+    def expected_s(self) -> float:
+        return sum(self.delays_s) + self.work_s
+
+
+def curve_span(
+    curve: BackoffCurve, ordered: Sequence[AttemptRecord], restarts: int
+) -> CurveSpan | str:
+    """The model of one container's first ``restarts`` restarts; a str says why there is none.
+
+    ``ordered`` is the container's attempts by number (:func:`by_attempt`).
+    """
+    numbered = {r.attempt: r for r in ordered}
+    first = numbered.get(0)
+    if first is None or first.finished_at_ns is None:
+        return "the first exit (attempt 0's finish) was not recorded"
+    runs = [run_ns(numbered[n]) if n in numbered else None for n in range(1, restarts)]
+    known = [run for run in runs if run is not None]
+    if len(known) != len(runs):
+        return f"the run time of an attempt between 1 and {restarts - 1} was not recorded"
+    delays = tuple(curve.delay_before_restart(n).total_seconds() for n in range(1, restarts + 1))
+    return CurveSpan(restarts, first.finished_at_ns, delays, sum(seconds(run) for run in known))
+
+
+def span_upper_s(curve: BackoffCurve, span: CurveSpan) -> float:
+    """The longest the span may take: every back-off at the verdict's tolerance."""
+    tolerated = (curve.upper_tolerance(timedelta(seconds=d)) for d in span.delays_s)
+    return sum(t.total_seconds() for t in tolerated) + span.work_s
+
+
+def span_metric(
+    name: str,
+    curve: BackoffCurve,
+    ordered: Sequence[AttemptRecord],
+    restarts: int,
+    *,
+    end_ns: int | None,
+    end: str,
+    slack: timedelta = timedelta(0),
+) -> Metric:
+    """From one container's first exit to ``end`` (at ``end_ns``), against the curve's span.
+
+    ``slack`` is what ``end`` may add after the start of attempt ``restarts``
+    (a probe's period, later pods' starts); it widens the upper bound only.
+    """
+    span = curve_span(curve, ordered, restarts)
+    if isinstance(span, str):
+        return unmeasured(name, span)
+    if end_ns is None:
+        return unmeasured(name, f"{end} was not seen")
+    return bounded(
+        name,
+        "s",
+        expected=span.expected_s,
+        measured=seconds(end_ns - span.first_exit_ns),
+        lower=span.expected_s - CLOCK_ROUNDING.total_seconds(),
+        upper=span_upper_s(curve, span) + slack.total_seconds(),
+        detail=(
+            f"back-offs {list(span.delays_s)}s plus {span.work_s:.3f}s of work in attempts "
+            f"1..{restarts - 1}, then {end}"
+            + (f" within {slack.total_seconds():g}s" if slack else "")
+        ),
+        restarts=restarts,
+    )
+
+
 def unmeasured(name: str, why: str, unit: str = "s") -> Metric:
     return bounded(name, unit, expected=None, measured=None, lower=None, upper=None, detail=why)
 
@@ -317,6 +401,18 @@ def attempts_of(attempts: Sequence[AttemptRecord], pod: str, container: str) -> 
 def first_start(attempts: Sequence[AttemptRecord], pod: str, container: str) -> int | None:
     """The first start of ``pod``'s ``container`` (runtime ns), None before it ran."""
     return min((a.started_at_ns for a in attempts_of(attempts, pod, container)), default=None)
+
+
+def restarts_pending(
+    view: RunView, scenario: str, pod_name: Callable[[str], str], restart: int
+) -> list[str]:
+    """Workers whose pod's main container has not started attempt ``restart`` yet."""
+    started = {a.pod for a in view.attempts() if a.attempt >= restart}
+    return [
+        f"{scenario} restart {restart} on {worker}"
+        for worker in view.nodes
+        if pod_name(worker) not in started
+    ]
 
 
 def windows_pending(

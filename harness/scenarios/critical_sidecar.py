@@ -120,7 +120,7 @@ class CriticalSidecar:
     name: str = NAME
     headline: Headline = HEADLINE
 
-    def pods(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
+    def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
         return [sidecar_pod(worker, run_id, image)]
 
     def watch(self, run: RunView) -> _Watch:

@@ -15,9 +15,9 @@ from typing import Any, Final
 from harness.model.backoff import BackoffCurve
 from harness.pods.skeleton import (
     MAIN_CONTAINER,
-    RECORD_DIR,
     go_duration,
     pod_for_worker,
+    ready_probe,
     workload_args,
     workload_container,
 )
@@ -33,12 +33,9 @@ from harness.scenarios.common import (
     by_attempt,
     parse_events,
     restart_metrics,
-    run_ns,
-    seconds,
-    unmeasured,
+    span_metric,
 )
-from harness.substrate.workloadimage import BINARY
-from harness.verdict import CLOCK_ROUNDING, judge_worker
+from harness.verdict import judge_worker
 
 NAME: Final = "fast-restart"
 POD_PREFIX: Final = "transient"
@@ -74,15 +71,7 @@ def transient_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
         str(TRANSIENT_EXIT_CODE),
     )
     container = workload_container(MAIN_CONTAINER, image, args)
-    # An exec probe of the workload binary itself: the image is FROM scratch,
-    # with no shell, and an exec probe needs no port or privilege.
-    container["readinessProbe"] = {
-        "exec": {"command": [BINARY, "--mode", "ready-check", "--record-dir", RECORD_DIR]},
-        "periodSeconds": READY_PROBE_PERIOD_S,
-        "timeoutSeconds": 1,
-        "successThreshold": 1,
-        "failureThreshold": 1,
-    }
+    container["readinessProbe"] = ready_probe(READY_PROBE_PERIOD_S)
     return pod_for_worker(
         name=pod_name(worker),
         worker=worker,
@@ -99,7 +88,7 @@ class FastRestart:
     name: str = NAME
     headline: Headline = HEADLINE
 
-    def pods(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
+    def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
         return [transient_pod(worker, run_id, image)]
 
     def watch(self, run: RunView) -> _Watch:
@@ -209,33 +198,12 @@ def fast_restart(
 def _time_to_ready(
     curve: BackoffCurve, ordered: Sequence[AttemptRecord], fail_times: int, ready_ns: int | None
 ) -> Metric:
-    first = ordered[0] if ordered and ordered[0].attempt == 0 else None
-    numbered = {r.attempt: r for r in ordered}
-    runs = [run_ns(numbered[n]) if n in numbered else None for n in range(1, fail_times)]
-    known_runs = [run for run in runs if run is not None]
-    if first is None or first.finished_at_ns is None:
-        return unmeasured(
-            "time_to_ready_s", "the first failure (attempt 0's finish) was not recorded"
-        )
-    if ready_ns is None:
-        return unmeasured("time_to_ready_s", "no readiness probe succeeded (no ready-probe.log)")
-    if len(known_runs) != len(runs):
-        return unmeasured("time_to_ready_s", "a failing attempt's run time was not recorded")
-    delays = [curve.delay_before_restart(n) for n in range(1, fail_times + 1)]
-    run_s = sum(seconds(run) for run in known_runs)
-    expected = sum(d.total_seconds() for d in delays) + run_s
-    upper = sum(curve.upper_tolerance(d).total_seconds() for d in delays) + run_s
-    return bounded(
+    return span_metric(
         "time_to_ready_s",
-        "s",
-        expected=expected,
-        measured=seconds(ready_ns - first.finished_at_ns),
-        lower=expected - CLOCK_ROUNDING.total_seconds(),
-        upper=upper + READY_SLACK.total_seconds(),
-        detail=(
-            f"back-offs {[d.total_seconds() for d in delays]}s plus {run_s:.3f}s of work in "
-            f"attempts 1..{fail_times - 1}; Ready within {READY_SLACK.total_seconds():g}s of the "
-            "healthy start"
-        ),
-        restarts=fail_times,
+        curve,
+        ordered,
+        fail_times,
+        end_ns=ready_ns,
+        end="Ready (a readiness probe's success in ready-probe.log)",
+        slack=READY_SLACK,
     )

@@ -106,7 +106,7 @@ class TaskIsolation:
     name: str = NAME
     headline: Headline = HEADLINE
 
-    def pods(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
+    def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
         return [session_pod(worker, run_id, image)]
 
     def watch(self, run: RunView) -> _Watch:
@@ -171,7 +171,7 @@ class _Watch:
                 if previous is not None:
                     deleted_at = time.time_ns()
                     run.delete_pod(previous)
-                run.create_pod(pod)
+                run.create_object(pod)
                 started = self._wait_attempt(name, finished=False)
                 if started is None:
                     return

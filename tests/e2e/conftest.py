@@ -9,7 +9,8 @@ from harness.plugin.options import ours
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.scenarios import ScenarioRun, run_scenarios
-from harness.scenarios import SCENARIOS
+from harness.scenarios import SCENARIOS, sized_registry
+from harness.scenarios.statefulset_ordinal import SHORT_FAIL_TIMES
 
 _skipped: list[str] = []
 
@@ -48,7 +49,12 @@ def conformance(crashloop_cluster: Cluster, pytestconfig: pytest.Config) -> Chec
 
 
 def _observe(cluster: Cluster, scenario: str) -> ScenarioRun:
-    run = run_scenarios(cluster, lambda message: print(f"[scenarios] {message}"), [scenario])
+    run = run_scenarios(
+        cluster,
+        lambda message: print(f"[scenarios] {message}"),
+        [scenario],
+        catalog=sized_registry(ordinal_failures=SHORT_FAIL_TIMES),
+    )
     for by_worker in run.results.values():
         for result in by_worker.values():
             for metric in result.metrics:

@@ -37,6 +37,7 @@ from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.scenarios import ScenarioRun
 from harness.scenarios import CRITICAL_SIDECAR, REGISTRY, SCENARIOS
+from harness.scenarios.statefulset_ordinal import SHORT_FAIL_TIMES
 from tests.unit.factories import neighbour_curve
 
 pytestmark = [pytest.mark.e2e, pytest.mark.conformance]
@@ -234,7 +235,13 @@ def existing_scenarios(
     del existing_mode  # ordering only: the check's pods are gone from the namespace first
     runs = tmp_path_factory.mktemp("existing-scenario-runs")
     done = _run_without_docker(
-        ["scenarios", *_existing_args(account_kubeconfig, crashloop_workload_image)], runs
+        [
+            "scenarios",
+            "--ordinal-failures",
+            str(SHORT_FAIL_TIMES),
+            *_existing_args(account_kubeconfig, crashloop_workload_image),
+        ],
+        runs,
     )
     assert done.stdout, done.stderr[-3000:]
     document: dict[str, Any] = json.loads(done.stdout)

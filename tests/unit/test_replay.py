@@ -36,9 +36,10 @@ def test_every_pod_runs_in_the_replay_namespace_on_the_stable_image() -> None:
         assert len(pods) >= len(WORKERS), name
         for pod in pods:
             assert pod["metadata"]["namespace"] == NAMESPACE
-            workers = {pod["spec"]["nodeSelector"]["crashloop.harness/worker"]}
+            spec = pod["spec"]["template"]["spec"] if pod["kind"] == "StatefulSet" else pod["spec"]
+            workers = {spec["nodeSelector"]["crashloop.harness/worker"]}
             assert workers <= set(WORKERS)
-            containers = pod["spec"]["containers"] + pod["spec"].get("initContainers", [])
+            containers = spec["containers"] + spec.get("initContainers", [])
             assert {c["image"] for c in containers} == {STABLE_TAG}
             assert {c["imagePullPolicy"] for c in containers} == {"Never"}
 

@@ -18,27 +18,48 @@ from harness.runs.liverun import echoed_lines
 from harness.scenarios import (
     CRITICAL_SIDECAR,
     FAST_RESTART,
+    LIVENESS_KILL,
     REGISTRY,
+    RESTART_RULES,
     SCENARIOS,
+    STATEFULSET_ORDINAL,
     TASK_ISOLATION,
     scenario_named,
+    sized_registry,
 )
 from harness.scenarios import critical_sidecar as cs
 from harness.scenarios import fast_restart as fr
+from harness.scenarios import liveness_kill as lk
+from harness.scenarios import restart_rules as rr
+from harness.scenarios import statefulset_ordinal as so
 from harness.scenarios import task_isolation as ti
 from harness.substrate.workloadimage import BINARY, RUN_AS_USER
 
 IMAGE = "crashloop.local/workload:test"
 WORKERS = ("fast", "reduced", "default")
-POD_NAME = {TASK_ISOLATION: ti.pod_name, FAST_RESTART: fr.pod_name, CRITICAL_SIDECAR: cs.pod_name}
+POD_NAME = {
+    TASK_ISOLATION: ti.pod_name,
+    FAST_RESTART: fr.pod_name,
+    CRITICAL_SIDECAR: cs.pod_name,
+    STATEFULSET_ORDINAL: so.set_name,
+    LIVENESS_KILL: lk.pod_name,
+    RESTART_RULES: rr.pod_name,
+}
+
+
+def _as_pod(manifest: dict[str, Any]) -> dict[str, Any]:
+    """A Pod as it is; a StatefulSet as the pod its template makes, under the set's name."""
+    if manifest["kind"] == "StatefulSet":
+        return {"metadata": manifest["metadata"], "spec": manifest["spec"]["template"]["spec"]}
+    return manifest
 
 
 def _all_pods() -> list[dict[str, Any]]:
     pods = [
-        pod
+        _as_pod(manifest)
         for scenario in SCENARIOS
         for worker in WORKERS
-        for pod in REGISTRY[scenario].pods(worker, "run-1", IMAGE)
+        for manifest in REGISTRY[scenario].manifests(worker, "run-1", IMAGE)
     ]
     return pods + [ti.fresh_session_pod(w, "run-1", IMAGE, 0) for w in WORKERS]
 
@@ -74,7 +95,8 @@ def test_every_pod_is_restricted_and_limited(pod: dict[str, Any]) -> None:
 @pytest.mark.parametrize("scenario", SCENARIOS)
 @pytest.mark.parametrize("worker", WORKERS)
 def test_pods_are_pinned_and_labelled(scenario: str, worker: str) -> None:
-    (pod,) = REGISTRY[scenario].pods(worker, "run-7", IMAGE)
+    (manifest,) = REGISTRY[scenario].manifests(worker, "run-7", IMAGE)
+    pod = _as_pod(manifest)
     assert pod["spec"]["nodeSelector"] == {WORKER_LABEL: worker}
     labels = pod["metadata"]["labels"]
     assert labels == {RUN_LABEL: "run-7", ROLE_LABEL: scenario, WORKER_LABEL: worker}
@@ -198,3 +220,71 @@ def test_echoed_lines_are_the_file_s_own_lines() -> None:
         '{"event": "cut", "unix_ns": 7}',
     ]
     assert echoed_lines(log, "absent.log") == []
+
+
+# --- the scenarios beyond the talk's -------------------------------------------------------
+
+
+def test_statefulset_is_ordered_and_only_ordinal_1_fails() -> None:
+    (sts,) = REGISTRY[STATEFULSET_ORDINAL].manifests("fast", "run-1", IMAGE)
+    spec = sts["spec"]
+    assert sts["kind"] == "StatefulSet"
+    assert spec["podManagementPolicy"] == "OrderedReady"
+    assert spec["replicas"] == so.REPLICAS == 4
+    template = spec["template"]
+    assert spec["selector"]["matchLabels"].items() <= template["metadata"]["labels"].items()
+    (app,) = template["spec"]["containers"]
+    assert _flag(app, "--mode") == "transient"
+    assert _flag(app, "--fail-times") == str(so.DEFAULT_FAIL_TIMES) == "5"
+    assert _flag(app, "--fail-host-suffix") == "-1"
+    assert so.ordinal_pod("fast", 1).endswith("-1")
+    assert app["readinessProbe"]["exec"]["command"][0] == BINARY
+
+
+def test_ordinal_failures_size_the_statefulset_only() -> None:
+    sized = sized_registry(ordinal_failures=2)
+    (sts,) = sized[STATEFULSET_ORDINAL].manifests("fast", "run-1", IMAGE)
+    (app,) = sts["spec"]["template"]["spec"]["containers"]
+    assert _flag(app, "--fail-times") == "2"
+    assert sized[LIVENESS_KILL] is REGISTRY[LIVENESS_KILL]
+    assert sized_registry() is REGISTRY
+    with pytest.raises(ValueError, match="at least once"):
+        sized_registry(ordinal_failures=0)
+
+
+def test_liveness_pod_sleeps_and_its_probe_can_never_pass() -> None:
+    (pod,) = REGISTRY[LIVENESS_KILL].manifests("fast", "run-1", IMAGE)
+    (app,) = pod["spec"]["containers"]
+    assert _flag(app, "--mode") == "sleep"
+    probe = app["livenessProbe"]
+    assert probe["failureThreshold"] == 1
+    assert probe["periodSeconds"] == lk.PROBE_PERIOD_S
+    command = probe["exec"]["command"]
+    assert command[0] == BINARY
+    assert command[command.index("--mode") + 1] == "ready-check"
+    # The marker it looks for is one nothing writes.
+    assert command[command.index("--ready-file") + 1] == lk.NEVER_READY
+    assert "readinessProbe" not in app
+
+
+def test_rules_pod_never_restarts_except_on_the_retriable_exit() -> None:
+    (pod,) = REGISTRY[RESTART_RULES].manifests("fast", "run-1", IMAGE)
+    (app,) = pod["spec"]["containers"]
+    assert pod["spec"]["restartPolicy"] == "Never"
+    assert app["restartPolicy"] == "Never"
+    assert app["restartPolicyRules"] == [
+        {"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}}
+    ]
+    assert _flag(app, "--mode") == "retriable"
+    assert _flag(app, "--exit-code") == "42"
+    assert _flag(app, "--final-exit-code") == "1"
+    assert _flag(app, "--fail-times") == str(rr.RETRIES)
+
+
+def test_a_statefulset_on_an_existing_cluster_binds_its_template() -> None:
+    (sts,) = REGISTRY[STATEFULSET_ORDINAL].manifests("fast", "run-1", IMAGE)
+    bound = on_existing_node(sts, "node-a")
+    spec = bound["spec"]["template"]["spec"]
+    assert spec["nodeName"] == "node-a"
+    assert "nodeSelector" not in spec
+    assert {c["imagePullPolicy"] for c in spec["containers"]} == {"IfNotPresent"}

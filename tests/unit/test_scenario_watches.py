@@ -83,7 +83,7 @@ class FakeRun:
             self.problem(f"{file} of {pod.name}: no such file")
         return text
 
-    def create_pod(self, pod: dict[str, Any]) -> None:
+    def create_object(self, pod: dict[str, Any]) -> None:
         """A created pod runs one session at once, as a fast kubelet would."""
         if self.refuse_creates:
             raise HarnessError("creating pod: 403 Forbidden", "grant create on pods")
@@ -94,6 +94,9 @@ class FakeRun:
             self.recorded.append(_attempt(name, 0, time.time_ns(), run_s=0.001))
 
     def delete_pod(self, name: str) -> None:
+        self.deleted.append(name)
+
+    def delete_statefulset(self, name: str) -> None:
         self.deleted.append(name)
 
     def problem(self, text: str) -> None:
@@ -127,7 +130,7 @@ def test_every_registered_scenario_keeps_the_protocol() -> None:
         watch: Watch = scenario.watch(run)
         assert watch.pending(), f"{name} waits for nothing before anything ran"
         for worker in NODES:
-            (pod,) = scenario.pods(worker, "run-1", "img")
+            (pod,) = scenario.manifests(worker, "run-1", "img")
             assert pod["metadata"]["labels"][ROLE_LABEL] == name
 
 

@@ -41,6 +41,11 @@ type config struct {
 	// transient / ready-check
 	failTimes int
 	readyFile string
+	// transient: fail only in a pod whose hostname ends with this (a
+	// StatefulSet's ordinal, "-1"); elsewhere turn healthy at once.
+	failHostSuffix string
+	// retriable: the exit code once the --fail-times retriable exits are spent
+	finalExitCode int
 	// proxy / client
 	listen    string
 	target    string
@@ -80,6 +85,9 @@ var modes = map[string]mode{
 	// run-once: crash at once, except attempt --fail-times+1, which works for
 	// --run-for first (a long run that may reset the back-off curve).
 	"run-once": runOnce,
+	// retriable: exit --exit-code (a code a restart rule retries) on the
+	// first --fail-times attempts, then --final-exit-code (one it does not).
+	"retriable": retriable,
 	// ready-check: an exec readiness probe (exit 0 iff the ready marker exists).
 	"ready-check": readyCheck,
 	// proxy: a sidecar that answers on --listen and leaks memory until killed.
@@ -110,13 +118,13 @@ func transient(ctx context.Context, cfg config, sig *os.Signal) int {
 	if !ok {
 		return usageExit
 	}
-	if count <= cfg.failTimes {
+	if count <= cfg.failTimesHere() {
 		// A stale marker would make a failing attempt look ready.
 		_ = os.Remove(cfg.readyPath())
 		if code := runSession(ctx, cfg, sig); code != cfg.exitCode {
 			return code
 		}
-		fmt.Fprintf(os.Stderr, "workload: transient failure %d of %d\n", count, cfg.failTimes)
+		fmt.Fprintf(os.Stderr, "workload: transient failure %d of %d\n", count, cfg.failTimesHere())
 		return cfg.exitCode
 	}
 	if err := writeSynced(cfg.readyPath(), []byte(strconv.FormatInt(time.Now().UnixNano(), 10)+"\n"), os.O_TRUNC); err != nil {
@@ -126,6 +134,35 @@ func transient(ctx context.Context, cfg config, sig *os.Signal) int {
 	go echoWhenWritten(ctx, cfg, readyProbeLog)
 	<-ctx.Done()
 	return 0
+}
+
+// failTimesHere is --fail-times, or 0 in a pod whose hostname does not end
+// with --fail-host-suffix (every replica of a StatefulSet runs the same
+// arguments; only the ordinal named fails).
+func (cfg config) failTimesHere() int {
+	if cfg.failHostSuffix == "" {
+		return cfg.failTimes
+	}
+	host, err := os.Hostname()
+	if err != nil || !strings.HasSuffix(host, cfg.failHostSuffix) {
+		return 0
+	}
+	return cfg.failTimes
+}
+
+// retriable counts its attempts in record-dir/retriable.count like
+// transient: attempts up to --fail-times work for --run-for and exit with
+// --exit-code, every later one with --final-exit-code.
+func retriable(ctx context.Context, cfg config, sig *os.Signal) int {
+	count, ok := countAttempt(cfg, "retriable")
+	if !ok {
+		return usageExit
+	}
+	code := runSession(ctx, cfg, sig)
+	if code != cfg.exitCode || count <= cfg.failTimes {
+		return code
+	}
+	return cfg.finalExitCode
 }
 
 // runOnce counts its attempts in record-dir/run-once.count like transient,
@@ -528,13 +565,15 @@ func envOr(name, fallback string) string {
 func parseConfig(args []string) (config, error) {
 	fs := flag.NewFlagSet("workload", flag.ContinueOnError)
 	var cfg config
-	fs.StringVar(&cfg.mode, "mode", envOr("WORKLOAD_MODE", "exit"), "exit | run | session | sleep | transient | run-once | ready-check | proxy | client")
+	fs.StringVar(&cfg.mode, "mode", envOr("WORKLOAD_MODE", "exit"), "exit | run | session | sleep | transient | run-once | retriable | ready-check | proxy | client")
 	code := fs.String("exit-code", envOr("WORKLOAD_EXIT_CODE", "1"), "exit code of exit and run")
 	runFor := fs.String("run-for", envOr("WORKLOAD_RUN_FOR", "0s"), "how long run works (Go duration)")
 	fs.StringVar(&cfg.recordDir, "record-dir", envOr("WORKLOAD_RECORD_DIR", ""), "append events to DIR/attempts.log")
 	fs.StringVar(&cfg.terminationLog, "termination-log", envOr("WORKLOAD_TERMINATION_LOG", "/dev/termination-log"), "keep this attempt's start, heartbeat and exit times here, the termination message (empty: nowhere)")
 	fs.IntVar(&cfg.failTimes, "fail-times", 3, "transient: attempts that fail before it turns healthy; run-once: quick attempts before the long one")
 	fs.StringVar(&cfg.readyFile, "ready-file", "", "transient, ready-check: the ready marker (default DIR/ready)")
+	fs.StringVar(&cfg.failHostSuffix, "fail-host-suffix", "", "transient: fail only where the hostname ends with this")
+	finalCode := fs.String("final-exit-code", "1", "retriable: the exit code after the --fail-times retriable ones")
 	fs.StringVar(&cfg.listen, "listen", "127.0.0.1:8080", "proxy: address to serve on")
 	fs.StringVar(&cfg.target, "target", "127.0.0.1:8080", "client: address to talk to")
 	fs.DurationVar(&cfg.interval, "interval", 100*time.Millisecond, "client: time between requests")
@@ -552,6 +591,9 @@ func parseConfig(args []string) (config, error) {
 	var err error
 	if cfg.exitCode, err = strconv.Atoi(*code); err != nil || cfg.exitCode < 0 || cfg.exitCode > 255 {
 		return cfg, fmt.Errorf("--exit-code %q: want an integer 0..255", *code)
+	}
+	if cfg.finalExitCode, err = strconv.Atoi(*finalCode); err != nil || cfg.finalExitCode < 0 || cfg.finalExitCode > 255 {
+		return cfg, fmt.Errorf("--final-exit-code %q: want an integer 0..255", *finalCode)
 	}
 	if cfg.runFor, err = time.ParseDuration(*runFor); err != nil || cfg.runFor < 0 {
 		return cfg, fmt.Errorf("--run-for %q: want a Go duration such as 30s", *runFor)

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -56,5 +58,37 @@ func TestEchoNamesTheFile(t *testing.T) {
 	line, _ := json.Marshal(echoedEvent{"client.log", "cut", 7})
 	if got := string(line); !strings.Contains(got, `"file":"client.log"`) || !strings.Contains(got, `"unix_ns":7`) {
 		t.Fatalf("echoed line %s", got)
+	}
+}
+
+func TestRetriableExitsWithTheRetriableCodeThenTheFinalOne(t *testing.T) {
+	cfg := config{mode: "retriable", recordDir: t.TempDir(), failTimes: 2, exitCode: 42, finalExitCode: 1}
+	var got []int
+	for range 4 {
+		got = append(got, retriable(context.Background(), cfg, nil))
+	}
+	if want := []int{42, 42, 1, 1}; !slices.Equal(got, want) {
+		t.Fatalf("exit codes %v, want %v", got, want)
+	}
+}
+
+func TestFailHostSuffixFailsOnlyTheNamedHost(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Skip("no hostname")
+	}
+	cfg := config{failTimes: 3, failHostSuffix: host[len(host)-1:]}
+	if n := cfg.failTimesHere(); n != 3 {
+		t.Fatalf("on the named host: %d failures, want 3", n)
+	}
+	cfg.failHostSuffix = host + "-not-this-one"
+	if n := cfg.failTimesHere(); n != 0 {
+		t.Fatalf("on another host: %d failures, want 0", n)
+	}
+}
+
+func TestFinalExitCodeIsValidated(t *testing.T) {
+	if _, err := parseConfig([]string{"--mode", "retriable", "--final-exit-code", "300"}); err == nil {
+		t.Fatal("--final-exit-code 300 was accepted")
 	}
 }

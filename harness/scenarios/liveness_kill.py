@@ -1,0 +1,161 @@
+"""Liveness-probe kill loop: a container that starts fine but fails its liveness probe.
+
+The kubelet kills it (SIGTERM, then the grace period) over and over, never
+because it crashed. Does the back-off curve apply to probe kills exactly as
+to crashes? In the kubelet's source it must: a killed container is an exited
+one, and the next sync restarts it through the same back-off. The headline is
+the time from the first kill to the start of restart KILLS, which the curve
+decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from harness.model.backoff import BackoffCurve
+from harness.pods.skeleton import (
+    MAIN_CONTAINER,
+    RECORD_DIR,
+    pod_for_worker,
+    workload_args,
+    workload_container,
+)
+from harness.recording.records import AttemptRecord
+from harness.scenarios.common import (
+    Headline,
+    RunView,
+    WorkerResult,
+    attempts_of,
+    bounded,
+    by_attempt,
+    restart_metrics,
+    restarts_pending,
+    span_metric,
+)
+from harness.substrate.workloadimage import BINARY
+from harness.verdict import judge_worker
+
+NAME: Final = "liveness-kill"
+POD_PREFIX: Final = "liveness"
+# Restarts judged per worker: four reach 40s on the default curve (0, 10, 20,
+# 40s) and the 2s cap on the fast one, and keep the default worker near 70s.
+KILLS: Final = 4
+# A probe every second that fails once is a kill: the loop is as tight as the
+# API allows, so each attempt lives about one period.
+PROBE_PERIOD_S: Final = 1
+# The probe looks for a marker nothing ever writes.
+NEVER_READY: Final = f"{RECORD_DIR}/never-ready"
+# What the workload exits with on the kubelet's SIGTERM (128 + 15), and what
+# the runtime reports if the grace period ran out first (128 + 9).
+KILL_EXIT_CODES: Final = frozenset({137, 143})
+
+HEADLINE: Final = Headline("kill_loop_s", f"first kill to restart {KILLS}")
+
+
+def pod_name(worker: str) -> str:
+    return f"{POD_PREFIX}-{worker}"
+
+
+def liveness_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
+    """A healthy sleeper whose liveness probe always fails."""
+    container = workload_container(MAIN_CONTAINER, image, workload_args("sleep"))
+    # The workload binary as an exec probe (the image has no shell): it exits
+    # 1 while its ready marker is missing, which is always.
+    container["livenessProbe"] = {
+        "exec": {"command": [BINARY, "--mode", "ready-check", "--ready-file", NEVER_READY]},
+        "periodSeconds": PROBE_PERIOD_S,
+        "timeoutSeconds": 1,
+        "failureThreshold": 1,
+    }
+    return pod_for_worker(
+        name=pod_name(worker), worker=worker, run_id=run_id, role=NAME, containers=[container]
+    )
+
+
+@dataclass(frozen=True)
+class LivenessKill:
+    """The scenario as the run sees it."""
+
+    name: str = NAME
+    headline: Headline = HEADLINE
+
+    def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
+        return [liveness_pod(worker, run_id, image)]
+
+    def watch(self, run: RunView) -> _Watch:
+        return _Watch(run)
+
+
+@dataclass
+class _Watch:
+    """Until restart KILLS has started on every worker."""
+
+    run: RunView
+
+    def pending(self) -> list[str]:
+        return restarts_pending(self.run, NAME, pod_name, KILLS)
+
+    def collect(self) -> None:
+        """Everything is in the recorder's attempts."""
+
+    def stop(self) -> None:
+        """Nothing runs in the background."""
+
+    def measure(
+        self, worker: str, node: str, curve: BackoffCurve, attempts: Sequence[AttemptRecord]
+    ) -> WorkerResult:
+        return liveness_kill(
+            worker=worker,
+            node=node,
+            curve=curve,
+            attempts=attempts_of(attempts, pod_name(worker), MAIN_CONTAINER),
+        )
+
+
+# --- metrics (pure) -----------------------------------------------------------------------
+
+
+def liveness_kill(
+    *, worker: str, node: str, curve: BackoffCurve, attempts: Sequence[AttemptRecord]
+) -> WorkerResult:
+    """Restarts 1..KILLS after probe kills, judged as the conformance check judges crashes."""
+    ordered = by_attempt(attempts)
+    judged = [r for r in ordered if r.attempt <= KILLS]
+    verdict = judge_worker(judged, curve, worker=worker, node=node)
+    metrics = restart_metrics("restart", verdict.checks)
+    killed = [r for r in ordered if r.attempt < KILLS]
+    metrics.append(
+        bounded(
+            "probe_kills",
+            "count",
+            expected=KILLS,
+            measured=sum(r.exit_code in KILL_EXIT_CODES for r in killed),
+            lower=KILLS,
+            upper=KILLS,
+            detail=(
+                f"attempts 0..{KILLS - 1} must end killed ({sorted(KILL_EXIT_CODES)}), "
+                f"not crash; exit codes {[r.exit_code for r in killed]}, "
+                f"reasons {sorted({r.reason for r in killed})}"
+            ),
+        )
+    )
+    restart_by = {r.attempt: r.started_at_ns for r in ordered}
+    metrics.append(
+        span_metric(
+            HEADLINE.metric,
+            curve,
+            ordered,
+            KILLS,
+            end_ns=restart_by.get(KILLS),
+            end=f"the start of restart {KILLS}",
+        )
+    )
+    return WorkerResult(
+        scenario=NAME,
+        worker=worker,
+        node=node,
+        metrics=tuple(metrics),
+        notes=verdict.notes + verdict.problems,
+    )

@@ -1,0 +1,110 @@
+"""The scenarios beyond the talk's three, measured on every worker side by side.
+
+A StatefulSet held back by ordinal 1's crash loop (at its smallest useful
+size, three failures), a liveness-probe kill loop, and KEP-5307's restart
+rules. Each runs on its own, like the talk's (see test_scenarios.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.recording.records import read_attempts
+from harness.runs.scenarios import ScenarioRun
+from harness.scenarios import LIVENESS_KILL, RESTART_RULES, STATEFULSET_ORDINAL
+from harness.scenarios import liveness_kill as lk
+from harness.scenarios import restart_rules as rr
+from harness.scenarios import statefulset_ordinal as so
+from harness.scenarios.common import WorkerResult
+
+pytestmark = [pytest.mark.e2e, pytest.mark.scenarios]
+
+WORKERS = ("fast", "reduced", "default")
+Results = dict[str, WorkerResult]
+
+
+def _results(runs: dict[str, ScenarioRun], scenario: str) -> Results:
+    run = runs[scenario]
+    assert sorted(run.results[scenario]) == sorted(WORKERS), run.reason
+    return run.results[scenario]
+
+
+def _measured(result: WorkerResult, name: str) -> float:
+    value = result.metric(name).measured
+    assert value is not None, f"{result.scenario} {result.worker}: {name} was not measured"
+    return value
+
+
+# --- StatefulSet ordinal ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("worker", WORKERS)
+def test_the_set_waits_out_ordinal_1_s_curve(
+    scenario_runs: dict[str, ScenarioRun], worker: str
+) -> None:
+    result = _results(scenario_runs, STATEFULSET_ORDINAL)[worker]
+    _measured(result, so.HEADLINE.metric)
+    assert result.metric("failures").measured == so.SHORT_FAIL_TIMES
+    assert result.passed, "\n".join(result.failures)
+
+
+@pytest.mark.parametrize("worker", WORKERS)
+def test_later_ordinals_were_held_back_until_their_predecessor_was_ready(
+    scenario_runs: dict[str, ScenarioRun], worker: str
+) -> None:
+    result = _results(scenario_runs, STATEFULSET_ORDINAL)[worker]
+    two = _measured(result, "held_back_ordinal_2_s")
+    three = _measured(result, "held_back_ordinal_3_s")
+    assert result.metric("held_back_ordinal_2_s").passed
+    assert result.metric("held_back_ordinal_3_s").passed
+    assert two < three
+
+
+def test_the_default_curve_holds_the_set_back_longest(
+    scenario_runs: dict[str, ScenarioRun],
+) -> None:
+    by_worker = _results(scenario_runs, STATEFULSET_ORDINAL)
+    ready = {w: _measured(by_worker[w], so.HEADLINE.metric) for w in WORKERS}
+    assert ready["fast"] < ready["default"], ready
+    assert ready["reduced"] < ready["default"], ready
+
+
+# --- liveness kill ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("worker", WORKERS)
+def test_probe_kills_wait_the_same_curve_as_crashes(
+    scenario_runs: dict[str, ScenarioRun], worker: str
+) -> None:
+    result = _results(scenario_runs, LIVENESS_KILL)[worker]
+    _measured(result, lk.HEADLINE.metric)
+    assert result.passed, "\n".join(result.failures)
+
+
+def test_every_kill_came_from_the_probe_not_a_crash(
+    scenario_runs: dict[str, ScenarioRun],
+) -> None:
+    run = scenario_runs[LIVENESS_KILL]
+    ended = [
+        r
+        for r in read_attempts(run.run_dir / "attempts.jsonl")
+        if r.container == "app" and r.finished_at_ns is not None and r.attempt < lk.KILLS
+    ]
+    assert len(ended) >= len(WORKERS) * lk.KILLS
+    assert {r.exit_code for r in ended} <= lk.KILL_EXIT_CODES, {r.exit_code for r in ended}
+    # The workload never ends by itself: every attempt lived at least until a probe ran.
+    assert min(r.finished_at_ns - r.started_at_ns for r in ended if r.finished_at_ns) > 0
+
+
+# --- restart rules ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("worker", WORKERS)
+def test_the_rule_retries_on_the_curve_and_the_final_exit_ends_the_pod(
+    scenario_runs: dict[str, ScenarioRun], worker: str
+) -> None:
+    result = _results(scenario_runs, RESTART_RULES)[worker]
+    _measured(result, rr.HEADLINE.metric)
+    assert result.metric("pod_ended").passed, result.metric("pod_ended").detail
+    assert result.metric("final_exit_code").measured == rr.FINAL_EXIT_CODE
+    assert result.passed, "\n".join(result.failures)

@@ -1,0 +1,247 @@
+"""Metrics of the scenarios beyond the talk's: StatefulSet, liveness kills, restart rules."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from harness.model.backoff import BackoffCurve, upper_tolerance
+from harness.recording.records import AttemptRecord
+from harness.scenarios import common
+from harness.scenarios import liveness_kill as lk
+from harness.scenarios import restart_rules as rr
+from harness.scenarios import statefulset_ordinal as so
+from tests.unit.scenario_factories import DEFAULT, FAST, REDUCED, T0, S, record, timeline
+
+CURVES = {"fast": FAST, "reduced": REDUCED, "default": DEFAULT}
+
+
+def _on_pod(records: list[AttemptRecord], pod: str) -> list[AttemptRecord]:
+    return [dataclasses.replace(r, pod=pod, pod_uid=f"uid-{pod}") for r in records]
+
+
+def _with_exit(records: list[AttemptRecord], attempt: int, code: int) -> list[AttemptRecord]:
+    return [dataclasses.replace(r, exit_code=code) if r.attempt == attempt else r for r in records]
+
+
+def _span_s(curve: BackoffCurve, restarts: int) -> float:
+    return sum(curve.delay_before_restart(n).total_seconds() for n in range(1, restarts + 1))
+
+
+# --- the shared curve span ------------------------------------------------------------------
+
+
+def test_curve_span_adds_the_backoffs_and_the_work_between() -> None:
+    attempts = timeline(DEFAULT, 1.0, 4, exit_code=1)
+    span = common.curve_span(DEFAULT, attempts, 3)
+    assert isinstance(span, common.CurveSpan)
+    assert span.delays_s == (0.0, 10.0, 20.0)  # the first restart is immediate
+    assert span.work_s == pytest.approx(2.0)  # attempts 1 and 2, a second each
+    assert span.expected_s == pytest.approx(32.0)
+    assert span.first_exit_ns == attempts[0].finished_at_ns
+    uppers = sum(
+        upper_tolerance(DEFAULT.delay_before_restart(n)).total_seconds() for n in (1, 2, 3)
+    )
+    assert common.span_upper_s(DEFAULT, span) == pytest.approx(uppers + 2.0)
+
+
+def test_curve_span_names_what_is_missing() -> None:
+    attempts = timeline(DEFAULT, 1.0, 4, exit_code=1)
+    assert "attempt 0" in str(common.curve_span(DEFAULT, attempts[1:], 3))
+    gap = [a for a in attempts if a.attempt != 1]
+    assert "between 1 and 2" in str(common.curve_span(DEFAULT, gap, 3))
+
+
+def test_span_metric_without_its_end_is_unmeasured() -> None:
+    attempts = timeline(FAST, 1.0, 4, exit_code=1)
+    metric = common.span_metric("x_s", FAST, attempts, 3, end_ns=None, end="the thing")
+    assert metric.measured is None
+    assert not metric.passed
+    assert "the thing was not seen" in metric.detail
+
+
+# --- liveness kill ----------------------------------------------------------------------------
+
+
+def _killed(curve: BackoffCurve, overshoot_s: float = 0.3, code: int = 143) -> list[AttemptRecord]:
+    records = timeline(
+        curve, 1.2, lk.KILLS + 1, overshoot_s=overshoot_s, exit_code=code, reason="Error"
+    )
+    return _on_pod(records, "liveness-w")
+
+
+@pytest.mark.parametrize("worker", sorted(CURVES))
+def test_probe_kills_on_the_curve_pass(worker: str) -> None:
+    curve = CURVES[worker]
+    result = lk.liveness_kill(worker=worker, node="n", curve=curve, attempts=_killed(curve))
+    assert result.passed, result.failures
+    loop = result.metric(lk.HEADLINE.metric)
+    assert loop.expected is not None
+    assert loop.expected == pytest.approx(_span_s(curve, lk.KILLS) + 1.2 * (lk.KILLS - 1))
+    assert loop.measured == pytest.approx(loop.expected + 0.3 * lk.KILLS)
+    assert loop.restarts == lk.KILLS
+    assert result.metric("probe_kills").measured == lk.KILLS
+
+
+def test_a_probe_kill_restarted_sooner_than_its_backoff_fails() -> None:
+    # Killed containers restarted on the reduced curve, judged against the default one.
+    result = lk.liveness_kill(worker="w", node="n", curve=DEFAULT, attempts=_killed(REDUCED))
+    assert not result.passed
+    assert not result.metric(lk.HEADLINE.metric).passed
+    assert "too early" in result.metric("restart_2_s").detail
+
+
+def test_attempts_that_crashed_instead_of_being_killed_fail_the_kill_count() -> None:
+    attempts = _with_exit(_killed(FAST), 1, 1)
+    result = lk.liveness_kill(worker="w", node="n", curve=FAST, attempts=attempts)
+    kills = result.metric("probe_kills")
+    assert kills.measured == lk.KILLS - 1
+    assert not kills.passed
+
+
+def test_a_missing_restart_leaves_the_kill_loop_unmeasured() -> None:
+    attempts = [a for a in _killed(FAST) if a.attempt != lk.KILLS]
+    result = lk.liveness_kill(worker="w", node="n", curve=FAST, attempts=attempts)
+    assert result.metric(lk.HEADLINE.metric).measured is None
+    assert not result.passed
+
+
+def test_sigkill_after_the_grace_period_counts_as_a_kill() -> None:
+    result = lk.liveness_kill(worker="w", node="n", curve=FAST, attempts=_killed(FAST, code=137))
+    assert result.metric("probe_kills").passed
+
+
+# --- restart rules ----------------------------------------------------------------------------
+
+
+def _rules(curve: BackoffCurve, final_code: int = 1) -> list[AttemptRecord]:
+    records = timeline(curve, 0.5, rr.RETRIES + 1, exit_code=rr.RETRIABLE_EXIT_CODE, reason="Error")
+    return _with_exit(_on_pod(records, "rules-w"), rr.RETRIES, final_code)
+
+
+@pytest.mark.parametrize("worker", sorted(CURVES))
+def test_rule_restarts_on_the_curve_then_the_final_exit_pass(worker: str) -> None:
+    curve = CURVES[worker]
+    result = rr.restart_rules(
+        worker=worker, node="n", curve=curve, attempts=_rules(curve), phase="Failed"
+    )
+    assert result.passed, result.failures
+    retries = result.metric(rr.HEADLINE.metric)
+    assert retries.expected == pytest.approx(_span_s(curve, rr.RETRIES) + 0.5 * (rr.RETRIES - 1))
+    assert result.metric("retriable_exits").measured == rr.RETRIES
+    assert result.metric("final_exit_code").measured == 1
+    assert [m.name for m in result.metrics if m.name.startswith("retry_")][:1] == ["retry_1_s"]
+
+
+def test_a_pod_still_running_after_the_final_exit_fails() -> None:
+    result = rr.restart_rules(
+        worker="w", node="n", curve=FAST, attempts=_rules(FAST), phase="Running"
+    )
+    assert not result.metric("pod_ended").passed
+    assert "Running" in result.metric("pod_ended").detail
+
+
+def test_a_restart_after_the_final_exit_fails() -> None:
+    attempts = _rules(FAST)
+    extra = record(rr.RETRIES + 1, 60.0, 60.5, pod="rules-w", exit_code=1)
+    result = rr.restart_rules(
+        worker="w", node="n", curve=FAST, attempts=[*attempts, extra], phase="Failed"
+    )
+    assert result.metric("restarts_after_final_exit").measured == 1
+    assert not result.passed
+
+
+def test_a_final_exit_that_is_retriable_fails() -> None:
+    attempts = _rules(FAST, final_code=rr.RETRIABLE_EXIT_CODE)
+    result = rr.restart_rules(worker="w", node="n", curve=FAST, attempts=attempts, phase="Failed")
+    assert not result.metric("final_exit_code").passed
+
+
+# --- StatefulSet ordinal ----------------------------------------------------------------------
+
+
+def _ordinals(
+    curve: BackoffCurve, fail_times: int, *, start_gap_s: float = 2.0
+) -> tuple[list[AttemptRecord], dict[str, int]]:
+    """Ordinal 0 Ready, ordinal 1 failing ``fail_times`` times, then 2 and 3 in order."""
+    worker = "w"
+    ready: dict[str, int] = {so.ordinal_pod(worker, 0): T0 - 3 * S}
+    first = _on_pod([record(0, -5.0, None, exit_code=None)], so.ordinal_pod(worker, 0))
+    failing = timeline(curve, 1.0, fail_times + 1, exit_code=1, reason="Error", last_running=True)
+    failing = _on_pod(failing, so.ordinal_pod(worker, 1))
+    healthy_start = failing[-1].started_at_ns
+    ready[so.ordinal_pod(worker, 1)] = healthy_start + S // 2
+    later = []
+    previous_ready = ready[so.ordinal_pod(worker, 1)]
+    for ordinal in (2, 3):
+        start = previous_ready + int(start_gap_s * S)
+        pod = so.ordinal_pod(worker, ordinal)
+        later.append(
+            dataclasses.replace(
+                record(0, 0.0, None, pod=pod), started_at_ns=start, pod_uid=f"uid-{pod}"
+            )
+        )
+        previous_ready = ready[pod] = start + S // 2
+    return first + failing + later, ready
+
+
+def _sts(
+    curve: BackoffCurve, attempts: list[AttemptRecord], ready: dict[str, int], fail_times: int
+) -> common.WorkerResult:
+    return so.statefulset_ordinal(
+        worker="w", node="n", curve=curve, attempts=attempts, fail_times=fail_times, ready_ns=ready
+    )
+
+
+@pytest.mark.parametrize("worker", sorted(CURVES))
+def test_a_set_held_back_by_ordinal_1_on_the_curve_passes(worker: str) -> None:
+    curve = CURVES[worker]
+    attempts, ready = _ordinals(curve, 3)
+    result = _sts(curve, attempts, ready, 3)
+    assert result.passed, result.failures
+    headline = result.metric(so.HEADLINE.metric)
+    assert headline.expected is not None
+    assert headline.expected == pytest.approx(_span_s(curve, 3) + 2.0)
+    # Three 0.3s overshoots, Ready 0.5s after each start, 2s before each later start.
+    assert headline.measured == pytest.approx(headline.expected + 0.9 + 0.5 + 2 * 2.5)
+    held = result.metric("held_back_ordinal_2_s")
+    assert held.measured is not None
+    assert held.lower is not None
+    assert held.measured > held.lower
+    assert result.metric("failures").measured == 3
+
+
+def test_an_ordinal_started_before_its_predecessor_was_ready_fails() -> None:
+    attempts, ready = _ordinals(FAST, 2)
+    early = so.ordinal_pod("w", 1)
+    ready[early] += 10 * S  # ordinal 1 turned Ready long after ordinal 2 started
+    result = _sts(FAST, attempts, ready, 2)
+    held = result.metric("held_back_ordinal_2_s")
+    assert not held.passed
+    assert "OrderedReady" in held.detail
+
+
+def test_later_ordinals_slower_than_their_allowance_fail_the_headline() -> None:
+    attempts, ready = _ordinals(FAST, 2, start_gap_s=so.LATER_ORDINAL_START.total_seconds() + 5)
+    result = _sts(FAST, attempts, ready, 2)
+    assert not result.metric(so.HEADLINE.metric).passed
+
+
+def test_a_restart_of_another_ordinal_fails() -> None:
+    attempts, ready = _ordinals(FAST, 2)
+    pod = so.ordinal_pod("w", 3)
+    restarted = dataclasses.replace(
+        record(1, 0.0, None, pod=pod), started_at_ns=T0 + 99 * S, pod_uid=f"uid-{pod}"
+    )
+    result = _sts(FAST, [*attempts, restarted], ready, 2)
+    assert result.metric("other_ordinals_restarts").measured == 1
+    assert not result.passed
+
+
+def test_a_set_that_never_got_its_last_ordinal_ready_is_unmeasured() -> None:
+    attempts, ready = _ordinals(FAST, 2)
+    del ready[so.ordinal_pod("w", 3)]
+    result = _sts(FAST, attempts, ready, 2)
+    assert result.metric(so.HEADLINE.metric).measured is None
+    assert not result.passed
