@@ -28,7 +28,13 @@ import yaml
 from harness.core.pins import DEFAULT_KUBERNETES, KubernetesPin
 from harness.model.backoff import BackoffCurve, curve_for
 from harness.model.kubeletconfig import KubeletBackoffConfig, KubeletConfigError, validate_config
-from harness.model.releases import DEFAULT_RELEASE, KubeletRelease, release_of
+from harness.model.releases import (
+    DEFAULT_RELEASE,
+    RESTART_ALL_CONTAINERS,
+    KubeletRelease,
+    gates_to_enable,
+    release_of,
+)
 
 KUBELET_CONFIG_API_VERSION: Final = "kubelet.config.k8s.io/v1beta1"
 KUBELET_CONFIG_KIND: Final = "KubeletConfiguration"
@@ -124,6 +130,16 @@ class ClusterSpec:
             seen.setdefault(worker.profile.name, worker.profile)
         return tuple(seen.values())
 
+    @property
+    def feature_gates(self) -> dict[str, bool]:
+        """Gates set on every component of the cluster, apiserver and kubelets alike.
+
+        The restart-all scenario needs KEP-5532's RestartAllContainers action,
+        alpha in 1.35 (with NodeDeclaredFeatures): turned on where it is off
+        by default, nowhere else. No gate here changes a back-off curve.
+        """
+        return gates_to_enable(release_of(self.kubernetes.version), RESTART_ALL_CONTAINERS)
+
     def worker(self, name: str) -> Worker:
         for worker in self.workers:
             if worker.name == name:
@@ -143,6 +159,8 @@ class ClusterSpec:
             "workers": [{"name": w.name, "profile": w.profile.name} for w in self.workers],
             "profiles": {p.name: p.patch() for p in self.profiles},
         }
+        if self.feature_gates:
+            content["featureGates"] = self.feature_gates
         return hashlib.sha256(_canonical_json(content).encode()).hexdigest()
 
 

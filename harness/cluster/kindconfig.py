@@ -108,6 +108,10 @@ def render_kind_config(
         "networking": {"apiServerAddress": LOOPBACK},
         "nodes": nodes,
     }
+    if spec.feature_gates:
+        # kind passes these to every component: the apiserver must accept the
+        # fields they guard, and the kubelets act on them.
+        config["featureGates"] = spec.feature_gates
     if cgroup_v1:
         config["kubeadmConfigPatches"] = [
             _yaml_document(

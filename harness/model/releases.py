@@ -156,6 +156,20 @@ DEFAULT_RELEASE: Final = RELEASES[35]
 _VERSION: Final = re.compile(r"^v?1\.(?P<minor>\d+)(?:\.\d+)?(?:[-+].*)?$")
 
 
+def gates_to_enable(release: KubeletRelease, gate: str) -> dict[str, bool]:
+    """What turns ``gate`` on in ``release``: it and each gate it needs, where off by default.
+
+    Empty where everything is on already, or where the release lacks ``gate``
+    (nothing can turn it on there).
+    """
+    if gate not in release.gates:
+        return {}
+    wanted = [gate, *release.dependencies.get(gate, ())]
+    return {
+        name: True for name in wanted if name in release.gates and not release.gates[name].default
+    }
+
+
 def release_of(version: str) -> KubeletRelease:
     """The release of a kubelet version such as "v1.34.11", "1.36" or "v1.38.0-beta.0".
 

@@ -47,6 +47,7 @@ class LiveRun:
     errors: list[str] = field(default_factory=list)
     # An existing cluster: pods bound to nodes by name, files read from pods/log.
     remote: bool = False
+    kubelet_versions: dict[str, str] = field(default_factory=dict)  # worker -> version
 
     def attempts(self) -> list[AttemptRecord]:
         return self.recorder.attempts()

@@ -126,7 +126,14 @@ def run_scenarios(
     progress(f"scenarios: {', '.join(wanted)}")
     core = client.CoreV1Api(api)
     live = LiveRun(
-        core, namespace, run_id, image, nodes, recorder, remote=isinstance(cluster, RemoteCluster)
+        core,
+        namespace,
+        run_id,
+        image,
+        nodes,
+        recorder,
+        remote=isinstance(cluster, RemoteCluster),
+        kubelet_versions={row.worker: row.kubelet_version for row in setup.rows if row.worker},
     )
     if stop is not None:
         live.interrupt = stop

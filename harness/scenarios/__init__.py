@@ -14,7 +14,9 @@ And the failure stories and restart APIs after it:
   crash loop;
 - liveness kill: a healthy container killed by its liveness probe, over and over;
 - restart rules (KEP-5307): ``restartPolicy: Never`` except a rule that
-  restarts the container on one exit code.
+  restarts the container on one exit code;
+- restart all (KEP-5532): a container whose exit restarts its whole pod in
+  place, and what that does to the back-off.
 
 Each is one module behind the protocol of :mod:`.common` (pods, what to wait
 for, metrics, headline). A new scenario is one new module and one line below.
@@ -29,6 +31,7 @@ from harness.scenarios import (
     critical_sidecar,
     fast_restart,
     liveness_kill,
+    restart_all,
     restart_rules,
     statefulset_ordinal,
     task_isolation,
@@ -45,6 +48,7 @@ REGISTRY: Final[Mapping[str, Scenario]] = {
         statefulset_ordinal.StatefulSetOrdinal(),
         liveness_kill.LivenessKill(),
         restart_rules.RestartRules(),
+        restart_all.RestartAll(),
     )
 }
 SCENARIOS: Final = tuple(REGISTRY)
@@ -55,6 +59,7 @@ CRITICAL_SIDECAR: Final = critical_sidecar.NAME
 STATEFULSET_ORDINAL: Final = statefulset_ordinal.NAME
 LIVENESS_KILL: Final = liveness_kill.NAME
 RESTART_RULES: Final = restart_rules.NAME
+RESTART_ALL: Final = restart_all.NAME
 
 
 def scenario_named(name: str) -> Scenario:

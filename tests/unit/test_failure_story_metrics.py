@@ -10,6 +10,7 @@ from harness.model.backoff import BackoffCurve, upper_tolerance
 from harness.recording.records import AttemptRecord
 from harness.scenarios import common
 from harness.scenarios import liveness_kill as lk
+from harness.scenarios import restart_all as ra
 from harness.scenarios import restart_rules as rr
 from harness.scenarios import statefulset_ordinal as so
 from tests.unit.scenario_factories import DEFAULT, FAST, REDUCED, T0, S, record, timeline
@@ -245,3 +246,117 @@ def test_a_set_that_never_got_its_last_ordinal_ready_is_unmeasured() -> None:
     result = _sts(FAST, attempts, ready, 2)
     assert result.metric(so.HEADLINE.metric).measured is None
     assert not result.passed
+
+
+# --- RestartAllContainers -------------------------------------------------------------------
+
+
+def _reset_timeline(
+    curve: BackoffCurve,
+    *,
+    pod: str,
+    container: str,
+    reset_s: float,
+    level_after_s: float | None = None,
+) -> list[AttemptRecord]:
+    """TRIGGER_AFTER crashes on the curve, the trigger, a re-run after ``reset_s``, its crash,
+    then the restart after ``level_after_s`` (default: the old level, 0.3s late)."""
+    records = timeline(
+        curve, 0.5, ra.TRIGGER_AFTER + 1, exit_code=1, reason="Error", container=container
+    )
+    records = _with_exit(_on_pod(records, pod), ra.TRIGGER_AFTER, ra.TRIGGER_EXIT_CODE)
+    trigger_end = records[-1].finished_at_ns
+    assert trigger_end is not None
+    rerun_start = trigger_end + int(reset_s * S)
+    old_level = curve.delay_before_restart(ra.TRIGGER_AFTER + 1).total_seconds()
+    wait = old_level + 0.3 if level_after_s is None else level_after_s
+    rerun = dataclasses.replace(
+        record(ra.TRIGGER_AFTER + 1, 0.0, 0.5, pod=pod, container=container, exit_code=1),
+        started_at_ns=rerun_start,
+        finished_at_ns=rerun_start + S // 2,
+    )
+    after = dataclasses.replace(
+        record(ra.TRIGGER_AFTER + 2, 0.0, None, pod=pod, container=container),
+        started_at_ns=rerun_start + S // 2 + int(wait * S),
+    )
+    return [*records, rerun, after]
+
+
+def _pair_app(watcher: list[AttemptRecord], pod: str) -> list[AttemptRecord]:
+    trigger_end = watcher[ra.TRIGGER_AFTER].finished_at_ns
+    assert trigger_end is not None
+    first = record(0, -1.0, None, pod=pod, exit_code=137)
+    second = dataclasses.replace(
+        record(1, 0.0, None, pod=pod), started_at_ns=trigger_end + S, pod_uid=f"uid-{pod}"
+    )
+    return [first, second]
+
+
+def _restart_all_run(
+    curve: BackoffCurve, version: str, *, single_reset_s: float = 0.8, **single: float
+) -> common.WorkerResult:
+    one = _reset_timeline(
+        curve,
+        pod=ra.single_pod_name("w"),
+        container="app",
+        reset_s=single_reset_s,
+        level_after_s=single.get("level_after_s"),
+    )
+    watcher = _reset_timeline(curve, pod=ra.pair_pod_name("w"), container="watcher", reset_s=0.7)
+    app = _pair_app(watcher, ra.pair_pod_name("w"))
+    return ra.restart_all(
+        worker="w", node="n", curve=curve, attempts=[*one, *watcher, *app], kubelet_version=version
+    )
+
+
+@pytest.mark.parametrize("worker", sorted(CURVES))
+def test_a_reset_at_once_keeping_the_level_passes(worker: str) -> None:
+    result = _restart_all_run(CURVES[worker], "v1.36.4")
+    assert result.passed, result.failures
+    assert result.metric("single_reset_s").measured == pytest.approx(0.8)
+    level = result.metric("single_level_after_reset_s")
+    assert (
+        level.expected == CURVES[worker].delay_before_restart(ra.TRIGGER_AFTER + 1).total_seconds()
+    )
+    assert result.metric("app_restarts_by_reset").measured == 1
+
+
+def test_a_reset_that_advanced_the_counter_fails() -> None:
+    advanced = DEFAULT.delay_before_restart(ra.TRIGGER_AFTER + 2).total_seconds()
+    result = _restart_all_run(DEFAULT, "v1.36.4", level_after_s=advanced)
+    assert not result.metric("single_level_after_reset_s").passed
+
+
+def test_a_reset_that_cleared_the_counter_fails() -> None:
+    result = _restart_all_run(DEFAULT, "v1.36.4", level_after_s=0.2)
+    assert not result.metric("single_level_after_reset_s").passed
+
+
+def test_a_single_container_may_wait_for_the_resync_on_1_35_only() -> None:
+    assert _restart_all_run(FAST, "v1.35.8", single_reset_s=70.0).metric("single_reset_s").passed
+    late = _restart_all_run(FAST, "v1.36.4", single_reset_s=70.0).metric("single_reset_s")
+    assert not late.passed
+    assert "1.36" in late.detail
+
+
+def test_a_reset_delayed_by_the_back_off_fails() -> None:
+    # Restart 4's 40s on the default curve: what the reset must not wait.
+    result = _restart_all_run(DEFAULT, "v1.36.4", single_reset_s=40.3)
+    assert not result.metric("single_reset_s").passed
+
+
+def test_a_kubelet_without_the_action_is_unmeasured_with_the_releases_that_have_it() -> None:
+    result = _restart_all_run(FAST, "v1.34.11")
+    assert not result.passed
+    (metric,) = result.metrics
+    assert metric.measured is None
+    assert "1.36+" in metric.detail
+
+
+def test_a_trigger_exit_with_another_code_is_not_a_reset() -> None:
+    attempts = _reset_timeline(FAST, pod=ra.single_pod_name("w"), container="app", reset_s=0.5)
+    attempts = _with_exit(attempts, ra.TRIGGER_AFTER, 1)
+    result = ra.restart_all(
+        worker="w", node="n", curve=FAST, attempts=attempts, kubelet_version="v1.36.4"
+    )
+    assert "not the trigger's" in result.metric("single_reset_s").detail

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from harness.scenarios import (
     FAST_RESTART,
     LIVENESS_KILL,
     REGISTRY,
+    RESTART_ALL,
     RESTART_RULES,
     SCENARIOS,
     STATEFULSET_ORDINAL,
@@ -30,6 +32,7 @@ from harness.scenarios import (
 from harness.scenarios import critical_sidecar as cs
 from harness.scenarios import fast_restart as fr
 from harness.scenarios import liveness_kill as lk
+from harness.scenarios import restart_all as ra
 from harness.scenarios import restart_rules as rr
 from harness.scenarios import statefulset_ordinal as so
 from harness.scenarios import task_isolation as ti
@@ -37,13 +40,14 @@ from harness.substrate.workloadimage import BINARY, RUN_AS_USER
 
 IMAGE = "crashloop.local/workload:test"
 WORKERS = ("fast", "reduced", "default")
-POD_NAME = {
-    TASK_ISOLATION: ti.pod_name,
-    FAST_RESTART: fr.pod_name,
-    CRITICAL_SIDECAR: cs.pod_name,
-    STATEFULSET_ORDINAL: so.set_name,
-    LIVENESS_KILL: lk.pod_name,
-    RESTART_RULES: rr.pod_name,
+POD_NAMES: dict[str, Callable[[str], list[str]]] = {
+    TASK_ISOLATION: lambda w: [ti.pod_name(w)],
+    FAST_RESTART: lambda w: [fr.pod_name(w)],
+    CRITICAL_SIDECAR: lambda w: [cs.pod_name(w)],
+    STATEFULSET_ORDINAL: lambda w: [so.set_name(w)],
+    LIVENESS_KILL: lambda w: [lk.pod_name(w)],
+    RESTART_RULES: lambda w: [rr.pod_name(w)],
+    RESTART_ALL: lambda w: [ra.single_pod_name(w), ra.pair_pod_name(w)],
 }
 
 
@@ -95,12 +99,14 @@ def test_every_pod_is_restricted_and_limited(pod: dict[str, Any]) -> None:
 @pytest.mark.parametrize("scenario", SCENARIOS)
 @pytest.mark.parametrize("worker", WORKERS)
 def test_pods_are_pinned_and_labelled(scenario: str, worker: str) -> None:
-    (manifest,) = REGISTRY[scenario].manifests(worker, "run-7", IMAGE)
-    pod = _as_pod(manifest)
-    assert pod["spec"]["nodeSelector"] == {WORKER_LABEL: worker}
-    labels = pod["metadata"]["labels"]
-    assert labels == {RUN_LABEL: "run-7", ROLE_LABEL: scenario, WORKER_LABEL: worker}
-    assert pod["metadata"]["name"] == POD_NAME[scenario](worker)
+    manifests = REGISTRY[scenario].manifests(worker, "run-7", IMAGE)
+    names = []
+    for pod in map(_as_pod, manifests):
+        assert pod["spec"]["nodeSelector"] == {WORKER_LABEL: worker}
+        labels = pod["metadata"]["labels"]
+        assert labels == {RUN_LABEL: "run-7", ROLE_LABEL: scenario, WORKER_LABEL: worker}
+        names.append(pod["metadata"]["name"])
+    assert names == POD_NAMES[scenario](worker)
 
 
 def test_pod_names_are_unique_across_scenarios_and_workers() -> None:
@@ -192,7 +198,7 @@ def test_manifests_are_pure_and_fresh_each_call() -> None:
     [(TASK_ISOLATION, "session"), (FAST_RESTART, "transient"), (CRITICAL_SIDECAR, "sidecar")],
 )
 def test_pod_name_prefixes(scenario: str, prefix: str) -> None:
-    assert POD_NAME[scenario]("reduced") == f"{prefix}-reduced"
+    assert POD_NAMES[scenario]("reduced") == [f"{prefix}-reduced"]
 
 
 def test_on_an_existing_cluster_a_pod_is_bound_to_its_node_and_may_pull() -> None:
@@ -288,3 +294,18 @@ def test_a_statefulset_on_an_existing_cluster_binds_its_template() -> None:
     assert spec["nodeName"] == "node-a"
     assert "nodeSelector" not in spec
     assert {c["imagePullPolicy"] for c in spec["containers"]} == {"IfNotPresent"}
+
+
+def test_restart_all_pods_reset_on_the_trigger_exit_only() -> None:
+    single, pair = REGISTRY[RESTART_ALL].manifests("fast", "run-1", IMAGE)
+    (alone,) = single["spec"]["containers"]
+    app, watcher = pair["spec"]["containers"]
+    assert _flag(app, "--mode") == "sleep"
+    assert "restartPolicyRules" not in app
+    for trigger in (alone, watcher):
+        assert _flag(trigger, "--mode") == "trigger"
+        assert _flag(trigger, "--final-exit-code") == str(ra.TRIGGER_EXIT_CODE)
+        assert _flag(trigger, "--fail-times") == str(ra.TRIGGER_AFTER)
+        assert trigger["restartPolicyRules"] == [
+            {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [88]}}
+        ]

@@ -88,6 +88,10 @@ var modes = map[string]mode{
 	// retriable: exit --exit-code (a code a restart rule retries) on the
 	// first --fail-times attempts, then --final-exit-code (one it does not).
 	"retriable": retriable,
+	// trigger: exit --exit-code (a crash) on every attempt but attempt
+	// --fail-times+1, which exits --final-exit-code (a code a restart rule
+	// acts on, such as RestartAllContainers).
+	"trigger": trigger,
 	// ready-check: an exec readiness probe (exit 0 iff the ready marker exists).
 	"ready-check": readyCheck,
 	// proxy: a sidecar that answers on --listen and leaks memory until killed.
@@ -163,6 +167,20 @@ func retriable(ctx context.Context, cfg config, sig *os.Signal) int {
 		return code
 	}
 	return cfg.finalExitCode
+}
+
+// trigger counts its attempts in record-dir/trigger.count like transient;
+// each works for --run-for, then exits.
+func trigger(ctx context.Context, cfg config, sig *os.Signal) int {
+	count, ok := countAttempt(cfg, "trigger")
+	if !ok {
+		return usageExit
+	}
+	code := runSession(ctx, cfg, sig)
+	if code == cfg.exitCode && count == cfg.failTimes+1 {
+		return cfg.finalExitCode
+	}
+	return code
 }
 
 // runOnce counts its attempts in record-dir/run-once.count like transient,
@@ -565,7 +583,7 @@ func envOr(name, fallback string) string {
 func parseConfig(args []string) (config, error) {
 	fs := flag.NewFlagSet("workload", flag.ContinueOnError)
 	var cfg config
-	fs.StringVar(&cfg.mode, "mode", envOr("WORKLOAD_MODE", "exit"), "exit | run | session | sleep | transient | run-once | retriable | ready-check | proxy | client")
+	fs.StringVar(&cfg.mode, "mode", envOr("WORKLOAD_MODE", "exit"), "exit | run | session | sleep | transient | run-once | retriable | trigger | ready-check | proxy | client")
 	code := fs.String("exit-code", envOr("WORKLOAD_EXIT_CODE", "1"), "exit code of exit and run")
 	runFor := fs.String("run-for", envOr("WORKLOAD_RUN_FOR", "0s"), "how long run works (Go duration)")
 	fs.StringVar(&cfg.recordDir, "record-dir", envOr("WORKLOAD_RECORD_DIR", ""), "append events to DIR/attempts.log")
@@ -573,7 +591,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&cfg.failTimes, "fail-times", 3, "transient: attempts that fail before it turns healthy; run-once: quick attempts before the long one")
 	fs.StringVar(&cfg.readyFile, "ready-file", "", "transient, ready-check: the ready marker (default DIR/ready)")
 	fs.StringVar(&cfg.failHostSuffix, "fail-host-suffix", "", "transient: fail only where the hostname ends with this")
-	finalCode := fs.String("final-exit-code", "1", "retriable: the exit code after the --fail-times retriable ones")
+	finalCode := fs.String("final-exit-code", "1", "retriable: the exit code after the --fail-times retriable ones; trigger: attempt --fail-times+1's")
 	fs.StringVar(&cfg.listen, "listen", "127.0.0.1:8080", "proxy: address to serve on")
 	fs.StringVar(&cfg.target, "target", "127.0.0.1:8080", "client: address to talk to")
 	fs.DurationVar(&cfg.interval, "interval", 100*time.Millisecond, "client: time between requests")

@@ -92,3 +92,14 @@ func TestFinalExitCodeIsValidated(t *testing.T) {
 		t.Fatal("--final-exit-code 300 was accepted")
 	}
 }
+
+func TestTriggerExitsOnceWithTheTriggerCode(t *testing.T) {
+	cfg := config{mode: "trigger", recordDir: t.TempDir(), failTimes: 2, exitCode: 1, finalExitCode: 88}
+	var got []int
+	for range 5 {
+		got = append(got, trigger(context.Background(), cfg, nil))
+	}
+	if want := []int{1, 1, 88, 1, 1}; !slices.Equal(got, want) {
+		t.Fatalf("exit codes %v, want %v", got, want)
+	}
+}

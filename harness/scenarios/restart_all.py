@@ -1,0 +1,315 @@
+"""RestartAllContainers (KEP-5532): one container's exit restarts the whole pod in place.
+
+A container crashes TRIGGER_AFTER times (ordinary crashes, on the curve),
+then exits with TRIGGER_EXIT_CODE, which its ``restartPolicyRules`` map to
+the ``RestartAllContainers`` action, then crashes again. Two pods per worker:
+that container alone, and beside a long-running app (the sidecar style: a
+watcher whose exit resets its pod).
+
+What the kubelet's source predicts (read in source, k8s v1.35-v1.38):
+
+- the reset kills and removes every container, and the re-run is not delayed
+  by CrashLoopBackOff (no exited status is left for the back-off to act on);
+- the back-off counter is neither advanced nor reset by it, so the next
+  ordinary crash waits at the old level: restart TRIGGER_AFTER+1's delay;
+- on 1.35 (alpha: the gate and NodeDeclaredFeatures) the sync after the
+  reset waits for another container's death event or the 60-90s resync, so a
+  single-container pod may wait that long; from 1.36 the kubelet syncs again
+  at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Final
+
+from harness.model.backoff import BackoffCurve
+from harness.model.releases import RESTART_ALL_CONTAINERS, release_of
+from harness.pods.skeleton import (
+    MAIN_CONTAINER,
+    go_duration,
+    pod_for_worker,
+    workload_args,
+    workload_container,
+)
+from harness.recording.records import AttemptRecord
+from harness.scenarios.common import (
+    Headline,
+    Metric,
+    RunView,
+    WorkerResult,
+    attempts_of,
+    bounded,
+    by_attempt,
+    restart_metrics,
+    seconds,
+    unmeasured,
+)
+from harness.verdict import CLOCK_ROUNDING, judge_worker
+
+NAME: Final = "restart-all"
+SINGLE_PREFIX: Final = "restartall-single"
+PAIR_PREFIX: Final = "restartall-pair"
+WATCHER_CONTAINER: Final = "watcher"
+# Three ordinary crashes first: the back-off entry then stands at the 4th
+# restart's level (40s on the default curve), which the reset must keep.
+TRIGGER_AFTER: Final = 3
+TRIGGER_EXIT_CODE: Final = 88
+CRASH_EXIT_CODE: Final = 1
+RUN_FOR: Final = timedelta(milliseconds=500)
+# The first release whose kubelet syncs a reset pod again at once.
+FIRST_IMMEDIATE_MINOR: Final = 36
+# Kill, remove and start again, with the kubelet's next sync: not a back-off.
+RESET_SLACK: Final = timedelta(seconds=5)
+# 1.35 without another container's death event: the kubelet's periodic
+# resync (syncFrequency 1 min, jittered by up to half).
+RESYNC_MAX: Final = timedelta(seconds=90)
+FIRST_RELEASE_WITH_IT: Final = "1.35 with the RestartAllContainersOnContainerExits gate, or 1.36+"
+
+HEADLINE: Final = Headline("single_reset_s", "trigger exit to the pod's re-run")
+
+
+def single_pod_name(worker: str) -> str:
+    return f"{SINGLE_PREFIX}-{worker}"
+
+
+def pair_pod_name(worker: str) -> str:
+    return f"{PAIR_PREFIX}-{worker}"
+
+
+def _trigger_container(name: str, image: str) -> dict[str, Any]:
+    args = workload_args(
+        "trigger",
+        "--fail-times",
+        str(TRIGGER_AFTER),
+        "--exit-code",
+        str(CRASH_EXIT_CODE),
+        "--final-exit-code",
+        str(TRIGGER_EXIT_CODE),
+        "--run-for",
+        go_duration(RUN_FOR),
+    )
+    container = workload_container(name, image, args)
+    # The rule refines the container's own policy: restart on any exit, but
+    # the trigger's exit restarts the whole pod.
+    container["restartPolicy"] = "Always"
+    container["restartPolicyRules"] = [
+        {
+            "action": "RestartAllContainers",
+            "exitCodes": {"operator": "In", "values": [TRIGGER_EXIT_CODE]},
+        }
+    ]
+    return container
+
+
+def single_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
+    """The trigger container alone."""
+    return pod_for_worker(
+        name=single_pod_name(worker),
+        worker=worker,
+        run_id=run_id,
+        role=NAME,
+        containers=[_trigger_container(MAIN_CONTAINER, image)],
+    )
+
+
+def pair_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
+    """A long-running app beside the watcher whose exit resets the pod."""
+    app = workload_container(MAIN_CONTAINER, image, workload_args("sleep"))
+    return pod_for_worker(
+        name=pair_pod_name(worker),
+        worker=worker,
+        run_id=run_id,
+        role=NAME,
+        containers=[app, _trigger_container(WATCHER_CONTAINER, image)],
+    )
+
+
+@dataclass(frozen=True)
+class RestartAll:
+    """The scenario as the run sees it."""
+
+    name: str = NAME
+    headline: Headline = HEADLINE
+
+    def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
+        return [single_pod(worker, run_id, image), pair_pod(worker, run_id, image)]
+
+    def watch(self, run: RunView) -> _Watch:
+        return _Watch(run)
+
+
+# The restart after the first ordinary crash that follows the reset.
+_LAST_RESTART: Final = TRIGGER_AFTER + 2
+
+
+@dataclass
+class _Watch:
+    """Until both pods' trigger containers have crashed once after the reset and restarted."""
+
+    run: RunView
+
+    def pending(self) -> list[str]:
+        started = {(a.pod, a.container) for a in self.run.attempts() if a.attempt >= _LAST_RESTART}
+        return [
+            f"{NAME} restart {_LAST_RESTART} of {pod} on {worker}"
+            for worker in self.run.nodes
+            for pod, container in (
+                (single_pod_name(worker), MAIN_CONTAINER),
+                (pair_pod_name(worker), WATCHER_CONTAINER),
+            )
+            if (pod, container) not in started
+        ]
+
+    def collect(self) -> None:
+        """Everything is in the recorder's attempts."""
+
+    def stop(self) -> None:
+        """Nothing runs in the background."""
+
+    def measure(
+        self, worker: str, node: str, curve: BackoffCurve, attempts: Sequence[AttemptRecord]
+    ) -> WorkerResult:
+        return restart_all(
+            worker=worker,
+            node=node,
+            curve=curve,
+            attempts=attempts,
+            kubelet_version=self.run.kubelet_versions.get(worker, ""),
+        )
+
+
+# --- metrics (pure) -----------------------------------------------------------------------
+
+
+def restart_all(
+    *,
+    worker: str,
+    node: str,
+    curve: BackoffCurve,
+    attempts: Sequence[AttemptRecord],
+    kubelet_version: str,
+) -> WorkerResult:
+    """Both pods: the crashes before on the curve, the reset, the level kept after it."""
+    try:
+        release = release_of(kubelet_version)
+    except ValueError as error:
+        return _without_feature(worker, node, f"{error}")
+    if RESTART_ALL_CONTAINERS not in release.gates:
+        return _without_feature(
+            worker,
+            node,
+            f"kubelet {release.name} has no RestartAllContainers action: it needs "
+            f"{FIRST_RELEASE_WITH_IT}",
+        )
+    immediate = release.minor >= FIRST_IMMEDIATE_MINOR
+    single = by_attempt(attempts_of(attempts, single_pod_name(worker), MAIN_CONTAINER))
+    watcher = by_attempt(attempts_of(attempts, pair_pod_name(worker), WATCHER_CONTAINER))
+    app = by_attempt(attempts_of(attempts, pair_pod_name(worker), MAIN_CONTAINER))
+    verdict = judge_worker(
+        [r for r in single if r.attempt <= TRIGGER_AFTER], curve, worker=worker, node=node
+    )
+    metrics = restart_metrics("restart", verdict.checks)
+    # A single container's reset waits for the resync on 1.35; beside another
+    # container, that one's death wakes the kubelet at once.
+    single_upper = RESET_SLACK if immediate else RESYNC_MAX + RESET_SLACK
+    metrics.append(_reset("single_reset_s", single, single_upper, release.name))
+    metrics.append(_reset("pair_reset_s", watcher, RESET_SLACK, release.name))
+    metrics.append(_level_kept("single_level_after_reset_s", curve, single))
+    metrics.append(_level_kept("pair_level_after_reset_s", curve, watcher))
+    metrics.append(_app_reset(app, watcher))
+    return WorkerResult(
+        scenario=NAME,
+        worker=worker,
+        node=node,
+        metrics=tuple(metrics),
+        notes=verdict.notes + verdict.problems,
+    )
+
+
+def _without_feature(worker: str, node: str, why: str) -> WorkerResult:
+    return WorkerResult(
+        scenario=NAME, worker=worker, node=node, metrics=(unmeasured(HEADLINE.metric, why),)
+    )
+
+
+def _numbered(ordered: Sequence[AttemptRecord]) -> Mapping[int, AttemptRecord]:
+    return {r.attempt: r for r in ordered}
+
+
+def _reset(name: str, ordered: Sequence[AttemptRecord], upper: timedelta, release: str) -> Metric:
+    """From the trigger's exit to the next attempt's start: no back-off, at most ``upper``."""
+    numbered = _numbered(ordered)
+    trigger, rerun = numbered.get(TRIGGER_AFTER), numbered.get(TRIGGER_AFTER + 1)
+    if trigger is None or trigger.finished_at_ns is None or rerun is None:
+        return unmeasured(name, f"attempt {TRIGGER_AFTER}'s exit or the re-run was not recorded")
+    if trigger.exit_code != TRIGGER_EXIT_CODE:
+        return unmeasured(
+            name,
+            f"attempt {TRIGGER_AFTER} exited {trigger.exit_code}, not the trigger's "
+            f"{TRIGGER_EXIT_CODE}",
+        )
+    return bounded(
+        name,
+        "s",
+        expected=0.0,
+        measured=seconds(rerun.started_at_ns - trigger.finished_at_ns),
+        lower=0.0,
+        upper=upper.total_seconds(),
+        detail=(
+            f"not delayed by CrashLoopBackOff; kubelet {release} re-runs within "
+            f"{upper.total_seconds():g}s"
+        ),
+        restarts=1,
+    )
+
+
+def _level_kept(name: str, curve: BackoffCurve, ordered: Sequence[AttemptRecord]) -> Metric:
+    """The first ordinary crash after the reset waits the level before it, neither more nor less.
+
+    The reset neither advanced nor reset the counter: restart TRIGGER_AFTER+2
+    waits what restart TRIGGER_AFTER+1 would have.
+    """
+    numbered = _numbered(ordered)
+    crashed, restarted = numbered.get(TRIGGER_AFTER + 1), numbered.get(_LAST_RESTART)
+    if crashed is None or crashed.finished_at_ns is None or restarted is None:
+        return unmeasured(name, "the first crash after the reset, or its restart, was not recorded")
+    expected = curve.delay_before_restart(TRIGGER_AFTER + 1)
+    decided = restarted.created_at_ns or restarted.started_at_ns
+    reported = restarted.reported_backoff_s
+    return bounded(
+        name,
+        "s",
+        expected=expected.total_seconds(),
+        measured=seconds(decided - crashed.finished_at_ns),
+        lower=expected.total_seconds() - CLOCK_ROUNDING.total_seconds(),
+        upper=curve.upper_tolerance(expected).total_seconds(),
+        detail=(
+            f"the level before the reset (restart {TRIGGER_AFTER + 1}'s); the kubelet reported "
+            + ("no level" if reported is None else f"back-off {reported:g}s")
+        ),
+    )
+
+
+def _app_reset(app: Sequence[AttemptRecord], watcher: Sequence[AttemptRecord]) -> Metric:
+    """The app beside the watcher is restarted by the reset, and only by it."""
+    trigger = _numbered(watcher).get(TRIGGER_AFTER)
+    if trigger is None or trigger.finished_at_ns is None:
+        return unmeasured("app_restarts_by_reset", "the watcher's trigger exit was not recorded")
+    finished = trigger.finished_at_ns
+    before = [r for r in app if r.attempt > 0 and r.started_at_ns < finished]
+    after = [r for r in app if r.started_at_ns >= finished]
+    return bounded(
+        "app_restarts_by_reset",
+        "count",
+        expected=1,
+        measured=len(after) if not before else 0,
+        lower=1,
+        upper=1,
+        detail=(
+            f"the app must restart once, with the watcher's reset; restarts before it: "
+            f"{len(before)}, after it: {len(after)}"
+        ),
+    )
