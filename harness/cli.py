@@ -60,7 +60,7 @@ from harness.runs.lifecycle import Target, new_run_dir
 from harness.runs.matrix import matrix_from_runs, run_matrix
 from harness.runs.scenarios import ScenarioRun, run_scenarios
 from harness.runs.series import Series, checks_in_a_row, summaries_in
-from harness.scenarios import REGISTRY, SCENARIOS, sized_registry
+from harness.scenarios import NODE_FILE_SCENARIOS, REGISTRY, SCENARIOS, sized_registry
 from harness.scenarios.common import Scenario
 from harness.scenarios.headline import headline_metrics
 from harness.substrate.engine import engine_answers, ensure_engine, stop_engine
@@ -232,12 +232,23 @@ def _run_scenarios_one_by_one(
                 state = "ok" if result.passed else "FAIL: " + "; ".join(result.failures[:2])
                 SCREEN.tables.print(f"{name} on {result.worker}: {state}")
         runs.append(run)
+        if run.status == "interrupted":
+            break  # Ctrl-C ends the command, not just the scenario it was in
     return runs
 
 
 def _cmd_scenarios(args: argparse.Namespace) -> int:
     catalog = sized_registry(ordinal_failures=args.ordinal_failures)
-    runs = _run_scenarios_one_by_one(_target(args), args.scenarios, catalog)
+    names = args.scenarios or (
+        [s for s in SCENARIOS if s not in NODE_FILE_SCENARIOS] if args.kubeconfig else SCENARIOS
+    )
+    if args.kubeconfig and (node_only := [s for s in names if s in NODE_FILE_SCENARIOS]):
+        raise HarnessError(
+            f"{', '.join(node_only)} reads the workload's files on the node, which a "
+            "kubeconfig alone cannot reach",
+            "leave it out, or run it on the harness's own cluster (without --kubeconfig)",
+        )
+    runs = _run_scenarios_one_by_one(_target(args), names, catalog)
     for run in runs:
         SCREEN.tables.print(f"{', '.join(run.scenarios)}: {run.status} ({run.run_dir})")
     emit({"runs": [_scenario_run_document(run) for run in runs]})

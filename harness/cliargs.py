@@ -20,7 +20,12 @@ from harness.recording.recorder import OBSERVERS
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.overheadplan import DEFAULT_PODS as OVERHEAD_PODS
 from harness.runs.overheadplan import DEFAULT_WARMUP_S
-from harness.scenarios import SCENARIOS, STATEFULSET_ORDINAL, TALK_SCENARIOS
+from harness.scenarios import (
+    NODE_FILE_SCENARIOS,
+    SCENARIOS,
+    STATEFULSET_ORDINAL,
+    TALK_SCENARIOS,
+)
 from harness.scenarios.statefulset_ordinal import DEFAULT_FAIL_TIMES
 
 CONFIG_HELP: Final = (
@@ -198,7 +203,12 @@ def _add_measuring(
         help="measure the scenarios on every worker, one scenario at a time",
     )
     scenarios.add_argument(
-        "--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS), help="which"
+        "--scenarios",
+        nargs="+",
+        choices=SCENARIOS,
+        default=None,
+        help="which (default: all; with --kubeconfig all but "
+        f"{', '.join(NODE_FILE_SCENARIOS)}, which needs the node's files)",
     )
     scenarios.add_argument(
         "--ordinal-failures",

@@ -134,6 +134,12 @@ class AttemptRecord:
         """
         if newer.key != self.key:
             raise ValueError(f"cannot merge attempt {newer.key} into {self.key}")
+        if newer.container_id and self.container_id and newer.container_id != self.container_id:
+            # Another container under the same number: a 1.35 kubelet numbers
+            # a pod's containers from 0 again after RestartAllContainers
+            # removed them (and their logs, which it counts restarts by).
+            # Nothing of the old one belongs to it.
+            return newer
         filled = {
             field.name: getattr(self, field.name)
             for field in dataclasses.fields(self)

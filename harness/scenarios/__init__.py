@@ -53,6 +53,9 @@ REGISTRY: Final[Mapping[str, Scenario]] = {
 }
 SCENARIOS: Final = tuple(REGISTRY)
 TALK_SCENARIOS: Final = SCENARIOS[:3]  # the demo's default
+# Scenarios that read the workload's own files on the node: the harness's
+# own cluster only, not one reached through a kubeconfig alone.
+NODE_FILE_SCENARIOS: Final = (restart_all.NAME,)
 TASK_ISOLATION: Final = task_isolation.NAME
 FAST_RESTART: Final = fast_restart.NAME
 CRITICAL_SIDECAR: Final = critical_sidecar.NAME

@@ -20,8 +20,10 @@ What the kubelet's source predicts (read in source, k8s v1.35-v1.38):
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Final
 
@@ -34,15 +36,13 @@ from harness.pods.skeleton import (
     workload_args,
     workload_container,
 )
-from harness.recording.records import AttemptRecord
+from harness.recording.records import SOURCE_SELF, AttemptRecord
 from harness.scenarios.common import (
     Headline,
     Metric,
     RunView,
     WorkerResult,
-    attempts_of,
     bounded,
-    by_attempt,
     restart_metrics,
     seconds,
     unmeasured,
@@ -58,6 +58,7 @@ WATCHER_CONTAINER: Final = "watcher"
 TRIGGER_AFTER: Final = 3
 TRIGGER_EXIT_CODE: Final = 88
 CRASH_EXIT_CODE: Final = 1
+APP_MODE: Final = "sleep"
 RUN_FOR: Final = timedelta(milliseconds=500)
 # The first release whose kubelet syncs a reset pod again at once.
 FIRST_IMMEDIATE_MINOR: Final = 36
@@ -117,7 +118,7 @@ def single_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
 
 def pair_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
     """A long-running app beside the watcher whose exit resets the pod."""
-    app = workload_container(MAIN_CONTAINER, image, workload_args("sleep"))
+    app = workload_container(MAIN_CONTAINER, image, workload_args(APP_MODE))
     return pod_for_worker(
         name=pair_pod_name(worker),
         worker=worker,
@@ -143,6 +144,20 @@ class RestartAll:
 
 # The restart after the first ordinary crash that follows the reset.
 _LAST_RESTART: Final = TRIGGER_AFTER + 2
+# The workload's own timeline (its emptyDir outlives the reset): a 1.35
+# kubelet numbers the containers from 0 again after removing them, so the
+# runtime's attempt numbers cannot tell the attempts apart; the workload's
+# own count can.
+ATTEMPTS_LOG: Final = "attempts.log"
+TRIGGER_MODE: Final = "trigger"
+
+
+def _pods(worker: str) -> tuple[tuple[str, str], ...]:
+    """(pod, trigger container) of both of the worker's pods."""
+    return (
+        (single_pod_name(worker), MAIN_CONTAINER),
+        (pair_pod_name(worker), WATCHER_CONTAINER),
+    )
 
 
 @dataclass
@@ -150,21 +165,25 @@ class _Watch:
     """Until both pods' trigger containers have crashed once after the reset and restarted."""
 
     run: RunView
+    logs: dict[str, str] = field(default_factory=dict)  # pod -> its workload's own log
 
     def pending(self) -> list[str]:
-        started = {(a.pod, a.container) for a in self.run.attempts() if a.attempt >= _LAST_RESTART}
+        waiting = [
+            (worker, pod)
+            for worker in self.run.nodes
+            for pod, _ in _pods(worker)
+            if len(own_attempts(self.logs.get(pod, ""))) <= _LAST_RESTART
+        ]
+        if waiting:
+            self._read({pod for _, pod in waiting})
         return [
             f"{NAME} restart {_LAST_RESTART} of {pod} on {worker}"
-            for worker in self.run.nodes
-            for pod, container in (
-                (single_pod_name(worker), MAIN_CONTAINER),
-                (pair_pod_name(worker), WATCHER_CONTAINER),
-            )
-            if (pod, container) not in started
+            for worker, pod in waiting
+            if len(own_attempts(self.logs.get(pod, ""))) <= _LAST_RESTART
         ]
 
     def collect(self) -> None:
-        """Everything is in the recorder's attempts."""
+        self._read({pod for worker in self.run.nodes for pod, _ in _pods(worker)})
 
     def stop(self) -> None:
         """Nothing runs in the background."""
@@ -172,13 +191,85 @@ class _Watch:
     def measure(
         self, worker: str, node: str, curve: BackoffCurve, attempts: Sequence[AttemptRecord]
     ) -> WorkerResult:
+        del attempts  # the runtime's numbering does not survive a 1.35 reset; see own_attempts
+        timelines = {
+            pod: [
+                dataclasses.replace(
+                    record, worker=worker, node=node, pod=pod, pod_uid=pod, container=container
+                )
+                for record in own_attempts(self.logs.get(pod, ""))
+            ]
+            for pod, container in _pods(worker)
+        }
         return restart_all(
             worker=worker,
             node=node,
             curve=curve,
-            attempts=attempts,
+            single=timelines[single_pod_name(worker)],
+            watcher=timelines[pair_pod_name(worker)],
+            app_restarts=self._app_restarts(worker),
             kubelet_version=self.run.kubelet_versions.get(worker, ""),
         )
+
+    def _read(self, pods: set[str]) -> None:
+        for pod in self.run.pods(NAME):
+            if pod.name in pods:
+                text = self.run.read_pod_file(pod, ATTEMPTS_LOG)
+                if text is not None:
+                    self.logs[pod.name] = text
+
+    def _app_restarts(self, worker: str) -> int | None:
+        """How often the app beside the watcher started again (its own log), None if unread."""
+        text = self.logs.get(pair_pod_name(worker))
+        if text is None:
+            return None
+        return len(own_attempts(text, mode=APP_MODE)) - 1
+
+
+def own_attempts(text: str, mode: str = TRIGGER_MODE) -> list[AttemptRecord]:
+    """One container's attempts from the workload's own log, numbered by its own count (pure).
+
+    Each attempt logs ``start`` and, unless killed, ``exit`` with its code;
+    lines of other modes (the app beside the watcher) are skipped, and so is
+    a torn last line. Only the times and codes are filled in.
+    """
+    attempts: list[AttemptRecord] = []
+    for line in text.splitlines():
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(raw, dict) or raw.get("mode") != mode:
+            continue
+        event, unix_ns = raw.get("event"), raw.get("unix_ns")
+        if not isinstance(unix_ns, int):
+            continue
+        if event == "start":
+            attempts.append(_own_attempt(len(attempts), unix_ns))
+        elif event == "exit" and attempts and attempts[-1].finished_at_ns is None:
+            code = raw.get("exit_code")
+            attempts[-1] = dataclasses.replace(
+                attempts[-1],
+                finished_at_ns=unix_ns,
+                exit_code=code if isinstance(code, int) else None,
+            )
+    return attempts
+
+
+def _own_attempt(number: int, start_ns: int) -> AttemptRecord:
+    return AttemptRecord(
+        run_id="",
+        worker="",
+        node="",
+        namespace="",
+        pod="",
+        pod_uid="",
+        container="",
+        attempt=number,
+        container_id=f"{SOURCE_SELF}-{number}",
+        started_at_ns=start_ns,
+        source=SOURCE_SELF,
+    )
 
 
 # --- metrics (pure) -----------------------------------------------------------------------
@@ -189,10 +280,17 @@ def restart_all(
     worker: str,
     node: str,
     curve: BackoffCurve,
-    attempts: Sequence[AttemptRecord],
+    single: Sequence[AttemptRecord],
+    watcher: Sequence[AttemptRecord],
+    app_restarts: int | None,
     kubelet_version: str,
 ) -> WorkerResult:
-    """Both pods: the crashes before on the curve, the reset, the level kept after it."""
+    """Both pods: the crashes before on the curve, the reset, the level kept after it.
+
+    ``single`` and ``watcher`` are the trigger containers' own timelines
+    (:func:`own_attempts`); ``app_restarts`` how often the app beside the
+    watcher started again.
+    """
     try:
         release = release_of(kubelet_version)
     except ValueError as error:
@@ -205,21 +303,34 @@ def restart_all(
             f"{FIRST_RELEASE_WITH_IT}",
         )
     immediate = release.minor >= FIRST_IMMEDIATE_MINOR
-    single = by_attempt(attempts_of(attempts, single_pod_name(worker), MAIN_CONTAINER))
-    watcher = by_attempt(attempts_of(attempts, pair_pod_name(worker), WATCHER_CONTAINER))
-    app = by_attempt(attempts_of(attempts, pair_pod_name(worker), MAIN_CONTAINER))
+    # The workload's own times carry no reported level: confirming levels is
+    # the conformance check's job, these restarts are judged on their delays.
     verdict = judge_worker(
-        [r for r in single if r.attempt <= TRIGGER_AFTER], curve, worker=worker, node=node
+        [r for r in single if r.attempt <= TRIGGER_AFTER],
+        curve,
+        worker=worker,
+        node=node,
+        confirm_levels=False,
     )
     metrics = restart_metrics("restart", verdict.checks)
-    # A single container's reset waits for the resync on 1.35; beside another
-    # container, that one's death wakes the kubelet at once.
-    single_upper = RESET_SLACK if immediate else RESYNC_MAX + RESET_SLACK
-    metrics.append(_reset("single_reset_s", single, single_upper, release.name))
-    metrics.append(_reset("pair_reset_s", watcher, RESET_SLACK, release.name))
+    # A pod reset waits for the kubelet's next sync: at once from 1.36, the
+    # periodic resync on 1.35.
+    upper = RESET_SLACK if immediate else RESYNC_MAX + RESET_SLACK
+    metrics.append(_reset("single_reset_s", single, upper, release.name))
+    metrics.append(_reset("pair_reset_s", watcher, upper, release.name))
     metrics.append(_level_kept("single_level_after_reset_s", curve, single))
     metrics.append(_level_kept("pair_level_after_reset_s", curve, watcher))
-    metrics.append(_app_reset(app, watcher))
+    metrics.append(
+        bounded(
+            "app_restarts_by_reset",
+            "count",
+            expected=1,
+            measured=app_restarts,
+            lower=1,
+            upper=1,
+            detail="the app beside the watcher must start again once, with the reset",
+        )
+    )
     return WorkerResult(
         scenario=NAME,
         worker=worker,
@@ -278,7 +389,6 @@ def _level_kept(name: str, curve: BackoffCurve, ordered: Sequence[AttemptRecord]
         return unmeasured(name, "the first crash after the reset, or its restart, was not recorded")
     expected = curve.delay_before_restart(TRIGGER_AFTER + 1)
     decided = restarted.created_at_ns or restarted.started_at_ns
-    reported = restarted.reported_backoff_s
     return bounded(
         name,
         "s",
@@ -287,29 +397,7 @@ def _level_kept(name: str, curve: BackoffCurve, ordered: Sequence[AttemptRecord]
         lower=expected.total_seconds() - CLOCK_ROUNDING.total_seconds(),
         upper=curve.upper_tolerance(expected).total_seconds(),
         detail=(
-            f"the level before the reset (restart {TRIGGER_AFTER + 1}'s); the kubelet reported "
-            + ("no level" if reported is None else f"back-off {reported:g}s")
-        ),
-    )
-
-
-def _app_reset(app: Sequence[AttemptRecord], watcher: Sequence[AttemptRecord]) -> Metric:
-    """The app beside the watcher is restarted by the reset, and only by it."""
-    trigger = _numbered(watcher).get(TRIGGER_AFTER)
-    if trigger is None or trigger.finished_at_ns is None:
-        return unmeasured("app_restarts_by_reset", "the watcher's trigger exit was not recorded")
-    finished = trigger.finished_at_ns
-    before = [r for r in app if r.attempt > 0 and r.started_at_ns < finished]
-    after = [r for r in app if r.started_at_ns >= finished]
-    return bounded(
-        "app_restarts_by_reset",
-        "count",
-        expected=1,
-        measured=len(after) if not before else 0,
-        lower=1,
-        upper=1,
-        detail=(
-            f"the app must restart once, with the watcher's reset; restarts before it: "
-            f"{len(before)}, after it: {len(after)}"
+            f"the level before the reset (restart {TRIGGER_AFTER + 1}'s "
+            f"{expected.total_seconds():g}s); twice that if the reset advanced the counter"
         ),
     )

@@ -181,3 +181,30 @@ def test_every_command_on_the_line_has_a_handler_and_none_is_left_over() -> None
     parser = build_parser()
     (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     assert set(commands.choices) == set(cli.HANDLERS)
+
+
+def test_a_scenario_that_needs_the_node_s_files_is_refused_on_an_existing_cluster(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kubeconfig = tmp_path / "kubeconfig"  # never read: the refusal comes first
+    code = cli.main(
+        [
+            "scenarios",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--nodes",
+            "n1",
+            "--scenarios",
+            "restart-all",
+        ]
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "restart-all reads the workload's files on the node" in err
+    assert "without --kubeconfig" in err
+
+
+def test_ordinal_failures_below_one_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["scenarios", "--ordinal-failures", "0"])
+    assert "--ordinal-failures" in capsys.readouterr().err

@@ -138,6 +138,15 @@ def test_merge_keeps_the_first_sight_whoever_sees_the_attempt_again() -> None:
     assert record(2).merged_with(record(2, seen_at_ns=T0 + 900)).seen_at_ns == T0 + 900
 
 
+def test_another_container_under_the_same_number_replaces_the_old_one() -> None:
+    # After RestartAllContainers a 1.35 kubelet numbers the pod's containers from 0 again.
+    old = record(0, finished_at_ns=T0 + 9, exit_code=1, reported_backoff_s=10.0)
+    rerun = record(0, container_id="d" * 64, started_at_ns=T0 + 90)
+    merged = old.merged_with(rerun)
+    assert merged == rerun
+    assert merged.finished_at_ns is None
+
+
 def test_merge_refuses_another_attempt() -> None:
     with pytest.raises(ValueError, match="cannot merge"):
         record(1).merged_with(record(2))
