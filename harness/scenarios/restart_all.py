@@ -16,6 +16,13 @@ What the kubelet's source predicts (read in source, k8s v1.35-v1.38):
   reset waits for another container's death event or the 60-90s resync, so a
   single-container pod may wait that long; from 1.36 the kubelet syncs again
   at once.
+
+Measured on 1.35.8 (see the README): the pod beside an app waited for the
+resync too. The reset kills and removes the app in one sync, inside one PLEG
+relist, so the relist sees it removed (``ContainerRemoved``, not a reason to
+sync), never died. And a 1.35 kubelet numbers the re-run containers from 0
+again: it counts restarts from the container logs, which the reset removed
+(kept from 1.36, kubernetes/kubernetes#136963).
 """
 
 from __future__ import annotations
@@ -64,9 +71,12 @@ RUN_FOR: Final = timedelta(milliseconds=500)
 FIRST_IMMEDIATE_MINOR: Final = 36
 # Kill, remove and start again, with the kubelet's next sync: not a back-off.
 RESET_SLACK: Final = timedelta(seconds=5)
-# 1.35 without another container's death event: the kubelet's periodic
-# resync (syncFrequency 1 min, jittered by up to half).
-RESYNC_MAX: Final = timedelta(seconds=90)
+# 1.35: the pod worker's periodic resync, 60-90s after the pod's last sync
+# (syncFrequency 1 min, jittered by up to half; pod_workers.go completeWork).
+# Anything else that syncs the pod in between starts that wait again, so a
+# re-run may come later than 90s (measured: 61-106s); twice the resync
+# still tells it from a pod that never re-runs.
+RESYNC_MAX: Final = timedelta(seconds=180)
 FIRST_RELEASE_WITH_IT: Final = "1.35 with the RestartAllContainersOnContainerExits gate, or 1.36+"
 
 HEADLINE: Final = Headline("single_reset_s", "trigger exit to the pod's re-run")
@@ -315,7 +325,7 @@ def restart_all(
     metrics = restart_metrics("restart", verdict.checks)
     # A pod reset waits for the kubelet's next sync: at once from 1.36, the
     # periodic resync on 1.35.
-    upper = RESET_SLACK if immediate else RESYNC_MAX + RESET_SLACK
+    upper = RESET_SLACK if immediate else RESYNC_MAX
     metrics.append(_reset("single_reset_s", single, upper, release.name))
     metrics.append(_reset("pair_reset_s", watcher, upper, release.name))
     metrics.append(_level_kept("single_level_after_reset_s", curve, single))

@@ -1,18 +1,22 @@
 """The scenarios beyond the talk's three, measured on every worker side by side.
 
 A StatefulSet held back by ordinal 1's crash loop (at its smallest useful
-size, three failures), a liveness-probe kill loop, and KEP-5307's restart
-rules. Each runs on its own, like the talk's (see test_scenarios.py).
+size, three failures), a liveness-probe kill loop, KEP-5307's restart rules
+and KEP-5532's RestartAllContainers. Each runs on its own, like the talk's
+(see test_scenarios.py). The cluster is v1.35 unless the session says
+otherwise; the release-specific findings below hold for v1.35.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from harness.model.releases import release_of
 from harness.recording.records import read_attempts
 from harness.runs.scenarios import ScenarioRun
-from harness.scenarios import LIVENESS_KILL, RESTART_RULES, STATEFULSET_ORDINAL
+from harness.scenarios import LIVENESS_KILL, RESTART_ALL, RESTART_RULES, STATEFULSET_ORDINAL
 from harness.scenarios import liveness_kill as lk
+from harness.scenarios import restart_all as ra
 from harness.scenarios import restart_rules as rr
 from harness.scenarios import statefulset_ordinal as so
 from harness.scenarios.common import WorkerResult
@@ -120,3 +124,36 @@ def test_the_rule_retries_on_the_curve_and_the_final_exit_ends_the_pod(
     assert result.metric("pod_ended").passed, result.metric("pod_ended").detail
     assert result.metric("final_exit_code").measured == rr.FINAL_EXIT_CODE
     assert result.passed, "\n".join(result.failures)
+
+
+# --- RestartAllContainers (v1.35: alpha, its gates on in the harness's cluster) ----------
+
+
+@pytest.mark.parametrize("worker", WORKERS)
+def test_a_reset_re_runs_the_pod_and_keeps_the_back_off_level(
+    scenario_runs: dict[str, ScenarioRun], worker: str
+) -> None:
+    result = _results(scenario_runs, RESTART_ALL)[worker]
+    for name in (
+        "single_reset_s",
+        "pair_reset_s",
+        "single_level_after_reset_s",
+        "pair_level_after_reset_s",
+    ):
+        _measured(result, name)
+    assert result.metric("app_restarts_by_reset").measured == 1
+    assert result.passed, "\n".join(result.failures)
+
+
+def test_a_reset_pod_re_runs_at_once_from_1_36_and_at_the_resync_before(
+    scenario_runs: dict[str, ScenarioRun],
+) -> None:
+    # From 1.36 the kubelet syncs a reset pod at once; a 1.35 kubelet waits
+    # for the pod worker's resync, a minute or more (the README's finding).
+    run = scenario_runs[RESTART_ALL]
+    (version,) = {row.kubelet_version for row in run.rows if row.worker}
+    at_once = release_of(version).minor >= ra.FIRST_IMMEDIATE_MINOR
+    by_worker = _results(scenario_runs, RESTART_ALL)
+    waits = {w: _measured(by_worker[w], "single_reset_s") for w in WORKERS}
+    slack = ra.RESET_SLACK.total_seconds()
+    assert all((wait <= slack) == at_once for wait in waits.values()), (version, waits)
