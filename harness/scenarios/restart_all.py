@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -159,6 +160,7 @@ _LAST_RESTART: Final = TRIGGER_AFTER + 2
 # runtime's attempt numbers cannot tell the attempts apart; the workload's
 # own count can.
 ATTEMPTS_LOG: Final = "attempts.log"
+READ_EVERY_S: Final = 3.0
 TRIGGER_MODE: Final = "trigger"
 
 
@@ -176,6 +178,7 @@ class _Watch:
 
     run: RunView
     logs: dict[str, str] = field(default_factory=dict)  # pod -> its workload's own log
+    read_at: float = 0.0  # monotonic time of the last read
 
     def pending(self) -> list[str]:
         waiting = [
@@ -184,7 +187,9 @@ class _Watch:
             for pod, _ in _pods(worker)
             if len(own_attempts(self.logs.get(pod, ""))) <= _LAST_RESTART
         ]
-        if waiting:
+        # Each read is an exec on the node: not every poll, on a small machine.
+        if waiting and time.monotonic() - self.read_at >= READ_EVERY_S:
+            self.read_at = time.monotonic()
             self._read({pod for _, pod in waiting})
         return [
             f"{NAME} restart {_LAST_RESTART} of {pod} on {worker}"
