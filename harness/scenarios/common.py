@@ -406,6 +406,17 @@ def first_start(attempts: Sequence[AttemptRecord], pod: str, container: str) -> 
     return min((a.started_at_ns for a in attempts_of(attempts, pod, container)), default=None)
 
 
+# What the workload's readiness probe (pods.skeleton.ready_probe) writes on
+# its first success: the moment the kubelet learned the pod is Ready, in ns.
+READY_PROBE_LOG: Final = "ready-probe.log"
+
+
+def first_ready_ns(view: RunView, pod: LivePod) -> int | None:
+    """When ``pod``'s readiness probe first passed (its own log), None before it did."""
+    events = parse_events(view.read_pod_file(pod, READY_PROBE_LOG) or "")
+    return events[0].unix_ns if events else None
+
+
 def restarts_pending(
     view: RunView, scenario: str, pod_name: Callable[[str], str], restart: int
 ) -> list[str]:

@@ -31,7 +31,7 @@ from harness.scenarios.common import (
     attempts_of,
     bounded,
     by_attempt,
-    parse_events,
+    first_ready_ns,
     restart_metrics,
     span_metric,
 )
@@ -46,7 +46,6 @@ TRANSIENT_EXIT_CODE: Final = 1
 # A readiness probe every second (the minimum): the probe's period is the
 # resolution of "Ready", and the metric's slack allows for it.
 READY_PROBE_PERIOD_S: Final = 1
-READY_PROBE_LOG: Final = "ready-probe.log"
 # Ready comes from an exec probe run every second: after the healthy attempt
 # starts, up to one period passes before a probe sees the marker, plus the
 # probe's own exec (~0.1-0.5s on a busy node). 2s covers both.
@@ -132,9 +131,9 @@ class _Watch:
             self._read_probe_log(pod)
 
     def _read_probe_log(self, pod: LivePod) -> None:
-        events = parse_events(self.run.read_pod_file(pod, READY_PROBE_LOG) or "")
-        if events:
-            self.ready_ns[pod.worker] = events[0].unix_ns
+        ready = first_ready_ns(self.run, pod)
+        if ready is not None:
+            self.ready_ns[pod.worker] = ready
 
 
 # --- metrics (pure) -----------------------------------------------------------------------

@@ -40,8 +40,8 @@ from harness.scenarios.common import (
     bounded,
     by_attempt,
     curve_span,
+    first_ready_ns,
     first_start,
-    parse_events,
     restart_metrics,
     seconds,
     span_metric,
@@ -62,7 +62,6 @@ SHORT_FAIL_TIMES: Final = 3
 FAIL_RUN_FOR: Final = timedelta(seconds=1)
 FAIL_EXIT_CODE: Final = 1
 READY_PROBE_PERIOD_S: Final = 1
-READY_PROBE_LOG: Final = "ready-probe.log"
 # Ready after the healthy start: one probe period plus the probe's exec.
 READY_SLACK: Final = timedelta(seconds=2)
 # Each later ordinal is created once its predecessor is Ready, then
@@ -182,9 +181,9 @@ class _Watch:
         for pod in self.run.pods(NAME):
             if pod.name in self.ready_ns or (only_ready and not pod.ready):
                 continue
-            events = parse_events(self.run.read_pod_file(pod, READY_PROBE_LOG) or "")
-            if events:
-                self.ready_ns[pod.name] = events[0].unix_ns
+            ready = first_ready_ns(self.run, pod)
+            if ready is not None:
+                self.ready_ns[pod.name] = ready
 
 
 # --- metrics (pure) -----------------------------------------------------------------------

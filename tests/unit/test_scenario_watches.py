@@ -26,7 +26,7 @@ from harness.scenarios import REGISTRY, SCENARIOS
 from harness.scenarios import critical_sidecar as cs
 from harness.scenarios import fast_restart as fr
 from harness.scenarios import task_isolation as ti
-from harness.scenarios.common import LivePod, RunView, Scenario, Watch
+from harness.scenarios.common import READY_PROBE_LOG, LivePod, RunView, Scenario, Watch
 from tests.unit.factories import attempts
 
 NODES = {"fast": "crashloop-worker", "reduced": "crashloop-worker2"}
@@ -144,7 +144,7 @@ def test_fast_restart_waits_until_every_worker_is_ready_and_reads_the_first_prob
     # Ready on one worker: its probe log's first line is the Ready time.
     fast = _pod(fr.pod_name("fast"), "fast", ready=True)
     run.live[fr.NAME] = [fast, _pod(fr.pod_name("reduced"), "reduced")]
-    run.files[(fast.uid, fr.READY_PROBE_LOG)] = _log(("ready", 5_000), ("ready", 6_000))
+    run.files[(fast.uid, READY_PROBE_LOG)] = _log(("ready", 5_000), ("ready", 6_000))
     assert watch.pending() == [f"{fr.NAME} Ready on reduced"]
     assert watch.ready_ns == {"fast": 5_000}
 
@@ -154,7 +154,7 @@ def test_fast_restart_collects_a_probe_that_came_after_the_last_look() -> None:
     watch = fr.FastRestart().watch(run)
     late = _pod(fr.pod_name("reduced"), "reduced", ready=False)
     run.live[fr.NAME] = [late]
-    run.files[(late.uid, fr.READY_PROBE_LOG)] = _log(("ready", 7_000))
+    run.files[(late.uid, READY_PROBE_LOG)] = _log(("ready", 7_000))
     assert "reduced" not in watch.ready_ns
     watch.collect()
     assert watch.ready_ns == {"reduced": 7_000}
