@@ -102,9 +102,12 @@ DESCRIPTIONS: Final[dict[str, tuple[str, str]]] = {
         MEASURING_CODES,
     ),
     "scenarios": (
-        "The talk's scenarios on every worker, one scenario at a time, each with its headline "
-        "number against the model. With --kubeconfig, on the nodes of an existing cluster, "
-        "each against its own live config, recorded from the API alone.",
+        "The scenarios (the talk's three, a StatefulSet held back by a crash-looping ordinal, "
+        "a liveness-probe kill loop, KEP-5307 restart rules, KEP-5532 RestartAllContainers) "
+        "on every worker, one scenario at a time, each with its headline number against the "
+        "model. With --kubeconfig, on the nodes of an existing cluster, each against its own "
+        "live config, recorded from the API alone (all but restart-all, which reads the "
+        "node's files).",
         MEASURING_CODES,
     ),
     "conformance": (

@@ -383,7 +383,7 @@ def scenario_takeaways(metrics: Sequence[ScenarioMetric], cost: float | None) ->
     is the kubelet's or the load's, not the price of starting a container.
     """
     workers = list(dict.fromkeys(metric.worker for metric in metrics))
-    table = Table(title="the talk's scenarios, measured (model · model + restart cost)")
+    table = Table(title="the scenarios, measured (model · model + restart cost)")
     table.add_column("scenario")
     for worker in workers:
         table.add_column(worker)

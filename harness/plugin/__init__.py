@@ -48,7 +48,7 @@ __all__ = ["ClusterOptions", "read_cluster_options", "session_cluster"]
 MARKERS: Final = (
     "e2e: needs a real kind cluster",
     "conformance: the kubelet backoff conformance check (bare crashing container on every worker)",
-    "scenarios: the talk's scenarios measured on every worker",
+    "scenarios: the scenarios measured on every worker",
     "matrix: the quick check on each pinned Kubernetes release (run only with -m matrix)",
 )
 _CALL_FAILED = pytest.StashKey[bool]()
