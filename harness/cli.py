@@ -37,6 +37,7 @@ from harness.core.errors import HarnessError, first_line
 from harness.core.paths import state_dir
 from harness.core.resources import spec_path
 from harness.demo import MAX_DURATION_S, DemoOptions, run_demo, run_replay
+from harness.model.releases import release_of
 from harness.outputs.explain import explain
 from harness.outputs.flakiness import flakiness_of
 from harness.outputs.jobsummary import write_job_summary
@@ -60,7 +61,14 @@ from harness.runs.lifecycle import Target, new_run_dir
 from harness.runs.matrix import matrix_from_runs, run_matrix
 from harness.runs.scenarios import ScenarioRun, run_scenarios
 from harness.runs.series import Series, checks_in_a_row, summaries_in
-from harness.scenarios import NODE_FILE_SCENARIOS, REGISTRY, SCENARIOS, sized_registry
+from harness.scenarios import (
+    FIRST_MINOR,
+    NODE_FILE_SCENARIOS,
+    REGISTRY,
+    SCENARIOS,
+    scenarios_for,
+    sized_registry,
+)
 from harness.scenarios.common import Scenario
 from harness.scenarios.headline import headline_metrics
 from harness.substrate.engine import engine_answers, ensure_engine, stop_engine
@@ -248,6 +256,15 @@ def _cmd_scenarios(args: argparse.Namespace) -> int:
             "kubeconfig alone cannot reach",
             "leave it out, or run it on the harness's own cluster (without --kubeconfig)",
         )
+    if not args.kubeconfig:
+        version = spec_of(args).kubernetes.version
+        if args.scenarios and (missing := scenarios_for(release_of(version).minor, names)[1]):
+            raise HarnessError(
+                f"Kubernetes {version} cannot run {', '.join(missing)}: "
+                + "; ".join(f"{n} needs 1.{FIRST_MINOR[n]} or later" for n in missing),
+                "leave it out, or choose a later release with --kubernetes",
+            )
+        names = _runnable(version, names)
     runs = _run_scenarios_one_by_one(_target(args), names, catalog)
     for run in runs:
         SCREEN.tables.print(f"{', '.join(run.scenarios)}: {run.status} ({run.run_dir})")
@@ -255,6 +272,14 @@ def _cmd_scenarios(args: argparse.Namespace) -> int:
     if any(run.status == "interrupted" for run in runs):
         return 130
     return 0 if all(run.passed for run in runs) else 1
+
+
+def _runnable(version: str, names: Sequence[str]) -> list[str]:
+    """The scenarios Kubernetes ``version`` can run, saying which it leaves out and why."""
+    runnable, left_out = scenarios_for(release_of(version).minor, names)
+    for name in left_out:
+        progress(f"{name} left out: Kubernetes {version} lacks its API (1.{FIRST_MINOR[name]}+)")
+    return runnable
 
 
 def _scenario_run_document(run: ScenarioRun) -> dict[str, object]:
@@ -273,7 +298,7 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     up = lifecycle.up(spec, progress, image=args.image)
     result, summary = _run_and_report_check(up, args.profile)
     write_job_summary(summary, result.run_dir)
-    runs = _run_scenarios_one_by_one(up, SCENARIOS)
+    runs = _run_scenarios_one_by_one(up, _runnable(spec.kubernetes.version, SCENARIOS))
     metrics = [metric for run in runs for metric in headline_metrics(run.results)]
     report = write_report(result.run_dir, summary, result.attempts, metrics)
     SCREEN.tables.print(f"report: {report}")

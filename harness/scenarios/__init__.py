@@ -24,7 +24,7 @@ for, metrics, headline). A new scenario is one new module and one line below.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 from harness.scenarios import (
@@ -56,6 +56,19 @@ TALK_SCENARIOS: Final = SCENARIOS[:3]  # the demo's default
 # Scenarios that read the workload's own files on the node: the harness's
 # own cluster only, not one reached through a kubeconfig alone.
 NODE_FILE_SCENARIOS: Final = (restart_all.NAME,)
+# The first kubelet minor whose API has what a scenario deploys, on (by
+# default, or by the harness's own cluster): KEP-5307's rules are beta from
+# 1.35, KEP-5532's action exists from 1.35. Earlier, the API server would drop
+# the fields and the scenario would measure something else.
+FIRST_MINOR: Final[Mapping[str, int]] = {restart_rules.NAME: 35, restart_all.NAME: 35}
+
+
+def scenarios_for(minor: int, names: Sequence[str] = SCENARIOS) -> tuple[list[str], list[str]]:
+    """``names`` split into those a 1.``minor`` kubelet can run and those it cannot."""
+    runnable = [n for n in names if FIRST_MINOR.get(n, 0) <= minor]
+    return runnable, [n for n in names if n not in runnable]
+
+
 TASK_ISOLATION: Final = task_isolation.NAME
 FAST_RESTART: Final = fast_restart.NAME
 CRITICAL_SIDECAR: Final = critical_sidecar.NAME

@@ -17,6 +17,7 @@ from harness.cluster.kube import NodeStatus
 from harness.core import pins
 from harness.core.errors import HarnessError
 from harness.core.resources import CLUSTERS_DIR
+from harness.scenarios import RESTART_ALL, RESTART_RULES, SCENARIOS, scenarios_for
 from harness.substrate import engine, nodeselect
 
 
@@ -208,3 +209,20 @@ def test_ordinal_failures_below_one_are_refused(capsys: pytest.CaptureFixture[st
     with pytest.raises(SystemExit):
         cli.main(["scenarios", "--ordinal-failures", "0"])
     assert "--ordinal-failures" in capsys.readouterr().err
+
+
+def test_a_scenario_a_release_cannot_run_is_refused_before_anything(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = cli.main(["scenarios", "--kubernetes", "1.34", "--scenarios", "restart-rules"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "restart-rules needs 1.35 or later" in err
+    assert "--kubernetes" in err
+
+
+def test_scenarios_split_by_the_release_that_has_their_api() -> None:
+    runnable, left_out = scenarios_for(34)
+    assert left_out == [RESTART_RULES, RESTART_ALL]
+    assert runnable == [s for s in SCENARIOS if s not in left_out]
+    assert scenarios_for(35) == (list(SCENARIOS), [])
