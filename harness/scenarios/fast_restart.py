@@ -33,8 +33,8 @@ from harness.scenarios.common import (
     by_attempt,
     first_ready_ns,
     restart_metrics,
-    span_metric,
 )
+from harness.scenarios.spans import span_metric
 from harness.verdict import judge_worker
 
 NAME: Final = "fast-restart"

@@ -38,8 +38,8 @@ from harness.scenarios.common import (
     bounded,
     by_attempt,
     restarts_pending,
-    span_metric,
 )
+from harness.scenarios.spans import span_metric
 from harness.substrate.workloadimage import BINARY
 from harness.verdict import judge_worker
 

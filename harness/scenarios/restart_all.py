@@ -28,7 +28,6 @@ again: it counts restarts from the container logs, which the reset removed
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,7 +43,8 @@ from harness.pods.skeleton import (
     workload_args,
     workload_container,
 )
-from harness.recording.records import SOURCE_SELF, AttemptRecord
+from harness.recording.ownlog import ATTEMPTS_LOG, own_attempts
+from harness.recording.records import AttemptRecord
 from harness.scenarios.common import (
     Headline,
     Metric,
@@ -159,7 +159,6 @@ _LAST_RESTART: Final = TRIGGER_AFTER + 2
 # kubelet numbers the containers from 0 again after removing them, so the
 # runtime's attempt numbers cannot tell the attempts apart; the workload's
 # own count can.
-ATTEMPTS_LOG: Final = "attempts.log"
 READ_EVERY_S: Final = 3.0
 TRIGGER_MODE: Final = "trigger"
 
@@ -185,7 +184,7 @@ class _Watch:
             (worker, pod)
             for worker in self.run.nodes
             for pod, _ in _pods(worker)
-            if len(own_attempts(self.logs.get(pod, ""))) <= _LAST_RESTART
+            if len(own_attempts(self.logs.get(pod, ""), TRIGGER_MODE)) <= _LAST_RESTART
         ]
         # Each read is an exec on the node: not every poll, on a small machine.
         if waiting and time.monotonic() - self.read_at >= READ_EVERY_S:
@@ -194,7 +193,7 @@ class _Watch:
         return [
             f"{NAME} restart {_LAST_RESTART} of {pod} on {worker}"
             for worker, pod in waiting
-            if len(own_attempts(self.logs.get(pod, ""))) <= _LAST_RESTART
+            if len(own_attempts(self.logs.get(pod, ""), TRIGGER_MODE)) <= _LAST_RESTART
         ]
 
     def collect(self) -> None:
@@ -212,7 +211,7 @@ class _Watch:
                 dataclasses.replace(
                     record, worker=worker, node=node, pod=pod, pod_uid=pod, container=container
                 )
-                for record in own_attempts(self.logs.get(pod, ""))
+                for record in own_attempts(self.logs.get(pod, ""), TRIGGER_MODE)
             ]
             for pod, container in _pods(worker)
         }
@@ -239,52 +238,6 @@ class _Watch:
         if text is None:
             return None
         return len(own_attempts(text, mode=APP_MODE)) - 1
-
-
-def own_attempts(text: str, mode: str = TRIGGER_MODE) -> list[AttemptRecord]:
-    """One container's attempts from the workload's own log, numbered by its own count (pure).
-
-    Each attempt logs ``start`` and, unless killed, ``exit`` with its code;
-    lines of other modes (the app beside the watcher) are skipped, and so is
-    a torn last line. Only the times and codes are filled in.
-    """
-    attempts: list[AttemptRecord] = []
-    for line in text.splitlines():
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(raw, dict) or raw.get("mode") != mode:
-            continue
-        event, unix_ns = raw.get("event"), raw.get("unix_ns")
-        if not isinstance(unix_ns, int):
-            continue
-        if event == "start":
-            attempts.append(_own_attempt(len(attempts), unix_ns))
-        elif event == "exit" and attempts and attempts[-1].finished_at_ns is None:
-            code = raw.get("exit_code")
-            attempts[-1] = dataclasses.replace(
-                attempts[-1],
-                finished_at_ns=unix_ns,
-                exit_code=code if isinstance(code, int) else None,
-            )
-    return attempts
-
-
-def _own_attempt(number: int, start_ns: int) -> AttemptRecord:
-    return AttemptRecord(
-        run_id="",
-        worker="",
-        node="",
-        namespace="",
-        pod="",
-        pod_uid="",
-        container="",
-        attempt=number,
-        container_id=f"{SOURCE_SELF}-{number}",
-        started_at_ns=start_ns,
-        source=SOURCE_SELF,
-    )
 
 
 # --- metrics (pure) -----------------------------------------------------------------------

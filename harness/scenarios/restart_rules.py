@@ -33,8 +33,8 @@ from harness.scenarios.common import (
     bounded,
     by_attempt,
     restart_metrics,
-    span_metric,
 )
+from harness.scenarios.spans import span_metric
 from harness.verdict import judge_worker
 
 NAME: Final = "restart-rules"

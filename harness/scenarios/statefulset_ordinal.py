@@ -39,14 +39,13 @@ from harness.scenarios.common import (
     attempts_of,
     bounded,
     by_attempt,
-    curve_span,
     first_ready_ns,
     first_start,
     restart_metrics,
     seconds,
-    span_metric,
     unmeasured,
 )
+from harness.scenarios.spans import curve_span, span_metric
 from harness.verdict import judge_worker
 
 NAME: Final = "statefulset-ordinal"

@@ -8,8 +8,9 @@ import json
 import pytest
 
 from harness.model.backoff import BackoffCurve, upper_tolerance
+from harness.recording.ownlog import own_attempts
 from harness.recording.records import AttemptRecord
-from harness.scenarios import common
+from harness.scenarios import common, spans
 from harness.scenarios import liveness_kill as lk
 from harness.scenarios import restart_all as ra
 from harness.scenarios import restart_rules as rr
@@ -36,8 +37,8 @@ def _span_s(curve: BackoffCurve, restarts: int) -> float:
 
 def test_curve_span_adds_the_backoffs_and_the_work_between() -> None:
     attempts = timeline(DEFAULT, 1.0, 4, exit_code=1)
-    span = common.curve_span(DEFAULT, attempts, 3)
-    assert isinstance(span, common.CurveSpan)
+    span = spans.curve_span(DEFAULT, attempts, 3)
+    assert isinstance(span, spans.CurveSpan)
     assert span.delays_s == (0.0, 10.0, 20.0)  # the first restart is immediate
     assert span.work_s == pytest.approx(2.0)  # attempts 1 and 2, a second each
     assert span.expected_s == pytest.approx(32.0)
@@ -45,19 +46,19 @@ def test_curve_span_adds_the_backoffs_and_the_work_between() -> None:
     uppers = sum(
         upper_tolerance(DEFAULT.delay_before_restart(n)).total_seconds() for n in (1, 2, 3)
     )
-    assert common.span_upper_s(DEFAULT, span) == pytest.approx(uppers + 2.0)
+    assert spans.span_upper_s(DEFAULT, span) == pytest.approx(uppers + 2.0)
 
 
 def test_curve_span_names_what_is_missing() -> None:
     attempts = timeline(DEFAULT, 1.0, 4, exit_code=1)
-    assert "attempt 0" in str(common.curve_span(DEFAULT, attempts[1:], 3))
+    assert "attempt 0" in str(spans.curve_span(DEFAULT, attempts[1:], 3))
     gap = [a for a in attempts if a.attempt != 1]
-    assert "between 1 and 2" in str(common.curve_span(DEFAULT, gap, 3))
+    assert "between 1 and 2" in str(spans.curve_span(DEFAULT, gap, 3))
 
 
 def test_span_metric_without_its_end_is_unmeasured() -> None:
     attempts = timeline(FAST, 1.0, 4, exit_code=1)
-    metric = common.span_metric("x_s", FAST, attempts, 3, end_ns=None, end="the thing")
+    metric = spans.span_metric("x_s", FAST, attempts, 3, end_ns=None, end="the thing")
     assert metric.measured is None
     assert not metric.passed
     assert "the thing was not seen" in metric.detail
@@ -413,11 +414,11 @@ def test_own_attempts_follow_the_workload_s_count_not_the_kubelet_s() -> None:
         )
         + '{"event": "exit", "unix_'
     )  # torn by a kill
-    attempts = ra.own_attempts(text)
+    attempts = own_attempts(text, ra.TRIGGER_MODE)
     assert [(a.attempt, a.started_at_ns, a.finished_at_ns, a.exit_code) for a in attempts] == [
         (0, 10, 20, 1),
         (1, 30, 40, 88),
         (2, 90, None, None),
     ]
-    assert len(ra.own_attempts(text, mode="sleep")) == 1
-    assert ra.own_attempts("") == []
+    assert len(own_attempts(text, ra.APP_MODE)) == 1
+    assert own_attempts("", ra.TRIGGER_MODE) == []
