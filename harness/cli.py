@@ -258,12 +258,8 @@ def _cmd_scenarios(args: argparse.Namespace) -> int:
         )
     if not args.kubeconfig:
         version = spec_of(args).kubernetes.version
-        if args.scenarios and (missing := scenarios_for(release_of(version).minor, names)[1]):
-            raise HarnessError(
-                f"Kubernetes {version} cannot run {', '.join(missing)}: "
-                + "; ".join(f"{n} needs 1.{FIRST_MINOR[n]} or later" for n in missing),
-                "leave it out, or choose a later release with --kubernetes",
-            )
+        if args.scenarios:
+            _refuse_missing_api(version, names)
         names = _runnable(version, names)
     runs = _run_scenarios_one_by_one(_target(args), names, catalog)
     for run in runs:
@@ -272,6 +268,17 @@ def _cmd_scenarios(args: argparse.Namespace) -> int:
     if any(run.status == "interrupted" for run in runs):
         return 130
     return 0 if all(run.passed for run in runs) else 1
+
+
+def _refuse_missing_api(version: str, names: Sequence[str]) -> None:
+    """HarnessError, before anything is created, for scenarios ``version`` lacks the API of."""
+    missing = scenarios_for(release_of(version).minor, names)[1]
+    if missing:
+        raise HarnessError(
+            f"Kubernetes {version} cannot run {', '.join(missing)}: "
+            + "; ".join(f"{n} needs 1.{FIRST_MINOR[n]} or later" for n in missing),
+            "leave it out, or choose a later release with --kubernetes",
+        )
 
 
 def _runnable(version: str, names: Sequence[str]) -> list[str]:
@@ -347,6 +354,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             Path(args.replay), speed=args.speed, console=console, plain=args.plain, theme=args.theme
         )
     spec = spec_of(args)
+    _refuse_missing_api(spec.kubernetes.version, args.scenarios)
     if not 30 <= args.duration <= MAX_DURATION_S:
         raise HarnessError(
             f"--duration {args.duration:g}s is outside 30..{MAX_DURATION_S:g}s",

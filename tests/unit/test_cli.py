@@ -226,3 +226,11 @@ def test_scenarios_split_by_the_release_that_has_their_api() -> None:
     assert left_out == [RESTART_RULES, RESTART_ALL]
     assert runnable == [s for s in SCENARIOS if s not in left_out]
     assert scenarios_for(35) == (list(SCENARIOS), [])
+
+
+def test_the_demo_refuses_a_scenario_its_release_cannot_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = cli.main(["demo", "--kubernetes", "1.34", "--plain", "--scenarios", "restart-all"])
+    assert code == 2
+    assert "restart-all needs 1.35 or later" in capsys.readouterr().err
