@@ -180,12 +180,7 @@ class _Watch:
     read_at: float = 0.0  # monotonic time of the last read
 
     def pending(self) -> list[str]:
-        waiting = [
-            (worker, pod)
-            for worker in self.run.nodes
-            for pod, _ in _pods(worker)
-            if len(own_attempts(self.logs.get(pod, ""), TRIGGER_MODE)) <= _LAST_RESTART
-        ]
+        waiting = [(w, pod) for w in self.run.nodes for pod, _ in _pods(w) if not self._done(pod)]
         # Each read is an exec on the node: not every poll, on a small machine.
         if waiting and time.monotonic() - self.read_at >= READ_EVERY_S:
             self.read_at = time.monotonic()
@@ -193,8 +188,12 @@ class _Watch:
         return [
             f"{NAME} restart {_LAST_RESTART} of {pod} on {worker}"
             for worker, pod in waiting
-            if len(own_attempts(self.logs.get(pod, ""), TRIGGER_MODE)) <= _LAST_RESTART
+            if not self._done(pod)
         ]
+
+    def _done(self, pod: str) -> bool:
+        """Whether ``pod``'s trigger container has started its last awaited attempt."""
+        return len(own_attempts(self.logs.get(pod, ""), TRIGGER_MODE)) > _LAST_RESTART
 
     def collect(self) -> None:
         self._read({pod for worker in self.run.nodes for pod, _ in _pods(worker)})
