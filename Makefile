@@ -65,7 +65,7 @@ unit: $(STAMP)
 	$(BIN)/pytest tests/unit
 
 e2e: $(STAMP)
-	$(BIN)/pytest tests/e2e
+	$(BIN)/pytest tests/e2e --durations=20
 
 engine: $(STAMP)
 	$(CRASHLOOP) engine

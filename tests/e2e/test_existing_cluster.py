@@ -48,9 +48,13 @@ NAMESPACE = "crashloop-check"
 REMOTE_SCENARIOS = tuple(s for s in SCENARIOS if s not in NODE_FILE_SCENARIOS)
 ACCOUNT = "crashloop-check"
 # The self-reported start and exit against the runtime's, over the same
-# attempts: typically within 10 ms; never by more than a third of the 1.5 s the
-# verdict allows a restart's own overhead, so the source cannot move a verdict.
-AGREEMENT_MEDIAN_MS = 10.0
+# attempts. Measured medians: 6.5-7.4 ms idle, 11.6 ms in a CI run, 18-33 ms
+# with other clusters loading the two cores (reported, not asserted). The
+# bound catches a systematic error: a median of half a heartbeat or more means
+# a time taken from the heartbeat instead of the process's own start or exit.
+# No single attempt may be off by a third of the 1.5 s the verdict allows a
+# restart's own overhead, so the source cannot move a verdict.
+AGREEMENT_MEDIAN_MS = HEARTBEAT_NS / 1_000_000 / 2
 AGREEMENT_MAX_MS = 500.0
 # An OOM-killed attempt's exit is its last heartbeat: at most one period
 # before the runtime's finish, plus the scheduling of a process at its memory

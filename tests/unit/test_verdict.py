@@ -203,7 +203,7 @@ def test_a_running_attempt_is_never_overdue() -> None:
 
 def test_the_first_restart_is_overdue_after_its_own_bound() -> None:
     records = attempts([])
-    late = Observation(now_ns=_last_exit(records) + 3 * NS + 1)
+    late = Observation(now_ns=_last_exit(records) + 5 * NS + 1)
     assert "restart 1 overdue" in judge_worker(records, FAST, observation=late).problems[0]
 
 
@@ -326,9 +326,14 @@ def test_a_pre_1_35_kubelet_bunching_short_backoffs_fails() -> None:
 
 
 def test_a_slow_first_restart_fails() -> None:
-    verdict = judge_worker(attempts([3.2]), DEFAULT)
+    verdict = judge_worker(attempts([5.2]), DEFAULT)
     assert not verdict.checks[0].passed
-    assert verdict.checks[0].upper_bound_s == 3.0
+    assert verdict.checks[0].upper_bound_s == 5.0
+
+
+def test_a_first_restart_slowed_by_a_busy_node_passes() -> None:
+    # 4.2s was measured on every worker at once right after a cold cluster start.
+    assert judge_worker(attempts([4.2]), DEFAULT).checks[0].passed
 
 
 def test_a_10s_wait_where_the_fast_curve_waits_0s_fails() -> None:
