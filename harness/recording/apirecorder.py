@@ -8,6 +8,8 @@ is recorded when it has ended: the crashing workload ends within
 milliseconds of starting. A killed attempt (OOMKilled) leaves its last
 heartbeat for an exit; one still running when the run ends is ended by the
 run (its pod deleted with a grace period) and recorded with its start alone.
+An attempt the status skipped (two ended between two status updates) is
+recorded from the next one's message, which carries the earlier reports.
 
 What the node's clock reads "now" (the time an overdue restart is judged
 against) is estimated, never overstated: every report arrives after it was
@@ -161,13 +163,50 @@ class ApiRecorder:
             if self._closed or view.ended is None or view.ended.report is None:
                 return
             record = self._record(key, view, view.ended)
-            if record is None or (view.ended.deleting and self._has_finish(key)):
+            if record is None:
+                return
+            skipped = self._skipped(key, view.ended)
+            if view.ended.deleting and self._has_finish(key):
+                if self.log.extend(skipped):
+                    self._changed.notify_all()
                 return
             node = view.ended.node
             ahead = arrived_ns - view.ended.report.finished_ns
             self._ahead_ns[node] = min(ahead, self._ahead_ns.get(node, ahead))
-            if self.log.append(record):
+            if self.log.extend([record, *skipped]):
                 self._changed.notify_all()
+
+    def _skipped(self, key: AttemptKey, ended: Ended) -> list[AttemptRecord]:
+        """The attempts before ``key`` that the pod status never showed ended.
+
+        The status shows only the newest ended attempt, so two ending between
+        two status updates (a probe kill loop) hide the first. The workload's
+        message carries the reports of the attempts before it; they are
+        numbered back from its own count, used only where that count is the
+        kubelet's (a process that never ran would shift every number).
+        """
+        report = ended.report
+        uid, container, attempt = key
+        if report is None or report.attempt != attempt:
+            return []
+        found = []
+        for back, earlier in enumerate(report.earlier, start=1):
+            number = attempt - back
+            if earlier is None or number < 0 or self._has_finish((uid, container, number)):
+                continue
+            skipped = Ended(
+                pod=ended.pod,
+                node=ended.node,
+                container_id="",
+                exit_code=earlier.exit_code,
+                reason="",
+                report=earlier,
+            )
+            view = self._api_view.get((uid, container, number), ApiView())
+            record = self._record((uid, container, number), view, skipped)
+            if record is not None:
+                found.append(record)
+        return found
 
     def _has_finish(self, key: AttemptKey) -> bool:
         """The attempt's own end is recorded already (before its pod was deleted)."""

@@ -3,9 +3,11 @@
 The workload keeps its termination-message file current: ``{"v":1,
 "start_ns":…,"alive_ns":…}`` from its start, the heartbeat renewed every
 0.1 s, and ``{"v":1,"start_ns":…,"exit_ns":…,"exit_code":…}`` as it exits.
-The kubelet copies the file into ``lastState.terminated.message``. A process
-killed without warning (OOMKilled) leaves its last heartbeat: its exit is
-known from below, to within the heartbeat period. With it, a reader that has nothing but the
+The kubelet copies the file into ``lastState.terminated.message``; with a
+history (``--history``) the message also numbers the attempt and carries the
+last reports of the three before it. A process killed without warning
+(OOMKilled) leaves its last heartbeat: its exit is known from below, to
+within the heartbeat period. With it, a reader that has nothing but the
 Kubernetes API knows every attempt's process start and exit on the node's
 clock to the nanosecond, where the status itself gives whole seconds.
 
@@ -15,6 +17,7 @@ On a kind cluster the same attempts are also recorded from the runtime:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 from collections.abc import Iterable
@@ -36,11 +39,19 @@ class SelfReport:
     ``exit_code`` None: the process was killed before it could report its
     exit, and ``finished_ns`` is its last heartbeat (at most
     :data:`HEARTBEAT_NS` before the real exit, plus scheduling).
+
+    ``attempt`` is the workload's own count of the container's attempts (from
+    0, like the kubelet's restartCount; None without a history) and
+    ``earlier`` the reports of the attempts before it, newest first (None
+    where one left no report): the pod status shows only the newest ended
+    attempt, and these are the ones it may have skipped.
     """
 
     started_ns: int
     finished_ns: int
     exit_code: int | None
+    attempt: int | None = None
+    earlier: tuple[SelfReport | None, ...] = ()
 
     @property
     def exited(self) -> bool:
@@ -56,6 +67,20 @@ def parse_self_report(message: str | None) -> SelfReport | None:
         raw = json.loads(message)
     except json.JSONDecodeError:
         return None
+    report = _report(raw)
+    if report is None or not isinstance(raw, dict):
+        return report
+    attempt = _int(raw.get("attempt"))
+    earlier = raw.get("earlier")
+    if attempt is None or attempt < 0 or not isinstance(earlier, list):
+        return report
+    return dataclasses.replace(
+        report, attempt=attempt, earlier=tuple(_report(item) for item in earlier)
+    )
+
+
+def _report(raw: object) -> SelfReport | None:
+    """One attempt's own report (its start and exit or last heartbeat), or None."""
     if not isinstance(raw, dict) or raw.get("v") != REPORT_VERSION:
         return None
     started = _int(raw.get("start_ns"))

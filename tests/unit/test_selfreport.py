@@ -265,3 +265,80 @@ def test_a_pod_being_deleted_has_ended_once_no_container_runs(tmp_path: Path) ->
     pod.status.container_statuses[0].state = terminated
     recorder.watch.observe_pod(pod)
     assert recorder.watch.ended_pods == {"uid-1"}
+
+
+# --- a history: the attempts the pod status never showed -------------------------------------
+
+
+def _with_history(start: int, end: int, attempt: int, earlier: list[object]) -> str:
+    report = {"v": 1, "start_ns": start, "exit_ns": end, "exit_code": 0}
+    return json.dumps({**report, "attempt": attempt, "earlier": earlier}).ljust(400)
+
+
+def _own(start: int, end: int, code: int = 0) -> dict[str, int]:
+    return {"v": 1, "start_ns": start, "exit_ns": end, "exit_code": code}
+
+
+def test_a_history_numbers_the_attempt_and_gives_the_earlier_reports_newest_first() -> None:
+    heartbeat = {"v": 1, "start_ns": 1, "alive_ns": 2}
+    report = parse_self_report(_with_history(50, 60, 3, [_own(30, 40), None, heartbeat]))
+    assert report == SelfReport(
+        50, 60, 0, attempt=3, earlier=(SelfReport(30, 40, 0), None, SelfReport(1, 2, None))
+    )
+
+
+@pytest.mark.parametrize(
+    "history",
+    [{"attempt": -1, "earlier": []}, {"attempt": "3", "earlier": []}, {"attempt": 3}],
+)
+def test_a_history_that_does_not_parse_leaves_the_report_alone(history: dict[str, object]) -> None:
+    message = json.dumps({**_own(50, 60), **history})
+    assert parse_self_report(message) == SelfReport(50, 60, 0)
+
+
+def _killed_by_probe(start_ns: int, end_ns: int, message: str) -> client.V1ContainerStateTerminated:
+    terminated = _terminated(start_ns, end_ns)
+    terminated.exit_code, terminated.message = 0, message
+    return terminated
+
+
+def test_an_attempt_the_status_skipped_is_recorded_from_the_next_ones_report(
+    tmp_path: Path,
+) -> None:
+    recorder = _recorder(tmp_path)
+    # Attempts 1 and 2 ended between two status updates: the status shows 2 ended.
+    one = (START_2, START_2 + S)
+    two = (START_2 + 2 * S, START_2 + 3 * S)
+    message = _with_history(*two, 2, [_own(*one), _own(START_2 - 2 * S, START_2 - S)])
+    recorder.watch.observe_pod(_pod(3, _killed_by_probe(*two, message), None))
+    by_attempt = {r.attempt: r for r in recorder.attempts()}
+    # Attempt 0 was never shown ended either: it is recovered too.
+    assert sorted(by_attempt) == [0, 1, 2]
+    skipped = by_attempt[1]
+    assert (skipped.started_at_ns, skipped.finished_at_ns, skipped.exit_code) == (*one, 0)
+    assert (skipped.container_id, skipped.reason, skipped.source) == ("", "", SOURCE_SELF)
+    assert (skipped.pod, skipped.worker) == ("crash-fast", "fast")
+
+
+def test_a_skipped_attempt_already_recorded_is_not_replaced(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path)
+    one = (START_2, START_2 + S)
+    recorder.watch.observe_pod(_pod(2, _terminated(*one), None))
+    two = (START_2 + 2 * S, START_2 + 3 * S)
+    wrong = _own(START_2 + S // 2, START_2 + S)  # would move attempt 1's start if taken
+    recorder.watch.observe_pod(
+        _pod(3, _killed_by_probe(*two, _with_history(*two, 2, [wrong])), None)
+    )
+    by_attempt = {r.attempt: r for r in recorder.attempts()}
+    assert by_attempt[1].started_at_ns == one[0]
+    assert by_attempt[1].container_id == "containerd://abc"
+
+
+def test_a_history_counted_differently_from_the_kubelet_is_not_used(tmp_path: Path) -> None:
+    # The workload counts 5 attempts where the kubelet counts 2 (its numbers
+    # started again, or a process never ran): no earlier report can be placed.
+    recorder = _recorder(tmp_path)
+    two = (START_2 + 2 * S, START_2 + 3 * S)
+    message = _with_history(*two, 5, [_own(START_2, START_2 + S)])
+    recorder.watch.observe_pod(_pod(3, _killed_by_probe(*two, message), None))
+    assert [r.attempt for r in recorder.attempts()] == [2]

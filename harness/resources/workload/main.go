@@ -4,7 +4,7 @@
 // of attempts next to the container runtime's.
 //
 // Every flag can also come from the environment (WORKLOAD_MODE,
-// WORKLOAD_EXIT_CODE, WORKLOAD_RUN_FOR, WORKLOAD_RECORD_DIR) so a manifest can
+// WORKLOAD_EXIT_CODE, WORKLOAD_RUN_FOR, WORKLOAD_RECORD_DIR, WORKLOAD_HISTORY) so a manifest can
 // set it either way; a flag wins over the environment.
 package main
 
@@ -38,6 +38,9 @@ type config struct {
 	recordDir string
 	// The kubelet copies this file into lastState.terminated.message.
 	terminationLog string
+	// The container's name: its reports are kept in the record dir under it,
+	// so each attempt's message also carries the attempts before it.
+	history string
 	// transient / ready-check
 	failTimes int
 	readyFile string
@@ -480,35 +483,115 @@ type aliveReport struct {
 	AliveNs int64 `json:"alive_ns"`
 }
 
+// history is what an attempt knows of the ones before it. The pod status
+// shows only the newest ended attempt: when two end between two status
+// updates (a probe kill loop restarts within a second), the first is never
+// shown, and a reader with nothing but the API would lose it. Each message
+// therefore also carries this attempt's number (counted in the record dir,
+// from 0, like the kubelet's restartCount) and the last reports of the
+// attempts before it, newest first (null where one left none).
+type history struct {
+	Attempt int               `json:"attempt"`
+	Earlier []json.RawMessage `json:"earlier"`
+}
+
 const (
 	// heartbeatEvery is the precision of a killed attempt's exit time.
 	heartbeatEvery = 100 * time.Millisecond
 	// reportWidth pads every report to one length. Each is written over the
 	// last at offset 0, never truncating first, so the kubelet reading the
 	// file whenever the process dies finds one whole report (JSON allows the
-	// trailing spaces).
+	// trailing spaces). A history widens it by its own length.
 	reportWidth = 120
+	// keptEarlier is how many earlier attempts each message carries: enough
+	// for the statuses of that many attempts in a row never to be shown.
+	keptEarlier = 3
 )
 
 // reporter keeps the termination message current: the start at once, a
-// heartbeat while the attempt lives, the exit last.
+// heartbeat while the attempt lives, the exit last. With a history it keeps
+// the same reports, without the history, in the record dir for the next
+// attempt.
 type reporter struct {
 	mu      sync.Mutex
 	file    *os.File // nil outside a pod: nothing is written
+	own     *os.File // DIR/NAME.report: this attempt's report for the next one (nil: none)
 	startNs int64
+	past    []byte // `,"attempt":N,"earlier":[...]` appended to each message (nil: none)
+	width   int
 	exited  bool
 }
 
 func openReporter(path string, startNs int64) *reporter {
-	r := &reporter{startNs: startNs}
+	return openReporterWithHistory(path, startNs, "", "")
+}
+
+// openReporterWithHistory is openReporter that also numbers the attempt and
+// carries the earlier ones, kept in dir under name (both empty: no history).
+func openReporterWithHistory(path string, startNs int64, dir, name string) *reporter {
+	r := &reporter{startNs: startNs, width: reportWidth}
 	if path == "" {
 		return r
 	}
 	if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
 		r.file = f
 	}
+	if r.file != nil && dir != "" && name != "" {
+		r.past, r.own = takeHistory(filepath.Join(dir, name))
+		r.width += len(r.past)
+	}
 	r.alive()
 	return r
+}
+
+// takeHistory numbers this attempt from base.history, adds the last report
+// the attempt before left in base.report, writes the history the next
+// attempt will read, and opens base.report for this attempt's own. Any file
+// it cannot read or write leaves this attempt without a history: a wrong
+// number would be worse than none.
+func takeHistory(base string) ([]byte, *os.File) {
+	var kept struct {
+		Attempts int               `json:"attempts"`
+		Earlier  []json.RawMessage `json:"earlier"`
+	}
+	if data, err := os.ReadFile(base + ".history"); err == nil {
+		if json.Unmarshal(data, &kept) != nil || kept.Attempts < 0 {
+			return nil, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	earlier := kept.Earlier
+	if kept.Attempts > 0 {
+		last := json.RawMessage("null")
+		if data, err := os.ReadFile(base + ".report"); err == nil && json.Valid(data) {
+			last = json.RawMessage(strings.TrimSpace(string(data)))
+		}
+		earlier = append([]json.RawMessage{last}, earlier...)
+	}
+	if len(earlier) > keptEarlier {
+		earlier = earlier[:keptEarlier]
+	}
+	if earlier == nil {
+		earlier = []json.RawMessage{}
+	}
+	next, _ := json.Marshal(struct {
+		Attempts int               `json:"attempts"`
+		Earlier  []json.RawMessage `json:"earlier"`
+	}{kept.Attempts + 1, earlier})
+	// Written whole, then renamed over the old one: a crash in between leaves
+	// the old history, never half of one.
+	if writeSynced(base+".history.new", next, os.O_TRUNC) != nil ||
+		os.Rename(base+".history.new", base+".history") != nil {
+		return nil, nil
+	}
+	own, err := os.OpenFile(base+".report", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, nil
+	}
+	past, _ := json.Marshal(history{kept.Attempts, earlier})
+	// The object's fields, to follow the report's own inside its braces.
+	return append([]byte{','}, past[1:len(past)-1]...), own
 }
 
 func (r *reporter) write(report any) {
@@ -516,10 +599,20 @@ func (r *reporter) write(report any) {
 		return
 	}
 	line, _ := json.Marshal(report)
-	if len(line) < reportWidth {
-		line = append(line, strings.Repeat(" ", reportWidth-len(line))...)
+	if r.own != nil {
+		_, _ = r.own.WriteAt(padded(line, reportWidth), 0)
 	}
-	_, _ = r.file.WriteAt(line, 0)
+	if r.past != nil {
+		line = append(line[:len(line)-1:len(line)-1], append(r.past, '}')...)
+	}
+	_, _ = r.file.WriteAt(padded(line, r.width), 0)
+}
+
+func padded(line []byte, width int) []byte {
+	if len(line) < width {
+		line = append(line, strings.Repeat(" ", width-len(line))...)
+	}
+	return line
 }
 
 func (r *reporter) alive() {
@@ -553,8 +646,10 @@ func (r *reporter) exit(code int) {
 	defer r.mu.Unlock()
 	r.exited = true
 	r.write(selfReport{1, r.startNs, time.Now().UnixNano(), code})
-	if r.file != nil {
-		_ = r.file.Close()
+	for _, f := range []*os.File{r.file, r.own} {
+		if f != nil {
+			_ = f.Close()
+		}
 	}
 }
 
@@ -587,6 +682,7 @@ func parseConfig(args []string) (config, error) {
 	code := fs.String("exit-code", envOr("WORKLOAD_EXIT_CODE", "1"), "exit code of exit and run")
 	runFor := fs.String("run-for", envOr("WORKLOAD_RUN_FOR", "0s"), "how long run works (Go duration)")
 	fs.StringVar(&cfg.recordDir, "record-dir", envOr("WORKLOAD_RECORD_DIR", ""), "append events to DIR/attempts.log")
+	fs.StringVar(&cfg.history, "history", envOr("WORKLOAD_HISTORY", ""), "keep this container's reports in DIR/NAME.report and DIR/NAME.history, so each termination message carries the attempts before it (needs --record-dir)")
 	fs.StringVar(&cfg.terminationLog, "termination-log", envOr("WORKLOAD_TERMINATION_LOG", "/dev/termination-log"), "keep this attempt's start, heartbeat and exit times here, the termination message (empty: nowhere)")
 	fs.IntVar(&cfg.failTimes, "fail-times", 3, "transient: attempts that fail before it turns healthy; run-once: quick attempts before the long one")
 	fs.StringVar(&cfg.readyFile, "ready-file", "", "transient, ready-check: the ready marker (default DIR/ready)")
@@ -650,7 +746,7 @@ func main() {
 	var got os.Signal
 	go func() { got = <-signals; cancel() }()
 
-	report := openReporter(cfg.terminationLog, time.Now().UnixNano())
+	report := openReporterWithHistory(cfg.terminationLog, time.Now().UnixNano(), cfg.recordDir, cfg.history)
 	beating, stopBeating := context.WithCancel(context.Background())
 	go report.heartbeat(beating)
 	if err := record(cfg, "start", nil); err != nil {

@@ -48,6 +48,95 @@ func TestReporterHeartbeatThenExitOverwritesInPlace(t *testing.T) {
 	}
 }
 
+// message is one attempt's termination message with its history.
+type message struct {
+	StartNs  int64             `json:"start_ns"`
+	ExitCode *int              `json:"exit_code"`
+	Attempt  *int              `json:"attempt"`
+	Earlier  []json.RawMessage `json:"earlier"`
+}
+
+// attemptWithHistory runs one attempt's reporter in dir: it exits with code,
+// or is killed after its first heartbeat when code is negative.
+func attemptWithHistory(t *testing.T, dir string, startNs int64, code int) message {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "termination-log")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := openReporterWithHistory(path, startNs, dir, "app")
+	if code >= 0 {
+		r.exit(code)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got message
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatalf("message %q: %v", data, err)
+	}
+	return got
+}
+
+func earlierStarts(t *testing.T, m message) []int64 {
+	t.Helper()
+	starts := []int64{}
+	for _, raw := range m.Earlier {
+		var report map[string]int64
+		if err := json.Unmarshal(raw, &report); err != nil {
+			t.Fatalf("earlier report %s: %v", raw, err)
+		}
+		starts = append(starts, report["start_ns"])
+	}
+	return starts
+}
+
+func TestHistoryNumbersAttemptsAndCarriesTheLastThreeBeforeThem(t *testing.T) {
+	dir := t.TempDir()
+	want := [][]int64{{}, {100}, {101, 100}, {102, 101, 100}, {103, 102, 101}}
+	for n, starts := range want {
+		// Attempt 2 is killed: the next one carries its last heartbeat.
+		code := n
+		if n == 2 {
+			code = -1
+		}
+		got := attemptWithHistory(t, dir, int64(100+n), code)
+		if got.Attempt == nil || *got.Attempt != n {
+			t.Fatalf("attempt %d numbered %v", n, got.Attempt)
+		}
+		if got.StartNs != int64(100+n) {
+			t.Fatalf("attempt %d: own start %d", n, got.StartNs)
+		}
+		if seen := earlierStarts(t, got); !slices.Equal(seen, starts) {
+			t.Fatalf("attempt %d carries the starts %v, want %v", n, seen, starts)
+		}
+	}
+}
+
+func TestHistoryMarksAnAttemptThatLeftNoReport(t *testing.T) {
+	dir := t.TempDir()
+	attemptWithHistory(t, dir, 100, 1)
+	if err := os.Remove(filepath.Join(dir, "app.report")); err != nil {
+		t.Fatal(err)
+	}
+	got := attemptWithHistory(t, dir, 200, 1)
+	if *got.Attempt != 1 || len(got.Earlier) != 1 || string(got.Earlier[0]) != "null" {
+		t.Fatalf("got attempt %v earlier %s, want attempt 1 after a null", *got.Attempt, got.Earlier)
+	}
+}
+
+func TestAnUnreadableHistoryLeavesTheAttemptUnnumbered(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "app.history"), []byte("{half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := attemptWithHistory(t, dir, 100, 1)
+	if got.Attempt != nil || got.Earlier != nil || got.ExitCode == nil || *got.ExitCode != 1 {
+		t.Fatalf("got %+v, want the plain report with no history", got)
+	}
+}
+
 func TestReporterOutsideAPodWritesNothing(t *testing.T) {
 	r := openReporter(filepath.Join(t.TempDir(), "absent", "log"), 1)
 	r.alive()
