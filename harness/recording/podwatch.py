@@ -186,11 +186,13 @@ class PodWatch:
                     (uid, status.name, last_attempt),
                     started=started,
                     finished=finished,
-                    ended=_ended(pod, last),
+                    # An attempt in lastState ended before the current one
+                    # started: a deletion can only end the current one.
+                    ended=_ended(pod, last, current=False),
                 )
 
 
-def _ended(pod: Any, terminated: Any) -> Ended:
+def _ended(pod: Any, terminated: Any, *, current: bool = True) -> Ended:
     return Ended(
         pod=pod.metadata.name,
         node=pod.spec.node_name or "",
@@ -198,7 +200,7 @@ def _ended(pod: Any, terminated: Any) -> Ended:
         exit_code=terminated.exit_code,
         reason=terminated.reason or "",
         report=parse_self_report(terminated.message),
-        deleting=pod.metadata.deletion_timestamp is not None,
+        deleting=current and pod.metadata.deletion_timestamp is not None,
     )
 
 

@@ -226,11 +226,23 @@ def test_an_attempt_the_run_ended_keeps_its_start_and_no_exit(tmp_path: Path) ->
     # Deleting the pod stops its running container: that is no exit for the
     # kubelet to restart from, so only its start is recorded.
     recorder = _recorder(tmp_path)
-    terminated = _terminated(START_2, START_2 + 9 * S)
-    recorder.watch.observe_pod(_being_deleted(_pod(3, terminated, None)))
+    pod = _being_deleted(_pod(3, _terminated(START_2, START_2 + 9 * S), None))
+    # The current attempt (3) shows as terminated; lastState holds none.
+    status = pod.status.container_statuses[0]
+    status.state = client.V1ContainerState(terminated=status.last_state.terminated)
+    status.last_state = client.V1ContainerState()
+    recorder.watch.observe_pod(pod)
     (record,) = recorder.attempts()
-    assert record.started_at_ns == START_2
+    assert (record.attempt, record.started_at_ns) == (3, START_2)
     assert (record.finished_at_ns, record.exit_code, record.reason) == (None, None, "")
+
+
+def test_the_attempt_before_the_one_the_run_ended_keeps_its_exit(tmp_path: Path) -> None:
+    # lastState ended before the current attempt started: a deletion cannot have ended it.
+    recorder = _recorder(tmp_path)
+    recorder.watch.observe_pod(_being_deleted(_pod(3, _terminated(START_2, START_2 + S), None)))
+    (record,) = recorder.attempts()
+    assert (record.attempt, record.finished_at_ns, record.exit_code) == (2, START_2 + S, 1)
 
 
 def test_an_exit_recorded_before_the_deletion_is_kept(tmp_path: Path) -> None:
