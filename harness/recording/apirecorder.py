@@ -165,15 +165,13 @@ class ApiRecorder:
             record = self._record(key, view, view.ended)
             if record is None:
                 return
-            skipped = self._skipped(key, view.ended)
-            if view.ended.deleting and self._has_finish(key):
-                if self.log.extend(skipped):
-                    self._changed.notify_all()
-                return
-            node = view.ended.node
-            ahead = arrived_ns - view.ended.report.finished_ns
-            self._ahead_ns[node] = min(ahead, self._ahead_ns.get(node, ahead))
-            if self.log.extend([record, *skipped]):
+            records = self._skipped(key, view.ended)
+            if not (view.ended.deleting and self._has_finish(key)):
+                node = view.ended.node
+                ahead = arrived_ns - view.ended.report.finished_ns
+                self._ahead_ns[node] = min(ahead, self._ahead_ns.get(node, ahead))
+                records.insert(0, record)
+            if self.log.extend(records):
                 self._changed.notify_all()
 
     def _skipped(self, key: AttemptKey, ended: Ended) -> list[AttemptRecord]:

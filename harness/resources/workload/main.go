@@ -495,6 +495,13 @@ type history struct {
 	Earlier []json.RawMessage `json:"earlier"`
 }
 
+// savedHistory is DIR/NAME.history: how many attempts started before, and
+// their reports as the next message carries them.
+type savedHistory struct {
+	Attempts int               `json:"attempts"`
+	Earlier  []json.RawMessage `json:"earlier"`
+}
+
 const (
 	// heartbeatEvery is the precision of a killed attempt's exit time.
 	heartbeatEvery = 100 * time.Millisecond
@@ -550,10 +557,7 @@ func openReporterWithHistory(path string, startNs int64, dir, name string) *repo
 // it cannot read or write leaves this attempt without a history: a wrong
 // number would be worse than none.
 func takeHistory(base string) ([]byte, *os.File) {
-	var kept struct {
-		Attempts int               `json:"attempts"`
-		Earlier  []json.RawMessage `json:"earlier"`
-	}
+	var kept savedHistory
 	if data, err := os.ReadFile(base + ".history"); err == nil {
 		if json.Unmarshal(data, &kept) != nil || kept.Attempts < 0 {
 			return nil, nil
@@ -575,10 +579,7 @@ func takeHistory(base string) ([]byte, *os.File) {
 	if earlier == nil {
 		earlier = []json.RawMessage{}
 	}
-	next, _ := json.Marshal(struct {
-		Attempts int               `json:"attempts"`
-		Earlier  []json.RawMessage `json:"earlier"`
-	}{kept.Attempts + 1, earlier})
+	next, _ := json.Marshal(savedHistory{kept.Attempts + 1, earlier})
 	// Written whole, then renamed over the old one: a crash in between leaves
 	// the old history, never half of one.
 	if writeSynced(base+".history.new", next, os.O_TRUNC) != nil ||
