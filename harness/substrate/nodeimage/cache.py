@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import shutil
@@ -34,16 +35,25 @@ def cached_dir(step: str, key: str, build: Callable[[Path], None]) -> Path:
     """Return the output directory of ``step`` for ``key``, building it if needed.
 
     The directory is filled under a temporary name and renamed when complete,
-    so an interrupted build never leaves something that looks finished.
+    so an interrupted build never leaves something that looks finished. One
+    builder at a time per step and key: the demo's check and scenarios prepare
+    their runs at once, and on a fresh machine both would build the workload
+    into the same temporary directory. The second waits and reuses the first's.
     """
     final = cache_dir() / "nodeimage" / f"{step}-{key}"
     if (final / _COMPLETE_MARKER).exists():
         return final
-    partial = final.with_name(final.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    shutil.rmtree(final, ignore_errors=True)
-    partial.mkdir(parents=True)
-    build(partial)
-    (partial / _COMPLETE_MARKER).write_text(key)
-    partial.rename(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    # flock is held per open file, so threads of one process exclude each other too.
+    with (final.parent / f"{final.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (final / _COMPLETE_MARKER).exists():
+            return final
+        partial = final.with_name(final.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        shutil.rmtree(final, ignore_errors=True)
+        partial.mkdir()
+        build(partial)
+        (partial / _COMPLETE_MARKER).write_text(key)
+        partial.rename(final)
     return final
