@@ -104,48 +104,91 @@ def parse_request_counts(metrics: str) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class RequestSample:
-    """The kubelet's request counters at one moment (seconds on this host's monotonic clock)."""
+    """The kubelet's request counters at one moment (seconds from the window's start)."""
 
     at_s: float
     counts: Mapping[str, float]
 
 
 @dataclass(frozen=True)
+class UsageSample:
+    """CPU seconds the kubelet and the runtime used from the window's start to ``at_s``."""
+
+    at_s: float
+    kubelet_cpu_s: float
+    runtime_cpu_s: float
+
+
+# The peak request rate is taken over this many consecutive sample intervals
+# (20 s at one sample per 10 s). Over one interval the peak depends on where
+# the samples fall: pods that crashed together update their status in bursts,
+# and a burst split across two samples reads as half the rate it has inside
+# one. Over two intervals, any burst up to one interval long lies wholly
+# inside some span, whatever the phase, so two runs of the same cell agree.
+PEAK_INTERVALS: Final = 2
+
+
+@dataclass(frozen=True)
 class RequestRates:
-    """The kubelet's API request rate over a window: mean and peak, in total and by verb."""
+    """The kubelet's API request rate over a window, in total and by verb.
+
+    ``peak_qps`` is over PEAK_INTERVALS consecutive intervals;
+    ``busiest_interval_qps`` over one, as runs before the change reported
+    their peak (kept so the two can be set side by side).
+    """
 
     mean_qps: float
     peak_qps: float
     mean_by_verb: Mapping[str, float]
     peak_by_verb: Mapping[str, float]
+    busiest_interval_qps: float
 
 
-def request_rates(samples: Sequence[RequestSample]) -> RequestRates | None:
-    """Rates between consecutive samples; None with fewer than two.
+def _spans(
+    ordered: Sequence[RequestSample], intervals: int
+) -> list[tuple[float, dict[str, float]]]:
+    """(seconds, requests by verb) over every run of ``intervals`` consecutive intervals.
 
-    A counter that went down (the kubelet restarted) makes the interval
-    unusable; it is left out rather than read as a negative rate.
+    A window shorter than that is one span; a counter that went down inside a
+    span (the kubelet restarted) makes it unusable, so it is left out rather
+    than read as a negative rate.
     """
+    verbs = sorted({verb for sample in ordered for verb in sample.counts})
+    step = max(min(intervals, len(ordered) - 1), 1)
+    found = []
+    for first in range(len(ordered) - step):
+        run = ordered[first : first + step + 1]
+        if any(
+            later.counts.get(v, 0.0) < earlier.counts.get(v, 0.0)
+            for earlier, later in itertools.pairwise(run)
+            for v in verbs
+        ):
+            continue
+        span = run[-1].at_s - run[0].at_s
+        if span > 0:
+            deltas = {v: run[-1].counts.get(v, 0.0) - run[0].counts.get(v, 0.0) for v in verbs}
+            found.append((span, deltas))
+    return found
+
+
+def request_rates(
+    samples: Sequence[RequestSample], *, peak_intervals: int = PEAK_INTERVALS
+) -> RequestRates | None:
+    """Mean over the window, peaks over spans of samples; None with fewer than two samples."""
     ordered = sorted(samples, key=lambda s: s.at_s)
     if len(ordered) < 2 or ordered[-1].at_s <= ordered[0].at_s:
         return None
     verbs = sorted({verb for sample in ordered for verb in sample.counts})
-    peaks = dict.fromkeys(verbs, 0.0)
-    peak_total = 0.0
-    for earlier, later in itertools.pairwise(ordered):
-        span = later.at_s - earlier.at_s
-        deltas = {v: later.counts.get(v, 0.0) - earlier.counts.get(v, 0.0) for v in verbs}
-        if span <= 0 or any(d < 0 for d in deltas.values()):
-            continue
-        for verb, delta in deltas.items():
-            peaks[verb] = max(peaks[verb], delta / span)
-        peak_total = max(peak_total, sum(deltas.values()) / span)
+    spans = _spans(ordered, peak_intervals)
+    peaks = {v: max((d[v] / span for span, d in spans), default=0.0) for v in verbs}
+    peak_total = max((sum(d.values()) / span for span, d in spans), default=0.0)
+    busiest = max((sum(d.values()) / span for span, d in _spans(ordered, 1)), default=0.0)
     span = ordered[-1].at_s - ordered[0].at_s
     means = {
         v: max(ordered[-1].counts.get(v, 0.0) - ordered[0].counts.get(v, 0.0), 0.0) / span
         for v in verbs
     }
-    return RequestRates(sum(means.values()), peak_total, means, peaks)
+    return RequestRates(sum(means.values()), peak_total, means, peaks, busiest)
 
 
 def allowed_restarts(curve: BackoffCurve, restarts_so_far: int, window: timedelta) -> int:
@@ -224,6 +267,9 @@ class Cell:
     restarts: int  # achieved in the window, all pods
     restarts_allowed: int  # by the curve, all pods
     overshoot: Overshoot
+    # The readings the totals came from, so a later run can be recomputed.
+    request_samples: tuple[RequestSample, ...] = ()
+    usage_samples: tuple[UsageSample, ...] = ()
 
     @property
     def kubelet_cores(self) -> float:

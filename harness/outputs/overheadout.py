@@ -92,7 +92,7 @@ def overhead_table(cells: Sequence[Cell]) -> Table:
         "runtime cores",
         "kubelet MiB",
         "QPS mean",
-        "QPS peak",
+        "QPS peak (2 samples)",
         "restarts/min",
         "achieved/allowed",
         "overshoot median / p95 (s)",

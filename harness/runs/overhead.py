@@ -35,11 +35,13 @@ from harness.core import timeouts
 from harness.core.errors import HarnessError
 from harness.model.overhead import (
     KUBELET,
+    PEAK_INTERVALS,
     RUNTIME,
     Cell,
     ProcessTimes,
     RequestSample,
     Restart,
+    UsageSample,
     allowed_restarts,
     cpu_between,
     overshoot,
@@ -66,8 +68,9 @@ SAMPLED_LABEL: Final = "crashloop.harness/sampled"
 # Pods per cell whose attempts are recorded: enough for the overshoot's spread,
 # few enough that watching them costs the machine nothing it measures.
 SAMPLED_PODS: Final = 3
-# How often the kubelet's request counters are read in a window: each read
-# makes the kubelet render its /metrics, so not more often than needed for a peak.
+# How often the kubelet's request counters and the node's processes are read
+# in a window: each read makes the kubelet render its /metrics and the engine
+# run a `docker exec`, so not more often than a peak over PEAK_INTERVALS needs.
 REQUEST_SAMPLE_S: Final = 10.0
 
 
@@ -176,7 +179,8 @@ class _Window:
     levels_after: dict[str, int]
     procs_before: list[ProcessTimes]
     procs_after: list[ProcessTimes]
-    samples: list[RequestSample]
+    requests: list[RequestSample]  # from the window's start
+    usage: list[UsageSample]
 
     @property
     def seconds(self) -> float:
@@ -224,27 +228,42 @@ def _measure_cell(sweep: _Sweep, target: WorkerTarget, *, pods: int, crashing: b
         kubelet_cpu_s=cpu_between(window.procs_before, window.procs_after, [KUBELET]),
         runtime_cpu_s=cpu_between(window.procs_before, window.procs_after, RUNTIME),
         kubelet_rss_bytes=rss_of(window.procs_after, KUBELET),
-        requests=request_rates(window.samples),
+        requests=request_rates(window.requests),
         restarts=sum(max(after.get(pod, 0) - n, 0) for pod, n in before.items()),
         restarts_allowed=allowed if crashing else 0,
         overshoot=overshoot(
             target.curve, _restarts_in(recorder.attempts(), window.start_ns, window.end_ns)
         ),
+        request_samples=tuple(window.requests),
+        usage_samples=tuple(window.usage),
     )
 
 
 def _read_window(core: client.CoreV1Api, sweep: _Sweep, node: str, window_s: float) -> _Window:
-    """The node's processes and the pods' restart counts around the window, the kubelet's
-    request counters every REQUEST_SAMPLE_S in it (a sample period, not a wait on anything)."""
+    """The node's processes and the pods' restart counts around the window; every
+    REQUEST_SAMPLE_S in it (a sample period, not a wait on anything) the kubelet's
+    request counters and the processes' CPU so far, kept as the cell's series."""
     levels_before = _restart_counts(core, sweep.namespace)
     procs_before = read_processes(node)
-    start_ns = time.time_ns()
-    samples = [kubelet_requests(core, node)]
-    window_end = time.monotonic() + window_s
+    start_ns, start_s = time.time_ns(), time.monotonic()
+    requests = [kubelet_requests(core, node)]
+    usage: list[UsageSample] = []
+
+    def used(reading: list[ProcessTimes]) -> UsageSample:
+        return UsageSample(
+            time.monotonic() - start_s,
+            cpu_between(procs_before, reading, [KUBELET]),
+            cpu_between(procs_before, reading, RUNTIME),
+        )
+
+    window_end = start_s + window_s
     while not sweep.stop.is_set() and time.monotonic() < window_end:
         sweep.stop.wait(min(REQUEST_SAMPLE_S, max(window_end - time.monotonic(), 0.0)))
-        samples.append(kubelet_requests(core, node))
+        requests.append(kubelet_requests(core, node))
+        if time.monotonic() < window_end:  # the last one is the reading after the window
+            usage.append(used(read_processes(node)))
     procs_after = read_processes(node)
+    usage.append(used(procs_after))
     end_ns = time.time_ns()
     return _Window(
         start_ns=start_ns,
@@ -253,7 +272,12 @@ def _read_window(core: client.CoreV1Api, sweep: _Sweep, node: str, window_s: flo
         levels_after=_restart_counts(core, sweep.namespace),
         procs_before=procs_before,
         procs_after=procs_after,
-        samples=[sample for sample in samples if sample is not None],
+        requests=[
+            RequestSample(sample.at_s - start_s, sample.counts)
+            for sample in requests
+            if sample is not None
+        ],
+        usage=usage,
     )
 
 
@@ -353,6 +377,7 @@ def plan_document(plan: OverheadPlan) -> dict[str, Any]:
         "baseline_window_s": MIN_WINDOW_S,
         "sampled_pods": SAMPLED_PODS,
         "request_sample_s": REQUEST_SAMPLE_S,
+        "peak_intervals": PEAK_INTERVALS,
     }
 
 

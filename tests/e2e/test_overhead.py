@@ -8,6 +8,7 @@ cost the kubelet more than running ones.
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -16,7 +17,12 @@ import pytest
 from harness.cluster.lifecycle import Cluster
 from harness.model.overhead import Cell
 from harness.outputs.overheadout import OVERHEAD_FILE
-from harness.runs.overhead import OverheadRun, run_overhead, write_overhead_run
+from harness.runs.overhead import (
+    REQUEST_SAMPLE_S,
+    OverheadRun,
+    run_overhead,
+    write_overhead_run,
+)
 from harness.runs.overheadplan import check_overhead_request, plan_overhead
 
 pytestmark = [pytest.mark.e2e]
@@ -54,6 +60,12 @@ def test_every_cell_was_measured(sweep: OverheadRun) -> None:
         assert cell.kubelet_cpu_s > 0, "the kubelet's CPU was not read"
         assert cell.kubelet_rss_bytes > 0
         assert cell.requests is not None, "the kubelet's request counters were not read"
+        # The series the totals came from are kept: one reading per sample period.
+        assert len(cell.request_samples) >= cell.window_s // REQUEST_SAMPLE_S
+        usage = cell.usage_samples
+        assert len(usage) >= cell.window_s // REQUEST_SAMPLE_S
+        assert usage[-1].kubelet_cpu_s == pytest.approx(cell.kubelet_cpu_s)
+        assert all(a.kubelet_cpu_s <= b.kubelet_cpu_s for a, b in itertools.pairwise(usage))
 
 
 def test_crashing_pods_cost_the_kubelet_more_than_running_ones(sweep: OverheadRun) -> None:
@@ -78,4 +90,5 @@ def test_the_outputs_hold_every_cell(sweep: OverheadRun) -> None:
     document = json.loads((Path(sweep.run_dir) / OVERHEAD_FILE).read_text())
     assert len(document["cells"]) == len(sweep.cells)
     assert document["talk"]["fast"][0]["measured"] is not None
+    assert document["cells"][-1]["request_samples"][0]["at_s"] == pytest.approx(0.0, abs=1.0)
     assert (Path(sweep.run_dir) / "overhead-cpu.png").is_file()

@@ -18,6 +18,7 @@ from harness.model.overhead import (
     RequestRates,
     RequestSample,
     Restart,
+    UsageSample,
     allowed_restarts,
     cpu_between,
     curve_breaks_at,
@@ -101,15 +102,50 @@ def test_request_rates_have_a_mean_and_a_peak_and_skip_a_counter_reset() -> None
         RequestSample(20.0, {"GET": 20, "PATCH": 50}),  # 2 QPS
         RequestSample(30.0, {"GET": 1, "PATCH": 1}),  # the kubelet restarted: skipped
     ]
-    rates = request_rates(samples[:3])
+    rates = request_rates(samples[:3], peak_intervals=1)
     assert rates is not None
     assert rates.mean_qps == pytest.approx(3.5)
     assert rates.peak_qps == pytest.approx(5.0)
     assert rates.peak_by_verb == {"GET": 1.0, "PATCH": 4.0}
-    with_reset = request_rates(samples)
+    with_reset = request_rates(samples, peak_intervals=1)
     assert with_reset is not None
     assert with_reset.peak_qps == pytest.approx(5.0)
     assert request_rates(samples[:1]) is None
+    # Over two intervals, the only span without the reset is the first two.
+    over_two = request_rates(samples)
+    assert over_two is not None
+    assert over_two.peak_qps == pytest.approx(3.5)
+    assert over_two.busiest_interval_qps == pytest.approx(5.0)
+
+
+def _burst_at(offset_s: float) -> list[RequestSample]:
+    """Samples every 10 s of a kubelet making 1 request a second, and 80 more in a 4 s burst
+    that starts ``offset_s`` into the window."""
+    samples = []
+    for at in range(0, 61, 10):
+        in_burst = min(max(at - offset_s, 0.0), 4.0) * 20.0
+        samples.append(RequestSample(float(at), {"PATCH": at + in_burst}))
+    return samples
+
+
+def test_the_peak_does_not_depend_on_where_the_samples_fall() -> None:
+    # The burst wholly inside one sample interval, or split across two.
+    inside, split = request_rates(_burst_at(22.0)), request_rates(_burst_at(28.0))
+    assert inside is not None
+    assert split is not None
+    # Over one interval the same burst reads 9 or 5 QPS: a run-to-run spread of 80 %.
+    assert inside.busiest_interval_qps == pytest.approx(9.0)
+    assert split.busiest_interval_qps == pytest.approx(5.0)
+    # Over two intervals it reads the same: 1 QPS + 80 requests / 20 s.
+    assert inside.peak_qps == pytest.approx(5.0)
+    assert split.peak_qps == pytest.approx(5.0)
+    assert inside.peak_by_verb == split.peak_by_verb == {"PATCH": pytest.approx(5.0)}
+
+
+def test_a_window_of_one_interval_takes_its_peak_over_that_interval() -> None:
+    rates = request_rates([RequestSample(0.0, {"GET": 0}), RequestSample(10.0, {"GET": 30})])
+    assert rates is not None
+    assert rates.peak_qps == rates.busiest_interval_qps == pytest.approx(3.0)
 
 
 def test_allowed_restarts_follow_the_curve_from_the_pods_level() -> None:
@@ -146,12 +182,14 @@ def _cell(worker: str, pods: int, *, crashing: bool, cores: float, keeps: bool =
         kubelet_cpu_s=cores * 60.0,
         runtime_cpu_s=cores * 30.0,
         kubelet_rss_bytes=100 << 20,
-        requests=RequestRates(1.0, 4.0 + pods / 10, {"PATCH": 1.0}, {"PATCH": 4.0}),
+        requests=RequestRates(1.0, 4.0 + pods / 10, {"PATCH": 1.0}, {"PATCH": 4.0}, 5.0),
         restarts=pods * 10,
         restarts_allowed=pods * 20,
         overshoot=Overshoot(5, 0.5, 1.0, 1.2, share)
         if crashing
         else Overshoot(0, None, None, None, None),
+        request_samples=(RequestSample(0.0, {"PATCH": 0}), RequestSample(10.0, {"PATCH": 50})),
+        usage_samples=(UsageSample(10.0, 1.5, 0.5),),
     )
 
 
@@ -186,6 +224,9 @@ def test_the_outputs_are_written_and_say_what_was_measured(tmp_path: Path) -> No
     assert document["curve_breaks_at"] == {"fast": 60, "default": None}
     assert document["cells"][3]["keeps_curve"] is False
     assert document["cells"][3]["kubelet_cores"] == pytest.approx(0.25)
+    # The readings behind the totals are kept, so the run can be recomputed later.
+    assert document["cells"][3]["request_samples"][1] == {"at_s": 10.0, "counts": {"PATCH": 50}}
+    assert document["cells"][3]["usage_samples"][0]["kubelet_cpu_s"] == pytest.approx(1.5)
     for stem in ("overhead-cpu", "overhead-qps", "overhead-overshoot"):
         assert (tmp_path / f"{stem}.png").stat().st_size > 0
     text = (tmp_path / "report.md").read_text()
