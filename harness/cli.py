@@ -28,7 +28,7 @@ from harness.cliinfo import (
     spec_of,
 )
 from harness.cliout import SCREEN, emit
-from harness.clioverhead import cmd_overhead
+from harness.clioverhead import cmd_overhead, cmd_overhead_compare
 from harness.cluster import lifecycle
 from harness.cluster.kube import api_client, node_statuses, unready_system_pods
 from harness.core import pins, timeouts
@@ -486,6 +486,7 @@ HANDLERS: Final[Mapping[str, Callable[[argparse.Namespace], int]]] = {
     "demo": _cmd_demo,
     "matrix": _cmd_matrix,
     "overhead": lambda args: cmd_overhead(args, progress),
+    "overhead-compare": cmd_overhead_compare,
     "config": cmd_config,
     "kubeconfig": cmd_kubeconfig,
     "completion": cmd_completion,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from importlib import metadata
+from pathlib import Path
 from typing import Final
 
 from harness.clihelp import ENVIRONMENT, describe
@@ -15,6 +16,7 @@ from harness.cliout import FORMATS
 from harness.core import pins
 from harness.core.resources import DEFAULT_SPEC_NAME
 from harness.demo import DEFAULT_DURATION_S, MAX_DURATION_S
+from harness.model.overhead import REPEAT_WITHIN
 from harness.outputs.liveview import THEMES
 from harness.recording.recorder import OBSERVERS
 from harness.runs.checkprofiles import CHECK_PROFILES
@@ -61,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_flakiness(commands, spec_and_image)
     _add_matrix(commands)
     _add_overhead(commands, spec_and_image)
+    _add_overhead_compare(commands)
     _add_demo(commands, spec_and_image)
     _add_completion(commands)
     describe(commands)
@@ -285,6 +288,20 @@ def _add_overhead(
         f"(default {DEFAULT_WARMUP_S:g})",
     )
     _output_option(overhead)
+
+
+def _add_overhead_compare(commands: _Commands[argparse.ArgumentParser]) -> None:
+    """`crashloop overhead-compare`: two finished sweeps' talk figures side by side."""
+    compare = commands.add_parser(
+        "overhead-compare",
+        help="set two finished overhead sweeps' talk figures side by side; exit 1 when one "
+        f"moved more than {REPEAT_WITHIN * 100:.0f}%%",
+    )
+    compare.add_argument(
+        "first", type=Path, metavar="FIRST", help="a sweep's run directory or overhead.json"
+    )
+    compare.add_argument("second", type=Path, metavar="SECOND", help="the rerun, likewise")
+    _output_option(compare)
 
 
 def _add_matrix(commands: _Commands[argparse.ArgumentParser]) -> None:

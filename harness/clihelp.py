@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Final
 
+from harness.model.overhead import REPEAT_WITHIN
+
 # What a run's exit code means; the same for every command that measures.
 MEASURING_CODES: Final = """exit codes:
   0    every verdict passed
@@ -21,6 +23,11 @@ OVERHEAD_CODES: Final = """exit codes:
   2    bad input (refused before anything is created), or set-up failed
   130  interrupted: the cells measured so far are written
   (a cell that cannot be measured stops the sweep with 2; the cells before it are kept)"""
+
+COMPARE_CODES: Final = f"""exit codes:
+  0    every talk figure of the second run is within {REPEAT_WITHIN:.0%} of the first's
+  1    a figure moved more than that, or one run did not measure it
+  2    a path that is not a sweep's run directory or overhead.json"""
 
 SETUP_CODES: Final = """exit codes:
   0    done
@@ -125,6 +132,13 @@ DESCRIPTIONS: Final[dict[str, tuple[str, str]]] = {
         "CPU, the kubelet's memory and API request rate, restarts achieved against the curve. "
         "overhead.json, a table, plots and a report.",
         OVERHEAD_CODES,
+    ),
+    "overhead-compare": (
+        "Set two finished overhead sweeps side by side: each talk figure (crashing / running "
+        "kubelet CPU, peak API requests) from both runs and how far apart they are. Peaks are "
+        "recomputed from the runs' request series; a run that kept none is compared on its "
+        "busiest single sample interval.",
+        COMPARE_CODES,
     ),
     "matrix": (
         "The check on each pinned Kubernetes release in turn, each on a cluster of its own; "

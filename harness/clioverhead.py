@@ -1,16 +1,26 @@
-"""`crashloop overhead`: what crash-looping pods cost a worker, per back-off config."""
+"""`crashloop overhead`: what crash-looping pods cost a worker, per back-off config;
+`crashloop overhead-compare`: whether a rerun agrees with the first."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from dataclasses import asdict
 
 from harness.cliinfo import spec_of
 from harness.cliout import SCREEN, emit
 from harness.cluster import lifecycle
-from harness.model.overhead import curve_breaks_at, talk_ratios
-from harness.outputs.document import to_markdown
+from harness.core.errors import HarnessError
+from harness.model.overhead import (
+    REPEAT_WITHIN,
+    FigureApart,
+    curve_breaks_at,
+    talk_figures_apart,
+    talk_ratios,
+)
+from harness.outputs.document import Table, to_markdown
 from harness.outputs.overheadout import OVERHEAD_FILE, overhead_table, workers_of
+from harness.outputs.overheadread import read_overhead
 from harness.runs.overhead import run_overhead, write_overhead_run
 from harness.runs.overheadplan import check_overhead_request, plan_overhead
 
@@ -47,3 +57,55 @@ def cmd_overhead(args: argparse.Namespace, progress: Callable[[str], None]) -> i
     if run.status == "interrupted":
         return 130
     return 0 if run.status == "measured" else 1
+
+
+def _apart_text(figure: FigureApart) -> str:
+    apart = figure.apart
+    return "-" if apart is None else f"{apart:+.0%}"
+
+
+def _value_text(value: float | None, unit: str) -> str:
+    return "not measured" if value is None else f"{value:.2f}{unit}"
+
+
+def cmd_overhead_compare(args: argparse.Namespace) -> int:
+    """Two finished sweeps' talk figures side by side: 0 when every one agrees, 1 when
+    one moved more than REPEAT_WITHIN or either run did not measure it."""
+    first, second = read_overhead(args.first), read_overhead(args.second)
+    one_interval = not (first.has_series and second.has_series)
+    figures = talk_figures_apart(first.cells, second.cells, peak_over_one_interval=one_interval)
+    if not figures:
+        raise HarnessError(
+            f"{first.path}: no crashing cell to compare",
+            "compare two sweeps that measured crashing pods (`crashloop overhead`)",
+        )
+    if one_interval:
+        SCREEN.tables.print(
+            "a run kept no request series: the peaks compared are each run's busiest "
+            "single sample interval"
+        )
+    rows = tuple(
+        (
+            f.worker,
+            f.what,
+            _value_text(f.first, "x" if f.unit == "x" else " QPS"),
+            _value_text(f.second, "x" if f.unit == "x" else " QPS"),
+            _apart_text(f),
+            {True: "yes", False: "NO", None: "not measured"}[f.agrees],
+        )
+        for f in figures
+    )
+    within = f"within {REPEAT_WITHIN:.0%}"
+    headers = ("worker", "figure", first.run_id, second.run_id, "apart", within)
+    SCREEN.tables.print(to_markdown([Table(headers, rows)]), soft_wrap=True)
+    agree = all(f.agrees for f in figures)
+    emit(
+        {
+            "first": str(first.path),
+            "second": str(second.path),
+            "within": REPEAT_WITHIN,
+            "agree": agree,
+            "figures": [{**asdict(f), "apart": f.apart, "agrees": f.agrees} for f in figures],
+        }
+    )
+    return 0 if agree else 1

@@ -16,7 +16,7 @@ import math
 import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Final
 
@@ -334,3 +334,66 @@ def curve_breaks_at(cells: Sequence[Cell], worker: str) -> int | None:
         if c.crashing and c.worker == worker and c.overshoot.keeps_curve is False
     ]
     return min(failing, default=None)
+
+
+# Two runs of the same sweep agree when every talk figure is within this share
+# of the first run's (the repeatability the analysis promises).
+REPEAT_WITHIN: Final = 0.20
+
+
+@dataclass(frozen=True)
+class FigureApart:
+    """One talk figure from two runs, and how far the second is from the first."""
+
+    worker: str
+    what: str
+    unit: str
+    first: float | None
+    second: float | None
+
+    @property
+    def apart(self) -> float | None:
+        """(second - first) / first; None when either run did not measure it."""
+        if self.first is None or self.second is None or self.first == 0:
+            return None
+        return (self.second - self.first) / self.first
+
+    @property
+    def agrees(self) -> bool | None:
+        """Within REPEAT_WITHIN; None when it cannot be said (a figure not measured)."""
+        apart = self.apart
+        return None if apart is None else abs(apart) <= REPEAT_WITHIN
+
+
+def _busiest_interval(cells: Sequence[Cell]) -> list[Cell]:
+    """The cells with their peak read over one sample interval, as runs before
+    PEAK_INTERVALS reported it (so a run that kept no series compares like with like)."""
+    return [
+        c
+        if c.requests is None
+        else replace(c, requests=replace(c.requests, peak_qps=c.requests.busiest_interval_qps))
+        for c in cells
+    ]
+
+
+def talk_figures_apart(
+    first: Sequence[Cell], second: Sequence[Cell], *, peak_over_one_interval: bool = False
+) -> list[FigureApart]:
+    """Every talk figure of every worker the two runs share, first run against second.
+
+    ``peak_over_one_interval`` compares the busiest single sample interval
+    instead of the peak over PEAK_INTERVALS: for a run that kept no series.
+    """
+    if peak_over_one_interval:
+        first, second = _busiest_interval(first), _busiest_interval(second)
+    workers = list(dict.fromkeys(c.worker for c in first if c.crashing))
+    found = []
+    for worker in workers:
+        # Paired by what they are (pod count included): a figure only one run has is unmeasured.
+        theirs = {r.what: r.measured for r in talk_ratios(second, worker)}
+        for one in talk_ratios(first, worker):
+            what = one.what
+            if peak_over_one_interval and one.unit == "QPS":
+                what += " (busiest sample interval)"
+            found.append(FigureApart(worker, what, one.unit, one.measured, theirs.get(one.what)))
+    return found

@@ -1,0 +1,146 @@
+"""Two overhead sweeps side by side: the figures paired, how far apart, and read back from disk."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness import cli
+from harness.core.errors import HarnessError
+from harness.model.overhead import (
+    REPEAT_WITHIN,
+    Cell,
+    FigureApart,
+    talk_figures_apart,
+)
+from harness.outputs.overheadout import OVERHEAD_FILE, write_overhead
+from harness.outputs.overheadread import read_overhead
+from tests.unit.test_overhead import CELLS
+
+REPO = Path(__file__).resolve().parents[2]
+# Two real sweeps written before the request series were kept (the README's first comparison).
+FIRST_RUN = REPO / "docs" / "overhead" / "overhead-20261201T033229Z.json"
+RERUN = REPO / "docs" / "overhead" / "overhead-20261201T060857Z.json"
+
+
+def _scaled(cells: list[Cell], worker: str, cpu: float, peak: float) -> list[Cell]:
+    """The cells with one worker's crashing kubelet CPU and peak QPS multiplied."""
+    scaled = []
+    for cell in cells:
+        if cell.crashing and cell.worker == worker and cell.requests is not None:
+            requests = replace(cell.requests, peak_qps=cell.requests.peak_qps * peak)
+            scaled.append(replace(cell, kubelet_cpu_s=cell.kubelet_cpu_s * cpu, requests=requests))
+        else:
+            scaled.append(cell)
+    return scaled
+
+
+def test_a_figure_agrees_up_to_the_limit_and_not_past_it() -> None:
+    assert pytest.approx(0.20) == REPEAT_WITHIN
+    assert FigureApart("fast", "x", "x", 2.0, 2.4).agrees is True  # +20 %
+    assert FigureApart("fast", "x", "x", 2.0, 2.42).agrees is False  # +21 %
+    assert FigureApart("fast", "x", "x", 2.0, 1.58).agrees is False  # -21 %
+    assert FigureApart("fast", "x", "x", 2.0, None).agrees is None  # not measured: no verdict
+    assert FigureApart("fast", "x", "x", 0.0, 1.0).apart is None
+
+
+def test_figures_are_paired_per_worker_and_by_what_they_are() -> None:
+    figures = talk_figures_apart(CELLS, _scaled(CELLS, "fast", cpu=1.1, peak=0.7))
+    assert [(f.worker, f.unit) for f in figures] == [
+        ("fast", "x"),
+        ("fast", "QPS"),
+        ("default", "x"),
+        ("default", "QPS"),
+    ]
+    cpu, peak = figures[0], figures[1]
+    assert cpu.apart == pytest.approx(0.1)
+    assert cpu.agrees is True
+    assert peak.apart == pytest.approx(-0.3)
+    assert peak.agrees is False
+    assert all(f.agrees for f in figures[2:])  # the default worker did not move
+
+
+def test_a_figure_the_rerun_lacks_is_not_measured() -> None:
+    # The rerun went up to 30 pods only: the 60-pod figures have nothing to pair with.
+    rerun = [c for c in CELLS if c.pods != 60]
+    figures = talk_figures_apart(CELLS, rerun)
+    assert figures[0].second is None
+    assert figures[0].agrees is None
+
+
+def test_peaks_over_one_interval_are_compared_when_asked() -> None:
+    busier = [
+        replace(c, requests=replace(c.requests, busiest_interval_qps=7.5))
+        if c.requests is not None and c.crashing and c.worker == "fast"
+        else c
+        for c in CELLS
+    ]
+    figures = talk_figures_apart(CELLS, busier, peak_over_one_interval=True)
+    peak = figures[1]
+    assert "busiest sample interval" in peak.what
+    assert peak.first == pytest.approx(5.0)
+    assert peak.second == pytest.approx(7.5)
+    # The two-interval peaks did not move.
+    assert talk_figures_apart(CELLS, busier)[1].apart == pytest.approx(0.0)
+
+
+def test_a_written_sweep_reads_back_with_its_peaks_recomputed_from_its_series(
+    tmp_path: Path,
+) -> None:
+    write_overhead(tmp_path, run_id="r1", status="measured", reason="", plan={}, cells=CELLS)
+    run = read_overhead(tmp_path)
+    assert run.run_id == "r1"
+    assert run.has_series is True
+    assert [(c.worker, c.pods, c.crashing) for c in run.cells] == [
+        (c.worker, c.pods, c.crashing) for c in CELLS
+    ]
+    back = run.cells[3]
+    assert back.kubelet_cpu_s == pytest.approx(CELLS[3].kubelet_cpu_s)
+    assert back.overshoot == CELLS[3].overshoot
+    assert back.usage_samples == CELLS[3].usage_samples
+    # Written as 10 QPS; its series says 50 requests in 10 s.
+    assert back.requests is not None
+    assert back.requests.peak_qps == pytest.approx(5.0)
+
+
+def test_a_sweep_without_series_keeps_its_written_peak_as_its_busiest_interval() -> None:
+    run = read_overhead(FIRST_RUN)
+    assert run.has_series is False
+    default = next(c for c in run.cells if c.worker == "default" and c.pods == 108)
+    assert default.requests is not None
+    assert default.requests.mean_qps == pytest.approx(8.90, abs=0.01)
+    assert default.requests.peak_qps == pytest.approx(26.92, abs=0.01)
+    assert default.requests.busiest_interval_qps == default.requests.peak_qps
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["missing.json", "not-json", "no-cells"],
+)
+def test_what_is_not_a_sweep_is_refused_naming_the_file(tmp_path: Path, bad: str) -> None:
+    path = tmp_path / bad
+    if bad == "not-json":
+        path.write_text("{")
+    elif bad == "no-cells":
+        path.write_text(json.dumps({"run_id": "x"}))
+    with pytest.raises(HarnessError, match=bad) as error:
+        read_overhead(path)
+    assert OVERHEAD_FILE in error.value.fix
+
+
+def test_the_command_says_which_figure_moved_and_exits_by_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The README's first comparison: the default worker's busiest-interval peak moved +21 %.
+    assert cli.main(["overhead-compare", str(FIRST_RUN), str(RERUN)]) == 1
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "+21%" in text
+    assert "busiest single sample interval" in " ".join(text.split())
+    # A run against itself agrees.
+    write_overhead(tmp_path, run_id="r1", status="measured", reason="", plan={}, cells=CELLS)
+    assert cli.main(["overhead-compare", str(tmp_path), str(tmp_path / OVERHEAD_FILE)]) == 0
+    assert cli.main(["overhead-compare", str(tmp_path / "nothing"), str(tmp_path)]) == 2
