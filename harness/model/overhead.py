@@ -144,15 +144,26 @@ class RequestRates:
     busiest_interval_qps: float
 
 
-def _spans(
-    ordered: Sequence[RequestSample], intervals: int
-) -> list[tuple[float, dict[str, float]]]:
-    """(seconds, requests by verb) over every run of ``intervals`` consecutive intervals.
+@dataclass(frozen=True)
+class _Span:
+    """The kubelet's requests by verb between two samples."""
 
-    A window shorter than that is one span; a counter that went down inside a
-    span (the kubelet restarted) makes it unusable, so it is left out rather
-    than read as a negative rate.
-    """
+    start_s: float
+    end_s: float
+    by_verb: Mapping[str, float]
+
+    @property
+    def qps(self) -> float:
+        return sum(self.by_verb.values()) / (self.end_s - self.start_s)
+
+    def verb_qps(self, verb: str) -> float:
+        return self.by_verb.get(verb, 0.0) / (self.end_s - self.start_s)
+
+
+def _spans(ordered: Sequence[RequestSample], intervals: int) -> list[_Span]:
+    """Every run of ``intervals`` consecutive sample intervals (or the whole window when it
+    is shorter). A counter that went down inside a run (the kubelet restarted) makes it
+    unusable, so it is left out rather than read as a negative rate."""
     verbs = sorted({verb for sample in ordered for verb in sample.counts})
     step = max(min(intervals, len(ordered) - 1), 1)
     found = []
@@ -164,10 +175,9 @@ def _spans(
             for v in verbs
         ):
             continue
-        span = run[-1].at_s - run[0].at_s
-        if span > 0:
+        if run[-1].at_s > run[0].at_s:
             deltas = {v: run[-1].counts.get(v, 0.0) - run[0].counts.get(v, 0.0) for v in verbs}
-            found.append((span, deltas))
+            found.append(_Span(run[0].at_s, run[-1].at_s, deltas))
     return found
 
 
@@ -180,15 +190,34 @@ def request_rates(
         return None
     verbs = sorted({verb for sample in ordered for verb in sample.counts})
     spans = _spans(ordered, peak_intervals)
-    peaks = {v: max((d[v] / span for span, d in spans), default=0.0) for v in verbs}
-    peak_total = max((sum(d.values()) / span for span, d in spans), default=0.0)
-    busiest = max((sum(d.values()) / span for span, d in _spans(ordered, 1)), default=0.0)
+    peaks = {v: max((span.verb_qps(v) for span in spans), default=0.0) for v in verbs}
+    peak_total = max((span.qps for span in spans), default=0.0)
+    busiest = max((span.qps for span in _spans(ordered, 1)), default=0.0)
     span = ordered[-1].at_s - ordered[0].at_s
     means = {
         v: max(ordered[-1].counts.get(v, 0.0) - ordered[0].counts.get(v, 0.0), 0.0) / span
         for v in verbs
     }
     return RequestRates(sum(means.values()), peak_total, means, peaks, busiest)
+
+
+def kubelet_cores_over_time(samples: Sequence[UsageSample]) -> list[tuple[float, float]]:
+    """(seconds into the window, the kubelet's cores since the sample before): its load as
+    it went, where the window's total gives only the mean."""
+    points, previous = [], UsageSample(0.0, 0.0, 0.0)
+    for sample in sorted(samples, key=lambda s: s.at_s):
+        span = sample.at_s - previous.at_s
+        if span > 0:
+            points.append((sample.at_s, (sample.kubelet_cpu_s - previous.kubelet_cpu_s) / span))
+            previous = sample
+    return points
+
+
+def requests_over_time(samples: Sequence[RequestSample]) -> list[tuple[float, float]]:
+    """(seconds into the window, the kubelet's requests per second since the sample before);
+    an interval with a counter that went down (the kubelet restarted) is left out."""
+    ordered = sorted(samples, key=lambda s: s.at_s)
+    return [(span.end_s, span.qps) for span in _spans(ordered, 1)]
 
 
 def allowed_restarts(curve: BackoffCurve, restarts_so_far: int, window: timedelta) -> int:

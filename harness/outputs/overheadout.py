@@ -6,13 +6,20 @@ Written after every cell, so an interrupted sweep keeps what it measured.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Final
 
 from harness.core.atomicfile import write_atomically
-from harness.model.overhead import Cell, TalkRatio, curve_breaks_at, talk_ratios
+from harness.model.overhead import (
+    Cell,
+    TalkRatio,
+    curve_breaks_at,
+    kubelet_cores_over_time,
+    requests_over_time,
+    talk_ratios,
+)
 from harness.outputs.document import (
     Block,
     Bullets,
@@ -126,6 +133,28 @@ def _series(cells: Sequence[Cell], value: Any) -> list[OverheadSeries]:
     return lines
 
 
+def _largest_cells(cells: Sequence[Cell]) -> list[tuple[str, str, Cell]]:
+    """(label, style, cell): each worker's largest crashing cell, and the largest baseline."""
+    found = []
+    for worker in workers_of(cells):
+        top = max((c for c in cells if c.crashing and c.worker == worker), key=lambda c: c.pods)
+        found.append((f"{worker}, {top.pods} pods", worker, top))
+    baselines = [c for c in cells if not c.crashing]
+    if baselines:
+        top = max(baselines, key=lambda c: c.pods)
+        found.append((f"running, never crashing, {top.pods} pods", "", top))
+    return found
+
+
+def _time_series(
+    cells: Sequence[Cell], over_time: Callable[[Cell], list[tuple[float, float]]]
+) -> list[OverheadSeries]:
+    return [
+        OverheadSeries(label, style, tuple(over_time(cell)))
+        for label, style, cell in _largest_cells(cells)
+    ]
+
+
 def write_overhead(
     run_dir: Path,
     *,
@@ -165,6 +194,34 @@ def write_overhead(
     images = [
         Image(plot_overhead(_series(cells, value), ylabel, title, run_dir / stem)[0], title)
         for stem, ylabel, title, value in plots
+    ]
+    # The largest cells as they went: the load comes in waves when the pods crash in step.
+    over_time = [
+        (
+            "overhead-cpu-time",
+            "kubelet CPU (cores, per sample interval)",
+            "kubelet CPU through the window, largest cells",
+            lambda c: kubelet_cores_over_time(c.usage_samples),
+        ),
+        (
+            "overhead-qps-time",
+            "kubelet API requests per second (per sample interval)",
+            "kubelet API traffic through the window, largest cells",
+            lambda c: requests_over_time(c.request_samples),
+        ),
+    ]
+    images += [
+        Image(
+            plot_overhead(
+                _time_series(cells, series),
+                ylabel,
+                title,
+                run_dir / stem,
+                xlabel="seconds into the measured window",
+            )[0],
+            title,
+        )
+        for stem, ylabel, title, series in over_time
     ]
     blocks = _report_blocks(run_id, status, reason, cells, images)
     write_atomically(run_dir / REPORT_MD, to_markdown(blocks).encode("utf-8"))

@@ -422,13 +422,19 @@ class OverheadSeries:
 
     label: str
     style_of: str  # the worker whose style it takes; "" for the baseline
-    points: tuple[tuple[int, float], ...]  # (pods, value)
+    points: tuple[tuple[float, float], ...]  # (pods, or seconds into the window; value)
 
 
 def plot_overhead(
-    series: Sequence[OverheadSeries], ylabel: str, title: str, path_stem: Path | str
+    series: Sequence[OverheadSeries],
+    ylabel: str,
+    title: str,
+    path_stem: Path | str,
+    *,
+    xlabel: str = "pods on the worker",
 ) -> list[Path]:
-    """One measure against the pod count: a line per worker, the baseline dashed grey."""
+    """One measure against the pod count (or the time in a window): a line per worker, the
+    baseline dashed grey."""
     figure, axes = _new_figure(8.0, 5.0)
     styles = styles_for(s.style_of for s in series if s.style_of)
     for line in series:
@@ -446,7 +452,7 @@ def plot_overhead(
             )
         else:
             axes.plot(xs, ys, color="#777777", marker="o", linestyle="--", label=line.label)
-    axes.set_xlabel("pods on the worker")
+    axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
     axes.set_title(title)
     axes.grid(alpha=0.3)

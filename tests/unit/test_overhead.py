@@ -22,10 +22,12 @@ from harness.model.overhead import (
     allowed_restarts,
     cpu_between,
     curve_breaks_at,
+    kubelet_cores_over_time,
     overshoot,
     parse_proc_stats,
     parse_request_counts,
     request_rates,
+    requests_over_time,
     rss_of,
     talk_ratios,
 )
@@ -148,6 +150,20 @@ def test_a_window_of_one_interval_takes_its_peak_over_that_interval() -> None:
     assert rates.peak_qps == rates.busiest_interval_qps == pytest.approx(3.0)
 
 
+def test_the_load_through_a_window_is_per_sample_interval() -> None:
+    usage = [UsageSample(20.0, 3.0, 1.0), UsageSample(10.0, 1.0, 0.5), UsageSample(20.0, 3.0, 1.0)]
+    # Cumulative from the window's start: 1 s of CPU in the first 10 s, 2 s in the next.
+    assert kubelet_cores_over_time(usage) == [(10.0, 0.1), (20.0, 0.2)]
+    assert kubelet_cores_over_time([]) == []
+    samples = [
+        RequestSample(0.0, {"PATCH": 0}),
+        RequestSample(10.0, {"PATCH": 50}),
+        RequestSample(20.0, {"PATCH": 3}),  # the kubelet restarted: left out
+        RequestSample(30.0, {"PATCH": 23}),
+    ]
+    assert requests_over_time(samples) == [(10.0, 5.0), (30.0, 2.0)]
+
+
 def test_allowed_restarts_follow_the_curve_from_the_pods_level() -> None:
     # Fast: restart 1 at once, then 1s, then 2s each.
     assert allowed_restarts(FAST, 0, timedelta(seconds=7)) == 5  # 0 + 1 + 2 + 2 + 2 = 7s
@@ -227,7 +243,8 @@ def test_the_outputs_are_written_and_say_what_was_measured(tmp_path: Path) -> No
     # The readings behind the totals are kept, so the run can be recomputed later.
     assert document["cells"][3]["request_samples"][1] == {"at_s": 10.0, "counts": {"PATCH": 50}}
     assert document["cells"][3]["usage_samples"][0]["kubelet_cpu_s"] == pytest.approx(1.5)
-    for stem in ("overhead-cpu", "overhead-qps", "overhead-overshoot"):
+    stems = ("overhead-cpu", "overhead-qps", "overhead-overshoot")
+    for stem in (*stems, "overhead-cpu-time", "overhead-qps-time"):
         assert (tmp_path / f"{stem}.png").stat().st_size > 0
     text = (tmp_path / "report.md").read_text()
     assert "the talk: 2x" in text
