@@ -287,6 +287,14 @@ def _add_overhead(
         help="settling time after every pod started, before the window "
         f"(default {DEFAULT_WARMUP_S:g})",
     )
+    overhead.add_argument(
+        "--from",
+        dest="overhead_from",
+        type=Path,
+        metavar="RUN_DIR",
+        help="run nothing: write a finished sweep's overhead.json, table, plots and report "
+        "again with the current analysis (peaks recomputed from the series it kept)",
+    )
     _output_option(overhead)
 
 

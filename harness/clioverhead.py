@@ -4,29 +4,40 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
+from pathlib import Path
 
 from harness.cliinfo import spec_of
 from harness.cliout import SCREEN, emit
 from harness.cluster import lifecycle
 from harness.core.errors import HarnessError
 from harness.model.overhead import (
+    PEAK_INTERVALS,
     REPEAT_WITHIN,
+    Cell,
     FigureApart,
     curve_breaks_at,
     talk_figures_apart,
     talk_ratios,
 )
 from harness.outputs.document import Table, to_markdown
-from harness.outputs.overheadout import OVERHEAD_FILE, overhead_table, workers_of
+from harness.outputs.overheadout import (
+    OVERHEAD_FILE,
+    overhead_table,
+    workers_of,
+    write_overhead,
+)
 from harness.outputs.overheadread import read_overhead
 from harness.runs.overhead import run_overhead, write_overhead_run
 from harness.runs.overheadplan import check_overhead_request, plan_overhead
 
 
 def cmd_overhead(args: argparse.Namespace, progress: Callable[[str], None]) -> int:
-    """Plan the sweep (refusing bad input before anything is created), run it, write it."""
+    """Plan the sweep (refusing bad input before anything is created), run it, write it;
+    with --from, rewrite a finished sweep's outputs instead and run nothing."""
+    if args.overhead_from is not None:
+        return _rewrite(args.overhead_from)
     spec = spec_of(args)
     request = check_overhead_request(
         spec,
@@ -43,20 +54,40 @@ def cmd_overhead(args: argparse.Namespace, progress: Callable[[str], None]) -> i
 
     run = run_overhead(up, plan, progress, on_cell=write_overhead_run)
     write_overhead_run(run)
-    SCREEN.tables.print(to_markdown([overhead_table(run.cells)]), soft_wrap=True)
-    for worker in workers_of(run.cells):
-        for ratio in talk_ratios(run.cells, worker):
+    return _show(run.cells, run.status, run.run_dir)
+
+
+def _rewrite(path: Path) -> int:
+    """A finished sweep's outputs written again with the current analysis, in its directory:
+    the readings stay as measured, the peaks are recomputed from the series it kept."""
+    written = read_overhead(path)
+    plan = {**written.plan, "peak_intervals": PEAK_INTERVALS if written.has_series else 1}
+    write_overhead(
+        written.path.parent,
+        run_id=written.run_id,
+        status=written.status,
+        reason=written.reason,
+        plan=plan,
+        cells=written.cells,
+    )
+    return _show(written.cells, written.status, written.path.parent)
+
+
+def _show(cells: Sequence[Cell], status: str, run_dir: Path) -> int:
+    SCREEN.tables.print(to_markdown([overhead_table(cells)]), soft_wrap=True)
+    for worker in workers_of(cells):
+        for ratio in talk_ratios(cells, worker):
             measured = "-" if ratio.measured is None else f"{ratio.measured:.2f} {ratio.unit}"
             SCREEN.tables.print(f"{worker}: {ratio.what}: {measured} (the talk: {ratio.talk})")
-        at = curve_breaks_at(run.cells, worker)
+        at = curve_breaks_at(cells, worker)
         SCREEN.tables.print(
             f"{worker}: " + ("kept its curve" if at is None else f"off its curve from {at} pods")
         )
-    SCREEN.tables.print(f"{run.status}: results in {run.run_dir / OVERHEAD_FILE}")
-    emit({"run_dir": str(run.run_dir), "status": run.status})
-    if run.status == "interrupted":
+    SCREEN.tables.print(f"{status}: results in {run_dir / OVERHEAD_FILE}")
+    emit({"run_dir": str(run_dir), "status": status})
+    if status == "interrupted":
         return 130
-    return 0 if run.status == "measured" else 1
+    return 0 if status == "measured" else 1
 
 
 def _apart_text(figure: FigureApart) -> str:

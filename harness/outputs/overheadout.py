@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from harness.core.atomicfile import write_atomically
 from harness.model.overhead import (
+    PEAK_INTERVALS,
     Cell,
     TalkRatio,
     curve_breaks_at,
@@ -99,7 +100,7 @@ def overhead_table(cells: Sequence[Cell]) -> Table:
         "runtime cores",
         "kubelet MiB",
         "QPS mean",
-        "QPS peak (2 samples)",
+        f"QPS peak ({PEAK_INTERVALS} intervals)",
         "restarts/min",
         "achieved/allowed",
         "overshoot median / p95 (s)",

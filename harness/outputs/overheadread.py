@@ -76,6 +76,9 @@ class WrittenRun:
 
     path: Path
     run_id: str
+    status: str
+    reason: str
+    plan: dict[str, Any]
     cells: list[Cell]
     has_series: bool
 
@@ -97,6 +100,9 @@ def read_overhead(path: Path) -> WrittenRun:
     return WrittenRun(
         path=source,
         run_id=str(document.get("run_id", source.parent.name)),
+        status=str(document.get("status", "")),
+        reason=str(document.get("reason", "")),
+        plan=dict(document.get("plan", {})),
         cells=cells,
         has_series=bool(crashing) and all(c.request_samples for c in crashing),
     )

@@ -12,6 +12,7 @@ from harness.core.errors import HarnessError
 from harness.core.resources import spec_path
 from harness.model.backoff import BackoffCurve
 from harness.model.overhead import (
+    PEAK_INTERVALS,
     Cell,
     Overshoot,
     ProcessTimes,
@@ -114,7 +115,7 @@ def test_request_rates_have_a_mean_and_a_peak_and_skip_a_counter_reset() -> None
     assert with_reset.peak_qps == pytest.approx(5.0)
     assert request_rates(samples[:1]) is None
     # Over two intervals, the only span without the reset is the first two.
-    over_two = request_rates(samples)
+    over_two = request_rates(samples, peak_intervals=2)
     assert over_two is not None
     assert over_two.peak_qps == pytest.approx(3.5)
     assert over_two.busiest_interval_qps == pytest.approx(5.0)
@@ -138,10 +139,16 @@ def test_the_peak_does_not_depend_on_where_the_samples_fall() -> None:
     # Over one interval the same burst reads 9 or 5 QPS: a run-to-run spread of 80 %.
     assert inside.busiest_interval_qps == pytest.approx(9.0)
     assert split.busiest_interval_qps == pytest.approx(5.0)
-    # Over two intervals it reads the same: 1 QPS + 80 requests / 20 s.
-    assert inside.peak_qps == pytest.approx(5.0)
-    assert split.peak_qps == pytest.approx(5.0)
-    assert inside.peak_by_verb == split.peak_by_verb == {"PATCH": pytest.approx(5.0)}
+    # Over four intervals it reads the same: 1 QPS + 80 requests / 40 s.
+    assert PEAK_INTERVALS == 4
+    assert inside.peak_qps == pytest.approx(3.0)
+    assert split.peak_qps == pytest.approx(3.0)
+    assert inside.peak_by_verb == split.peak_by_verb == {"PATCH": pytest.approx(3.0)}
+    # Over two as well (a burst up to one interval long), but not over one.
+    for offset_s in (22.0, 28.0):
+        peaks = request_rates(_burst_at(offset_s), peak_intervals=2)
+        assert peaks is not None
+        assert peaks.peak_qps == pytest.approx(5.0)
 
 
 def test_a_window_of_one_interval_takes_its_peak_over_that_interval() -> None:

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from harness import cli
+from harness.cluster import lifecycle
 from harness.core.errors import HarnessError
 from harness.model.overhead import (
+    PEAK_INTERVALS,
     REPEAT_WITHIN,
     Cell,
     FigureApart,
@@ -144,3 +146,24 @@ def test_the_command_says_which_figure_moved_and_exits_by_it(
     write_overhead(tmp_path, run_id="r1", status="measured", reason="", plan={}, cells=CELLS)
     assert cli.main(["overhead-compare", str(tmp_path), str(tmp_path / OVERHEAD_FILE)]) == 0
     assert cli.main(["overhead-compare", str(tmp_path / "nothing"), str(tmp_path)]) == 2
+
+
+def test_a_finished_sweep_is_written_again_with_the_current_analysis_and_nothing_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("--from must run nothing")
+
+    monkeypatch.setattr(lifecycle, "up", refuse)
+    write_overhead(
+        tmp_path, run_id="r1", status="measured", reason="", plan={"pods": [60]}, cells=CELLS
+    )
+    (tmp_path / "report.md").unlink()
+    assert cli.main(["overhead", "--from", str(tmp_path)]) == 0
+    document = json.loads((tmp_path / OVERHEAD_FILE).read_text())
+    assert document["plan"] == {"pods": [60], "peak_intervals": PEAK_INTERVALS}
+    # Written as 10 QPS; recomputed from its series, 5.
+    assert document["cells"][3]["requests"]["peak_qps"] == pytest.approx(5.0)
+    assert document["cells"][3]["request_samples"]  # the readings stay
+    assert (tmp_path / "report.md").is_file()
+    assert cli.main(["overhead", "--from", str(tmp_path / "missing")]) == 2
