@@ -119,7 +119,7 @@ class UsageSample:
     runtime_cpu_s: float
 
 
-# The peak request rate is taken over this many consecutive sample intervals
+# The peak request rate is taken over at least this many consecutive sample intervals
 # (40 s at one sample per 10 s), as a dashboard reads a counter: a rate over at
 # least four scrape intervals, the usual practice with Prometheus' rate(). Over
 # one interval the peak depends on where the samples fall: pods that crashed
@@ -135,7 +135,7 @@ PEAK_INTERVALS: Final = 4
 class RequestRates:
     """The kubelet's API request rate over a window, in total and by verb.
 
-    ``peak_qps`` is over PEAK_INTERVALS consecutive intervals;
+    ``peak_qps`` is over at least PEAK_INTERVALS consecutive intervals;
     ``busiest_interval_qps`` over one, as runs before the change reported
     their peak (kept so the two can be set side by side).
     """
@@ -163,36 +163,43 @@ class _Span:
         return self.by_verb.get(verb, 0.0) / (self.end_s - self.start_s)
 
 
-def _spans(ordered: Sequence[RequestSample], intervals: int) -> list[_Span]:
+def _spans(
+    ordered: Sequence[RequestSample], intervals: int, *, longer: bool = False
+) -> list[_Span]:
     """Every run of ``intervals`` consecutive sample intervals (or the whole window when it
-    is shorter). A counter that went down inside a run (the kubelet restarted) makes it
-    unusable, so it is left out rather than read as a negative rate."""
+    is shorter), and with ``longer`` every longer run too. A counter that went down inside
+    a run (the kubelet restarted) makes it unusable, so it is left out rather than read as
+    a negative rate."""
     verbs = sorted({verb for sample in ordered for verb in sample.counts})
-    step = max(min(intervals, len(ordered) - 1), 1)
+    shortest = max(min(intervals, len(ordered) - 1), 1)
+    steps = range(shortest, len(ordered)) if longer else [shortest]
     found = []
-    for first in range(len(ordered) - step):
-        run = ordered[first : first + step + 1]
-        if any(
-            later.counts.get(v, 0.0) < earlier.counts.get(v, 0.0)
-            for earlier, later in itertools.pairwise(run)
-            for v in verbs
-        ):
-            continue
-        if run[-1].at_s > run[0].at_s:
-            deltas = {v: run[-1].counts.get(v, 0.0) - run[0].counts.get(v, 0.0) for v in verbs}
-            found.append(_Span(run[0].at_s, run[-1].at_s, deltas))
+    for step in steps:
+        for first in range(len(ordered) - step):
+            run = ordered[first : first + step + 1]
+            if any(
+                later.counts.get(v, 0.0) < earlier.counts.get(v, 0.0)
+                for earlier, later in itertools.pairwise(run)
+                for v in verbs
+            ):
+                continue
+            if run[-1].at_s > run[0].at_s:
+                deltas = {v: run[-1].counts.get(v, 0.0) - run[0].counts.get(v, 0.0) for v in verbs}
+                found.append(_Span(run[0].at_s, run[-1].at_s, deltas))
     return found
 
 
 def request_rates(
     samples: Sequence[RequestSample], *, peak_intervals: int = PEAK_INTERVALS
 ) -> RequestRates | None:
-    """Mean over the window, peaks over spans of samples; None with fewer than two samples."""
+    """Mean over the window; the peak is the highest rate over any span of at least
+    ``peak_intervals`` sample intervals (so never below the mean of a window that long).
+    None with fewer than two samples."""
     ordered = sorted(samples, key=lambda s: s.at_s)
     if len(ordered) < 2 or ordered[-1].at_s <= ordered[0].at_s:
         return None
     verbs = sorted({verb for sample in ordered for verb in sample.counts})
-    spans = _spans(ordered, peak_intervals)
+    spans = _spans(ordered, peak_intervals, longer=True)
     peaks = {v: max((span.verb_qps(v) for span in spans), default=0.0) for v in verbs}
     peak_total = max((span.qps for span in spans), default=0.0)
     busiest = max((span.qps for span in _spans(ordered, 1)), default=0.0)

@@ -151,6 +151,15 @@ def test_the_peak_does_not_depend_on_where_the_samples_fall() -> None:
         assert peaks.peak_qps == pytest.approx(5.0)
 
 
+def test_the_peak_is_never_below_the_windows_mean() -> None:
+    # Busy at both ends, quiet between: each 40 s span reads 25 QPS, the whole 50 s 28.
+    counts = [0, 400, 600, 800, 1000, 1400]
+    rates = request_rates([RequestSample(10.0 * i, {"GET": n}) for i, n in enumerate(counts)])
+    assert rates is not None
+    assert rates.mean_qps == pytest.approx(28.0)
+    assert rates.peak_qps == pytest.approx(28.0)
+
+
 def test_a_window_of_one_interval_takes_its_peak_over_that_interval() -> None:
     rates = request_rates([RequestSample(0.0, {"GET": 0}), RequestSample(10.0, {"GET": 30})])
     assert rates is not None
