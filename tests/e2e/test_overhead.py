@@ -90,5 +90,7 @@ def test_the_outputs_hold_every_cell(sweep: OverheadRun) -> None:
     document = json.loads((Path(sweep.run_dir) / OVERHEAD_FILE).read_text())
     assert len(document["cells"]) == len(sweep.cells)
     assert document["talk"]["fast"][0]["measured"] is not None
-    assert document["cells"][-1]["request_samples"][0]["at_s"] == pytest.approx(0.0, abs=1.0)
+    # The first reading is taken as the window opens (a busy node's /metrics can take seconds).
+    first = document["cells"][-1]["request_samples"][0]["at_s"]
+    assert 0.0 <= first < REQUEST_SAMPLE_S
     assert (Path(sweep.run_dir) / "overhead-cpu.png").is_file()
