@@ -20,7 +20,9 @@ What the kubelet's source predicts (read in source, k8s v1.35-v1.38):
 Measured on 1.35.8 (see the README): the pod beside an app waited for the
 resync too. The reset kills and removes the app in one sync, inside one PLEG
 relist, so the relist sees it removed (``ContainerRemoved``, not a reason to
-sync), never died. And a 1.35 kubelet numbers the re-run containers from 0
+sync), never died. Now and then a 1.35 re-run comes at once: a relist that
+lists the 0.5s trigger running but reads its status exited syncs the pod
+twice, a relist apart. And a 1.35 kubelet numbers the re-run containers from 0
 again: it counts restarts from the container logs, which the reset removed
 (kept from 1.36, kubernetes/kubernetes#136963).
 """

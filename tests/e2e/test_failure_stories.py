@@ -148,12 +148,26 @@ def test_a_reset_re_runs_the_pod_and_keeps_the_back_off_level(
 def test_a_reset_pod_re_runs_at_once_from_1_36_and_at_the_resync_before(
     scenario_runs: dict[str, ScenarioRun],
 ) -> None:
-    # From 1.36 the kubelet syncs a reset pod at once; a 1.35 kubelet waits
-    # for the pod worker's resync, a minute or more (the README's finding).
+    # From 1.36 the kubelet syncs a reset pod at once, so every re-run is
+    # inside the slack. A 1.35 kubelet re-runs it at the pod's next sync:
+    # mostly the pod worker's resync, a minute or more later, but a relist
+    # that lists the 0.5s trigger running and reads its status exited syncs
+    # the pod twice, a second apart (measured: 1.7s once, in a CI run; 61-106s
+    # otherwise; the README's source reading). So on 1.35 most re-runs, not all, come
+    # after the slack: a 1.35 kubelet that re-ran at once would fail this, as
+    # would one 1.36 re-run that waited.
     run = scenario_runs[RESTART_ALL]
     (version,) = {row.kubelet_version for row in run.rows if row.worker}
     at_once = release_of(version).minor >= ra.FIRST_IMMEDIATE_MINOR
     by_worker = _results(scenario_runs, RESTART_ALL)
-    waits = {w: _measured(by_worker[w], "single_reset_s") for w in WORKERS}
+    waits = {
+        f"{worker}/{name}": _measured(by_worker[worker], name)
+        for worker in WORKERS
+        for name in ("single_reset_s", "pair_reset_s")
+    }
     slack = ra.RESET_SLACK.total_seconds()
-    assert all((wait <= slack) == at_once for wait in waits.values()), (version, waits)
+    late = [key for key, wait in waits.items() if wait > slack]
+    if at_once:
+        assert not late, (version, waits)
+    else:
+        assert len(late) > len(waits) / 2, (version, waits)
