@@ -284,7 +284,8 @@ def _add_overhead(
         type=float,
         default=DEFAULT_WARMUP_S,
         metavar="S",
-        help="settling time after every pod started, before the window "
+        help="settling time before the window, after every pod started (crashing pods: "
+        "after every one reached its back-off cap) "
         f"(default {DEFAULT_WARMUP_S:g})",
     )
     overhead.add_argument(

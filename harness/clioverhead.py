@@ -115,6 +115,12 @@ def cmd_overhead_compare(args: argparse.Namespace) -> int:
             "a run kept no request series: the peaks compared are each run's busiest "
             "single sample interval"
         )
+    if first.from_cap != second.from_cap:
+        climbed, capped = (second, first) if first.from_cap else (first, second)
+        SCREEN.tables.print(
+            f"{climbed.run_id} measured its crashing pods while they climbed their curve, "
+            f"{capped.run_id} from their cap: the two do not measure the same place"
+        )
     rows = tuple(
         (
             f.worker,

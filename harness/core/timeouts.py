@@ -92,6 +92,9 @@ POD_DRAIN: Final = _s(60.0)
 # The overhead sweep: every pod of a cell (up to a full node, 100+ pods on one
 # worker of a 2-core machine) seen started once.
 OVERHEAD_PODS_STARTED: Final = _s(300.0)
+# Beyond twice its curve's nominal climb, what a crashing cell's slowest pod
+# gets to reach the cap (a full node of 2s-curve pods falls far behind).
+OVERHEAD_CAP_MARGIN: Final = _s(180.0)
 
 # Workloads
 POD_RUNNING: Final = _s(180.0)

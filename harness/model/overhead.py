@@ -230,6 +230,24 @@ def requests_over_time(samples: Sequence[RequestSample]) -> list[tuple[float, fl
     return [(span.end_s, span.qps) for span in _spans(ordered, 1)]
 
 
+def restarts_to_cap(curve: BackoffCurve) -> int:
+    """The restart count from which a pod's next wait is the curve's cap.
+
+    A cell is measured from there: every pod then asks for one restart per cap,
+    however fast the pods started. Before it, 108 pods climbing together ask for
+    two to four times as many, and how many depends on where the climb is.
+    """
+    return curve.restarts_until_cap() - 1
+
+
+def time_to_cap(curve: BackoffCurve) -> timedelta:
+    """The nominal waits one pod climbs through before it reaches restarts_to_cap."""
+    return sum(
+        (curve.delay_before_restart(n) for n in range(1, restarts_to_cap(curve) + 1)),
+        timedelta(0),
+    )
+
+
 def allowed_restarts(curve: BackoffCurve, restarts_so_far: int, window: timedelta) -> int:
     """How many restarts the curve allows one pod in ``window``, from its level at the start.
 
@@ -309,6 +327,11 @@ class Cell:
     # The readings the totals came from, so a later run can be recomputed.
     request_samples: tuple[RequestSample, ...] = ()
     usage_samples: tuple[UsageSample, ...] = ()
+    # Crashing cells: whether every pod was at its cap when the window began
+    # (None: not waited for, a baseline or a run from before the wait), and
+    # how long after the pods started that was.
+    at_cap: bool | None = None
+    climb_s: float | None = None
 
     @property
     def kubelet_cores(self) -> float:

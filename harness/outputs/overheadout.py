@@ -91,6 +91,7 @@ def overhead_table(cells: Sequence[Cell]) -> Table:
                 _num(c.achieved_share),
                 f"{_num(over.median_s)} / {_num(over.p95_s)}",
                 "-" if over.keeps_curve is None else ("yes" if over.keeps_curve else "no"),
+                _at_cap_text(c),
             )
         )
     headers = (
@@ -105,8 +106,16 @@ def overhead_table(cells: Sequence[Cell]) -> Table:
         "achieved/allowed",
         "overshoot median / p95 (s)",
         "keeps curve",
+        "at cap after (s)",
     )
     return Table(headers, tuple(rows))
+
+
+def _at_cap_text(cell: Cell) -> str:
+    """How long the pods climbed to their cap; a window that began short of it says so."""
+    if cell.at_cap is None or cell.climb_s is None:
+        return "-"
+    return f"{cell.climb_s:.0f}" if cell.at_cap else f"not in {cell.climb_s:.0f}"
 
 
 def _ratio_text(ratio: TalkRatio) -> str:

@@ -67,6 +67,8 @@ def cell_from_document(item: Mapping[str, Any]) -> Cell:
         ),
         request_samples=request_samples,
         usage_samples=usage_samples,
+        at_cap=item.get("at_cap"),
+        climb_s=item.get("climb_s"),
     )
 
 
@@ -81,6 +83,12 @@ class WrittenRun:
     plan: dict[str, Any]
     cells: list[Cell]
     has_series: bool
+
+    @property
+    def from_cap(self) -> bool:
+        """Its crashing cells waited for every pod to reach its cap (runs before that did not)."""
+        crashing = [c for c in self.cells if c.crashing]
+        return bool(crashing) and all(c.at_cap is not None for c in crashing)
 
 
 def read_overhead(path: Path) -> WrittenRun:

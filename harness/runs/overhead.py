@@ -3,8 +3,10 @@
 For each worker and pod count, N bare crashing containers run on that worker
 alone (the other workers idle), and once per pod count N pods that run and
 never crash stand as the baseline. Each cell: the pods are created, every one
-is seen started, a warm-up passes, then a measured window; the pods are
-deleted at once before the next cell. Around the window the node's processes
+is seen started, crashing pods climb their curve until every one waits the
+cap (a defined place: one restart per pod per cap, however fast they
+started), a warm-up passes, then a measured window; the pods are deleted at
+once before the next cell. Around the window the node's processes
 are read (``/proc``, through ``docker exec`` into the kind node), and during it
 the kubelet's own request counters (``/metrics`` through the node proxy) every
 REQUEST_SAMPLE_S. A few pods per cell are watched for their attempts (the
@@ -27,13 +29,21 @@ from pathlib import Path
 from typing import Any, Final
 
 from kubernetes import client
-from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
+from tenacity import (
+    RetryError,
+    Retrying,
+    retry_if_result,
+    stop_after_delay,
+    stop_when_event_set,
+    wait_fixed,
+)
 
 from harness.cluster.kube import create_namespace, delete_namespace, force_delete_pods
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.nodeusage import kubelet_requests, read_processes
 from harness.core import timeouts
 from harness.core.errors import HarnessError
+from harness.model.backoff import BackoffCurve
 from harness.model.overhead import (
     KUBELET,
     PEAK_INTERVALS,
@@ -47,7 +57,9 @@ from harness.model.overhead import (
     cpu_between,
     overshoot,
     request_rates,
+    restarts_to_cap,
     rss_of,
+    time_to_cap,
 )
 from harness.outputs.overheadout import write_overhead
 from harness.pods.skeleton import (
@@ -209,6 +221,7 @@ def _measure_cell(sweep: _Sweep, target: WorkerTarget, *, pods: int, crashing: b
             )
             core.create_namespaced_pod(sweep.namespace, manifest)
         _wait_all_started(core, sweep.namespace, pods)
+        at_cap, climb_s = _wait_at_cap(core, sweep, target.curve) if crashing else (None, None)
         sweep.stop.wait(sweep.plan.warmup_s)  # a settling period the cell measures nothing in
         window_s = sweep.plan.windows_s[target.worker] if crashing else MIN_WINDOW_S
         window = _read_window(core, sweep, target.node, window_s)
@@ -237,6 +250,8 @@ def _measure_cell(sweep: _Sweep, target: WorkerTarget, *, pods: int, crashing: b
         ),
         request_samples=tuple(window.requests),
         usage_samples=tuple(window.usage),
+        at_cap=at_cap,
+        climb_s=climb_s,
     )
 
 
@@ -342,6 +357,26 @@ def _wait_all_started(core: client.CoreV1Api, namespace: str, pods: int) -> None
             f"{timeouts.OVERHEAD_PODS_STARTED:.0f}s",
             "fewer pods (--pods), or CRASHLOOP_TIMEOUT_SCALE=2 on a slow machine",
         ) from error
+
+
+def _wait_at_cap(core: client.CoreV1Api, sweep: _Sweep, curve: BackoffCurve) -> tuple[bool, float]:
+    """Until every pod's next wait is the cap: (reached, seconds it took).
+
+    Given twice the curve's nominal climb plus a margin. A kubelet that falls
+    that far behind is measured anyway, as it is, and the cell says so.
+    """
+    level = restarts_to_cap(curve)
+    limit = 2 * time_to_cap(curve).total_seconds() + timeouts.OVERHEAD_CAP_MARGIN
+    began = time.monotonic()
+    try:
+        Retrying(
+            stop=stop_after_delay(limit) | stop_when_event_set(sweep.stop),
+            wait=wait_fixed(2),
+            retry=retry_if_result(lambda lowest: lowest < level),
+        )(lambda: min(_restart_counts(core, sweep.namespace).values(), default=0))
+    except RetryError:
+        return False, time.monotonic() - began
+    return True, time.monotonic() - began
 
 
 def _wait_pods_gone(core: client.CoreV1Api, namespace: str) -> None:

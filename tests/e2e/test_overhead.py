@@ -84,6 +84,10 @@ def test_the_fast_worker_keeps_its_curve_with_ten_crashing_pods(sweep: OverheadR
     assert 0 < crashing.achieved_share <= 1.0
     assert crashing.overshoot.restarts >= 3, "the sampled pods' restarts were not recorded"
     assert crashing.overshoot.keeps_curve is True, crashing.overshoot
+    # Measured from the cap: every pod had climbed to it before the window.
+    assert crashing.at_cap is True, crashing.climb_s
+    assert crashing.climb_s is not None
+    assert _cell(sweep, PODS, crashing=False).at_cap is None  # a baseline climbs nothing
 
 
 def test_the_outputs_hold_every_cell(sweep: OverheadRun) -> None:

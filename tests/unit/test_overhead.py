@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import timedelta
 from pathlib import Path
@@ -29,8 +30,10 @@ from harness.model.overhead import (
     parse_request_counts,
     request_rates,
     requests_over_time,
+    restarts_to_cap,
     rss_of,
     talk_ratios,
+    time_to_cap,
 )
 from harness.outputs.overheadout import OVERHEAD_FILE, overhead_table, write_overhead
 from harness.profiles import load_cluster_spec
@@ -189,6 +192,29 @@ def test_allowed_restarts_follow_the_curve_from_the_pods_level() -> None:
     assert allowed_restarts(DEFAULT, 9, timedelta(minutes=10)) == 2
 
 
+REDUCED = BackoffCurve(timedelta(seconds=1), timedelta(seconds=60))
+
+
+@pytest.mark.parametrize(
+    ("curve", "level", "climb_s", "in_window"),
+    [
+        (FAST, 2, 1.0, 30),  # 0s, 1s, then 2s each: 30 in the shortest window, 60s
+        (REDUCED, 7, 63.0, 1),  # 0 + 1 + 2 + 4 + 8 + 16 + 32, then 60s each
+        (DEFAULT, 6, 310.0, 1),  # 0 + 10 + 20 + 40 + 80 + 160, then 300s each
+    ],
+)
+def test_a_pod_is_at_its_cap_after_climbing_every_lower_wait(
+    curve: BackoffCurve, level: int, climb_s: float, in_window: int
+) -> None:
+    assert restarts_to_cap(curve) == level
+    assert curve.delay_before_restart(level + 1) == curve.maximum
+    assert curve.delay_before_restart(level) < curve.maximum
+    assert time_to_cap(curve) == timedelta(seconds=climb_s)
+    # From there a cell's window (one cap and its margin) allows each pod one restart.
+    window = timedelta(seconds=window_for(curve, None))
+    assert allowed_restarts(curve, level, window) == in_window
+
+
 def test_overshoot_is_against_each_restarts_own_delay() -> None:
     restarts = [Restart(5, 2.5), Restart(6, 2.7), Restart(7, 9.0)]
     found = overshoot(FAST, restarts)
@@ -267,6 +293,13 @@ def test_the_outputs_are_written_and_say_what_was_measured(tmp_path: Path) -> No
     assert "fast: stopped keeping its curve at 60 pods" in text
     assert report.name == "report.html"
     assert overhead_table(CELLS).rows[0][0] == "baseline (fast)"
+
+
+def test_the_table_says_how_long_the_pods_climbed_and_when_they_never_reached_the_cap() -> None:
+    reached = dataclasses.replace(CELLS[4], at_cap=True, climb_s=321.4)
+    short = dataclasses.replace(CELLS[4], at_cap=False, climb_s=800.2)
+    rows = overhead_table([CELLS[0], reached, short]).rows
+    assert [row[-1] for row in rows] == ["-", "321", "not in 800"]
 
 
 def test_pod_counts_take_numbers_and_full_and_refuse_the_rest() -> None:

@@ -106,6 +106,14 @@ def test_a_written_sweep_reads_back_with_its_peaks_recomputed_from_its_series(
     # Written as 10 QPS; its series says 50 requests in 10 s.
     assert back.requests is not None
     assert back.requests.peak_qps == pytest.approx(5.0)
+    assert (back.at_cap, back.climb_s) == (None, None)
+
+
+def test_whether_the_pods_were_at_their_cap_reads_back(tmp_path: Path) -> None:
+    climbed = replace(CELLS[3], at_cap=False, climb_s=512.5)
+    write_overhead(tmp_path, run_id="r1", status="measured", reason="", plan={}, cells=[climbed])
+    back = read_overhead(tmp_path).cells[0]
+    assert (back.at_cap, back.climb_s) == (False, 512.5)
 
 
 def test_a_sweep_without_series_keeps_its_written_peak_as_its_busiest_interval() -> None:
@@ -146,6 +154,18 @@ def test_the_command_says_which_figure_moved_and_exits_by_it(
     write_overhead(tmp_path, run_id="r1", status="measured", reason="", plan={}, cells=CELLS)
     assert cli.main(["overhead-compare", str(tmp_path), str(tmp_path / OVERHEAD_FILE)]) == 0
     assert cli.main(["overhead-compare", str(tmp_path / "nothing"), str(tmp_path)]) == 2
+
+
+def test_a_run_from_the_cap_against_one_from_the_climb_is_called_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capped = [replace(c, at_cap=True, climb_s=70.0) if c.crashing else c for c in CELLS]
+    write_overhead(tmp_path, run_id="capped", status="measured", reason="", plan={}, cells=capped)
+    assert read_overhead(tmp_path).from_cap is True
+    assert read_overhead(FIRST_RUN).from_cap is False
+    cli.main(["overhead-compare", str(FIRST_RUN), str(tmp_path)])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "while they climbed their curve, capped from their cap" in text
 
 
 def test_a_finished_sweep_is_written_again_with_the_current_analysis_and_nothing_run(
