@@ -22,6 +22,7 @@ from harness.recording.recorder import OBSERVERS
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.overheadplan import DEFAULT_PODS as OVERHEAD_PODS
 from harness.runs.overheadplan import DEFAULT_WARMUP_S
+from harness.runs.overheadplan import DEFAULT_WORKERS as OVERHEAD_WORKERS
 from harness.scenarios import (
     NODE_FILE_SCENARIOS,
     SCENARIOS,
@@ -264,14 +265,15 @@ def _add_overhead(
         parents=[spec_and_image],
         help="what N crash-looping pods cost a worker's kubelet and runtime, per back-off config",
     )
+    # --pods, --workers and --warmup default to None so that --from, which runs
+    # nothing, can refuse them when given; cmd_overhead fills in the defaults.
     overhead.add_argument(
         "--pods",
-        default=OVERHEAD_PODS,
         help=f"pod counts, comma-separated; 'full': as many as the node takes (default "
         f"{OVERHEAD_PODS})",
     )
     overhead.add_argument(
-        "--workers", default="fast,reduced,default", help="workers to load, one at a time"
+        "--workers", help=f"workers to load, one at a time (default {OVERHEAD_WORKERS})"
     )
     overhead.add_argument(
         "--duration",
@@ -282,7 +284,6 @@ def _add_overhead(
     overhead.add_argument(
         "--warmup",
         type=float,
-        default=DEFAULT_WARMUP_S,
         metavar="S",
         help="settling time before the window, after every pod started (crashing pods: "
         "after every one reached its back-off cap) "

@@ -30,21 +30,41 @@ from harness.outputs.overheadout import (
 )
 from harness.outputs.overheadread import read_overhead
 from harness.runs.overhead import run_overhead, write_overhead_run
-from harness.runs.overheadplan import check_overhead_request, plan_overhead
+from harness.runs.overheadplan import (
+    DEFAULT_PODS,
+    DEFAULT_WARMUP_S,
+    DEFAULT_WORKERS,
+    check_overhead_request,
+    plan_overhead,
+)
 
 
 def cmd_overhead(args: argparse.Namespace, progress: Callable[[str], None]) -> int:
     """Plan the sweep (refusing bad input before anything is created), run it, write it;
     with --from, rewrite a finished sweep's outputs instead and run nothing."""
+    sweep_options = {
+        "--pods": args.pods,
+        "--workers": args.workers,
+        "--duration": args.duration,
+        "--warmup": args.warmup,
+    }
     if args.overhead_from is not None:
+        given = [option for option, value in sweep_options.items() if value is not None]
+        if given:
+            raise HarnessError(
+                f"{', '.join(given)} with --from: --from runs nothing, it writes a finished "
+                "sweep's outputs again, so a sweep's options cannot apply",
+                "leave them out to rewrite the sweep, or leave out --from to run a new one",
+            )
         return _rewrite(args.overhead_from)
     spec = spec_of(args)
+    workers = args.workers or DEFAULT_WORKERS
     request = check_overhead_request(
         spec,
-        workers=[w.strip() for w in args.workers.split(",") if w.strip()],
-        pods=args.pods,
+        workers=[w.strip() for w in workers.split(",") if w.strip()],
+        pods=args.pods or DEFAULT_PODS,
         duration_s=args.duration,
-        warmup_s=args.warmup,
+        warmup_s=DEFAULT_WARMUP_S if args.warmup is None else args.warmup,
     )
     up = lifecycle.up(spec, progress, image=args.image)
     plan = plan_overhead(up.api(), up, request)

@@ -28,6 +28,7 @@ MIN_WINDOW_S: Final = 60.0
 CAP_MARGIN: Final = 1.1
 DEFAULT_WARMUP_S: Final = 30.0
 DEFAULT_PODS: Final = "0,10,30,60,full"
+DEFAULT_WORKERS: Final = "fast,reduced,default"
 FULL: Final = "full"
 # The kubelet's maxPods when its config does not set one.
 DEFAULT_MAX_PODS: Final = 110

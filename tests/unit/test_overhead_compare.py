@@ -187,3 +187,25 @@ def test_a_finished_sweep_is_written_again_with_the_current_analysis_and_nothing
     assert document["cells"][3]["request_samples"]  # the readings stay
     assert (tmp_path / "report.md").is_file()
     assert cli.main(["overhead", "--from", str(tmp_path / "missing")]) == 2
+
+
+@pytest.mark.parametrize(
+    "option", [["--pods", "0,10"], ["--workers", "fast"], ["--duration", "90"], ["--warmup", "0"]]
+)
+def test_a_sweep_option_beside_from_is_refused_before_anything_is_written(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    option: list[str],
+) -> None:
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("--from must run nothing")
+
+    monkeypatch.setattr(lifecycle, "up", refuse)
+    write_overhead(tmp_path, run_id="r1", status="measured", reason="", plan={}, cells=CELLS)
+    (tmp_path / "report.md").unlink()
+    assert cli.main(["overhead", "--from", str(tmp_path), *option]) == 2
+    text = " ".join(capsys.readouterr().err.split())
+    assert f"{option[0]} with --from" in text
+    assert "leave out --from to run a new one" in text
+    assert not (tmp_path / "report.md").exists()
