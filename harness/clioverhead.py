@@ -58,11 +58,11 @@ def cmd_overhead(args: argparse.Namespace, progress: Callable[[str], None]) -> i
             )
         return _rewrite(args.overhead_from)
     spec = spec_of(args)
-    workers = args.workers or DEFAULT_WORKERS
+    workers = DEFAULT_WORKERS if args.workers is None else args.workers
     request = check_overhead_request(
         spec,
         workers=[w.strip() for w in workers.split(",") if w.strip()],
-        pods=args.pods or DEFAULT_PODS,
+        pods=DEFAULT_PODS if args.pods is None else args.pods,
         duration_s=args.duration,
         warmup_s=DEFAULT_WARMUP_S if args.warmup is None else args.warmup,
     )
