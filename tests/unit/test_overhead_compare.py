@@ -209,3 +209,17 @@ def test_a_sweep_option_beside_from_is_refused_before_anything_is_written(
     assert f"{option[0]} with --from" in text
     assert "leave out --from to run a new one" in text
     assert not (tmp_path / "report.md").exists()
+
+
+@pytest.mark.parametrize(
+    ("option", "problem"), [("--pods", "is not a pod count"), ("--workers", "no worker")]
+)
+def test_an_empty_sweep_option_is_refused_not_taken_for_its_default(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], option: str, problem: str
+) -> None:
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("nothing may be created for bad input")
+
+    monkeypatch.setattr(lifecycle, "up", refuse)
+    assert cli.main(["overhead", option, ""]) == 2
+    assert problem in capsys.readouterr().err
