@@ -242,10 +242,7 @@ def restarts_to_cap(curve: BackoffCurve) -> int:
 
 def time_to_cap(curve: BackoffCurve) -> timedelta:
     """The nominal waits one pod climbs through before it reaches restarts_to_cap."""
-    return sum(
-        (curve.delay_before_restart(n) for n in range(1, restarts_to_cap(curve) + 1)),
-        timedelta(0),
-    )
+    return sum(curve.delays(restarts_to_cap(curve)), timedelta(0))
 
 
 def allowed_restarts(curve: BackoffCurve, restarts_so_far: int, window: timedelta) -> int:
