@@ -279,7 +279,10 @@ def _add_overhead(
         "--duration",
         type=float,
         metavar="S",
-        help="each cell's measured window (default per worker: its cap plus 10%%, at least 60s)",
+        help=(
+            "each crashing cell's measured window (default per worker: 180s, or its cap "
+            "plus 10%% where that is longer; a baseline's is 60s)"
+        ),
     )
     overhead.add_argument(
         "--warmup",

@@ -71,7 +71,7 @@ from harness.recording.apirecorder import ApiRecorder
 from harness.recording.records import AttemptRecord
 from harness.runs import leftovers
 from harness.runs.lifecycle import new_run_dir
-from harness.runs.overheadplan import MIN_WINDOW_S, OverheadPlan, WorkerTarget
+from harness.runs.overheadplan import BASELINE_WINDOW_S, OverheadPlan, WorkerTarget
 from harness.substrate.workloadimage import ensure_image, load_into
 
 Progress = Callable[[str], None]
@@ -223,7 +223,7 @@ def _measure_cell(sweep: _Sweep, target: WorkerTarget, *, pods: int, crashing: b
         _wait_all_started(core, sweep.namespace, pods)
         at_cap, climb_s = _wait_at_cap(core, sweep, target.curve) if crashing else (None, None)
         sweep.stop.wait(sweep.plan.warmup_s)  # a settling period the cell measures nothing in
-        window_s = sweep.plan.windows_s[target.worker] if crashing else MIN_WINDOW_S
+        window_s = sweep.plan.windows_s[target.worker] if crashing else BASELINE_WINDOW_S
         window = _read_window(core, sweep, target.node, window_s)
     finally:
         recorder.stop()
@@ -413,7 +413,7 @@ def plan_document(plan: OverheadPlan) -> dict[str, Any]:
         "pods": list(plan.pods),
         "warmup_s": plan.warmup_s,
         "baseline_worker": plan.baseline_worker,
-        "baseline_window_s": MIN_WINDOW_S,
+        "baseline_window_s": BASELINE_WINDOW_S,
         "sampled_pods": SAMPLED_PODS,
         "request_sample_s": REQUEST_SAMPLE_S,
         "peak_intervals": PEAK_INTERVALS,

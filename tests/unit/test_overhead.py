@@ -198,8 +198,8 @@ REDUCED = BackoffCurve(timedelta(seconds=1), timedelta(seconds=60))
 @pytest.mark.parametrize(
     ("curve", "level", "climb_s", "in_window"),
     [
-        (FAST, 2, 1.0, 30),  # 0s, 1s, then 2s each: 30 in the shortest window, 60s
-        (REDUCED, 7, 63.0, 1),  # 0 + 1 + 2 + 4 + 8 + 16 + 32, then 60s each
+        (FAST, 2, 1.0, 90),  # 0s, 1s, then 2s each: 90 in a window of 180s
+        (REDUCED, 7, 63.0, 3),  # 0 + 1 + 2 + 4 + 8 + 16 + 32, then 60s each, 3 caps
         (DEFAULT, 6, 310.0, 1),  # 0 + 10 + 20 + 40 + 80 + 160, then 300s each
     ],
 )
@@ -210,7 +210,7 @@ def test_a_pod_is_at_its_cap_after_climbing_every_lower_wait(
     assert curve.delay_before_restart(level + 1) == curve.maximum
     assert curve.delay_before_restart(level) < curve.maximum
     assert time_to_cap(curve) == timedelta(seconds=climb_s)
-    # From there a cell's window (one cap and its margin) allows each pod one restart.
+    # From there a cell's window allows each pod one restart, or one per cap it holds.
     window = timedelta(seconds=window_for(curve, None))
     assert allowed_restarts(curve, level, window) == in_window
 
@@ -310,21 +310,28 @@ def test_pod_counts_take_numbers_and_full_and_refuse_the_rest() -> None:
 
 
 def test_a_window_must_hold_one_capped_restart() -> None:
-    assert window_for(FAST, None) == 60.0  # at least a minute
-    assert window_for(DEFAULT, None) == pytest.approx(330.0)
+    assert window_for(FAST, None) == 180.0  # long enough for its readings to average out
+    assert window_for(REDUCED, None) == 180.0  # three caps: one would leave the peak to chance
+    assert window_for(DEFAULT, None) == pytest.approx(330.0)  # one cap and its margin
+    assert window_for(FAST, 60.0) == 60.0  # a shorter window, given, that still holds a cap
     assert window_for(DEFAULT, 400.0) == 400.0
     with pytest.raises(HarnessError, match=r"too short.*300s") as refused:
         window_for(DEFAULT, 120.0)
     assert "--duration 330" in refused.value.fix
 
 
-def test_the_plan_runs_baselines_first_and_no_crashing_cell_of_zero_pods() -> None:
+def test_the_plan_runs_each_baseline_beside_its_crashing_cells_and_none_of_zero_pods() -> None:
     fast = WorkerTarget("fast", "n1", FAST, 110, 2)
     default = WorkerTarget("default", "n3", DEFAULT, 110, 2)
-    plan = OverheadPlan((fast, default), (0, 30), 30.0, {"fast": 60.0, "default": 330.0}, "fast")
+    plan = OverheadPlan(
+        (fast, default), (0, 10, 30), 30.0, {"fast": 60.0, "default": 330.0}, "fast"
+    )
     cells = [(t.worker, n, crashing) for t, n, crashing in plan.cells()]
     assert cells == [
         ("fast", 0, False),
+        ("fast", 10, False),
+        ("fast", 10, True),
+        ("default", 10, True),
         ("fast", 30, False),
         ("fast", 30, True),
         ("default", 30, True),
