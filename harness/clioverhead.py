@@ -20,6 +20,7 @@ from harness.model.overhead import (
     curve_breaks_at,
     talk_figures_apart,
     talk_ratios,
+    windows_apart,
 )
 from harness.outputs.document import Table, to_markdown
 from harness.outputs.overheadout import (
@@ -140,6 +141,12 @@ def cmd_overhead_compare(args: argparse.Namespace) -> int:
         SCREEN.tables.print(
             f"{climbed.run_id} measured its crashing pods while they climbed their curve, "
             f"{capped.run_id} from their cap: the two do not measure the same place"
+        )
+    if apart := windows_apart(first.cells, second.cells):
+        windows = ", ".join(f"{w} {a:.0f}s against {b:.0f}s" for w, a, b in apart)
+        SCREEN.tables.print(
+            f"the windows differ ({windows}): a longer one averages more of the kubelet's "
+            "swings, so its figures may move with it"
         )
     rows = tuple(
         (

@@ -424,6 +424,32 @@ class FigureApart:
         return None if apart is None else abs(apart) <= REPEAT_WITHIN
 
 
+# Two windows this far apart (a share of the longer) do not read the same swings.
+WINDOWS_ALIKE: Final = 0.10
+
+
+def windows_apart(first: Sequence[Cell], second: Sequence[Cell]) -> list[tuple[str, float, float]]:
+    """(worker, first window s, second window s) where the two runs measured a worker's
+    talk figures (its largest crashing cell) over windows more than WINDOWS_ALIKE apart:
+    the longer one averages more of the kubelet's swings, so a figure may move with it."""
+
+    def largest(cells: Sequence[Cell]) -> dict[str, Cell]:
+        tops: dict[str, Cell] = {}
+        for cell in cells:
+            if cell.crashing and (cell.worker not in tops or cell.pods > tops[cell.worker].pods):
+                tops[cell.worker] = cell
+        return tops
+
+    mine, theirs = largest(first), largest(second)
+    return [
+        (worker, cell.window_s, theirs[worker].window_s)
+        for worker, cell in mine.items()
+        if worker in theirs
+        and abs(cell.window_s - theirs[worker].window_s)
+        > WINDOWS_ALIKE * max(cell.window_s, theirs[worker].window_s)
+    ]
+
+
 def _busiest_interval(cells: Sequence[Cell]) -> list[Cell]:
     """The cells with their peak read over one sample interval, as runs before
     PEAK_INTERVALS reported it (so a run that kept no series compares like with like)."""

@@ -17,6 +17,7 @@ from harness.model.overhead import (
     Cell,
     FigureApart,
     talk_figures_apart,
+    windows_apart,
 )
 from harness.outputs.overheadout import OVERHEAD_FILE, write_overhead
 from harness.outputs.overheadread import read_overhead
@@ -166,6 +167,26 @@ def test_a_run_from_the_cap_against_one_from_the_climb_is_called_out(
     cli.main(["overhead-compare", str(FIRST_RUN), str(tmp_path)])
     text = " ".join(capsys.readouterr().out.split())
     assert "while they climbed their curve, capped from their cap" in text
+
+
+def test_windows_apart_are_called_out_and_alike_ones_are_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    longer = [replace(c, window_s=180.0) if c.crashing and c.worker == "fast" else c for c in CELLS]
+    assert windows_apart(CELLS, longer) == [("fast", 60.0, 180.0)]
+    slightly = [replace(c, window_s=65.0) if c.crashing else c for c in CELLS]
+    assert windows_apart(CELLS, slightly) == []  # a few seconds of reading time
+    # Only the largest crashing cell carries the talk figures: a smaller one's window is moot.
+    small_only = [replace(c, window_s=180.0) if c.crashing and c.pods < 60 else c for c in CELLS]
+    assert windows_apart(CELLS, small_only) == []
+    for run_id, cells in (("short", CELLS), ("long", longer)):
+        (tmp_path / run_id).mkdir()
+        write_overhead(
+            tmp_path / run_id, run_id=run_id, status="measured", reason="", plan={}, cells=cells
+        )
+    cli.main(["overhead-compare", str(tmp_path / "short"), str(tmp_path / "long")])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "the windows differ (fast 60s against 180s)" in text
 
 
 def test_a_finished_sweep_is_written_again_with_the_current_analysis_and_nothing_run(
