@@ -72,9 +72,9 @@ class OverheadPlan:
         crashing cell; no crashing cell of zero pods.
 
         A ratio's two sides are so measured minutes apart, not an hour: with every
-        baseline first, all of them met a cluster made minutes before, whose kubelet
-        then cost 0.112 cores for 108 running pods against 0.067-0.082 in seven other
-        runs, and every ratio divided by it.
+        baseline first, one sweep's kubelet cost 0.112 cores for 108 running pods
+        (0.067-0.082 in seven other runs) an hour before the crashing cells, and
+        every ratio divided by it; whatever loaded the node then was gone by them.
         """
         base = next(t for t in self.targets if t.worker == self.baseline_worker)
         order: list[tuple[WorkerTarget, int, bool]] = []
