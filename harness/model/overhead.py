@@ -362,16 +362,22 @@ class TalkRatio:
     unit: str
 
 
+def largest_crashing(cells: Sequence[Cell], worker: str) -> Cell | None:
+    """``worker``'s crashing cell at its largest pod count: the one the talk's figures
+    come from. None when the worker has no crashing cell."""
+    crashing = [c for c in cells if c.crashing and c.worker == worker]
+    return max(crashing, key=lambda c: c.pods) if crashing else None
+
+
 def talk_ratios(cells: Sequence[Cell], worker: str) -> list[TalkRatio]:
     """The talk's figures (slides 12-13) from one worker's cells at its largest pod count.
 
     "2x kubelet CPU": crashing over baseline kubelet CPU at the same pod
     count; "5 QPS at API traffic peak": the kubelet's peak request rate.
     """
-    crashing = [c for c in cells if c.crashing and c.worker == worker]
-    if not crashing:
+    top = largest_crashing(cells, worker)
+    if top is None:
         return []
-    top = max(crashing, key=lambda c: c.pods)
     base = baseline_for(cells, top.pods)
     ratio = (
         top.kubelet_cores / base.kubelet_cores
@@ -432,22 +438,16 @@ def windows_apart(first: Sequence[Cell], second: Sequence[Cell]) -> list[tuple[s
     """(worker, first window s, second window s) where the two runs measured a worker's
     talk figures (its largest crashing cell) over windows more than WINDOWS_ALIKE apart:
     the longer one averages more of the kubelet's swings, so a figure may move with it."""
-
-    def largest(cells: Sequence[Cell]) -> dict[str, Cell]:
-        tops: dict[str, Cell] = {}
-        for cell in cells:
-            if cell.crashing and (cell.worker not in tops or cell.pods > tops[cell.worker].pods):
-                tops[cell.worker] = cell
-        return tops
-
-    mine, theirs = largest(first), largest(second)
-    return [
-        (worker, cell.window_s, theirs[worker].window_s)
-        for worker, cell in mine.items()
-        if worker in theirs
-        and abs(cell.window_s - theirs[worker].window_s)
-        > WINDOWS_ALIKE * max(cell.window_s, theirs[worker].window_s)
-    ]
+    found = []
+    for worker in dict.fromkeys(c.worker for c in first if c.crashing):
+        mine, theirs = largest_crashing(first, worker), largest_crashing(second, worker)
+        if mine is None or theirs is None:
+            continue
+        if abs(mine.window_s - theirs.window_s) > WINDOWS_ALIKE * max(
+            mine.window_s, theirs.window_s
+        ):
+            found.append((worker, mine.window_s, theirs.window_s))
+    return found
 
 
 def _busiest_interval(cells: Sequence[Cell]) -> list[Cell]:

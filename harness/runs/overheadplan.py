@@ -23,9 +23,9 @@ from harness.profiles import ClusterSpec
 from harness.runs.lifecycle import worker_nodes
 
 # A baseline's window: running pods' cost holds steady (0.069 and 0.070 cores in
-# two runs). And the share of a cap a window adds beyond it so that one capped
-# restart fits.
+# two runs).
 BASELINE_WINDOW_S: Final = 60.0
+# The share of a cap a crashing window adds beyond it, so that one capped restart fits.
 CAP_MARGIN: Final = 1.1
 # A crashing cell's window when none is given, unless its cap needs longer. A
 # minute left the figures to chance: the fast worker at 108 pods swings between
