@@ -90,8 +90,17 @@ FRESH_POD: Final = _s(90.0)
 POD_DRAIN: Final = _s(60.0)
 
 # The overhead sweep: every pod of a cell (up to a full node, 100+ pods on one
-# worker of a 2-core machine) seen started once.
-OVERHEAD_PODS_STARTED: Final = _s(300.0)
+# worker of a 2-core machine) seen started once (107 of 108 in 300s on a slow day).
+OVERHEAD_PODS_STARTED: Final = _s(600.0)
+# Before a cell, every worker's runtime rid of the sandboxes of the cells before
+# it: the API forgets a force-deleted pod at once, but the kubelet took 5-7
+# minutes to stop and remove 108 sandboxes, loading the machine the next cell
+# measures.
+OVERHEAD_NODE_CLEARED: Final = _s(600.0)
+# Before a window, the kubelet's event writes fallen to a trickle (108 new
+# crashing pods: drained 234s after they started). One that never drains is
+# measured anyway, and its cell says so.
+OVERHEAD_EVENTS_DRAINED: Final = _s(300.0)
 # Beyond twice its curve's nominal climb, what a crashing cell's slowest pod
 # gets to reach the cap (a full node of 2s-curve pods falls far behind).
 OVERHEAD_CAP_MARGIN: Final = _s(180.0)

@@ -211,6 +211,34 @@ def request_rates(
     return RequestRates(sum(means.values()), peak_total, means, peaks, busiest)
 
 
+# The kubelet's event writes still pending, as a rate it may send them at and
+# stay a backlog: crashing pods raise up to 25 events each as they start (the
+# client-go spam filter's burst, then one per 5 minutes), and the kubelet sends
+# them at its eventRecordQPS (50), so 108 new pods keep it writing events for
+# minutes. A window opened among them reads an onset, not the steady cost.
+EVENT_BACKLOG_QPS: Final = 5.0
+
+
+def event_write_rate(samples: Sequence[RequestSample]) -> float | None:
+    """The kubelet's event writes per second from the first sample to the last.
+
+    A status update is a GET then a PATCH (the kubelet's status manager reads
+    the pod before it patches it, and the node's status likewise); an event is
+    a POST, or a PATCH of one already sent, with no GET. So POST + PATCH - GET
+    counts the events, never below zero. None with fewer than two samples, no
+    time between them, or a counter that went down (the kubelet restarted).
+    """
+    ordered = sorted(samples, key=lambda s: s.at_s)
+    if len(ordered) < 2 or ordered[-1].at_s <= ordered[0].at_s:
+        return None
+    spans = _spans(ordered, len(ordered) - 1)
+    if not spans:
+        return None
+    span = spans[0]
+    writes = span.by_verb.get("POST", 0.0) + span.by_verb.get("PATCH", 0.0)
+    return max(writes - span.by_verb.get("GET", 0.0), 0.0) / (span.end_s - span.start_s)
+
+
 def kubelet_cores_over_time(samples: Sequence[UsageSample]) -> list[tuple[float, float]]:
     """(seconds into the window, the kubelet's cores since the sample before): its load as
     it went, where the window's total gives only the mean."""
@@ -329,6 +357,23 @@ class Cell:
     # how long after the pods started that was.
     at_cap: bool | None = None
     climb_s: float | None = None
+    # Whether the kubelet's event writes had fallen to EVENT_BACKLOG_QPS before
+    # the window began (None: a run from before the wait), and how long after
+    # the pods started that was (or how long was waited in vain).
+    events_drained: bool | None = None
+    drained_s: float | None = None
+
+    @property
+    def unclean(self) -> list[str]:
+        """Why the window may not read the steady cost it stands for; empty when it does."""
+        found = []
+        if self.at_cap is False:
+            found.append(f"not every pod reached its cap in {self.climb_s or 0:.0f}s")
+        if self.events_drained is False:
+            found.append(
+                f"the kubelet's event writes had not drained in {self.drained_s or 0:.0f}s"
+            )
+        return found
 
     @property
     def kubelet_cores(self) -> float:
@@ -360,6 +405,9 @@ class TalkRatio:
     talk: str
     measured: float | None
     unit: str
+    # Why a window it came from may not read the steady cost (empty: it does);
+    # such a figure is shown with them and never taken to agree with another run.
+    caveats: tuple[str, ...] = ()
 
 
 def largest_crashing(cells: Sequence[Cell], worker: str) -> Cell | None:
@@ -385,9 +433,19 @@ def talk_ratios(cells: Sequence[Cell], worker: str) -> list[TalkRatio]:
         else None
     )
     peak = top.requests.peak_qps if top.requests is not None else None
+    crashing = tuple(top.unclean)
+    running = tuple(f"baseline: {why}" for why in (base.unclean if base is not None else []))
     return [
-        TalkRatio(f"kubelet CPU, {top.pods} crashing / running pods", "2x", ratio, "x"),
-        TalkRatio(f"kubelet API requests at peak, {top.pods} crashing pods", "5 QPS", peak, "QPS"),
+        TalkRatio(
+            f"kubelet CPU, {top.pods} crashing / running pods", "2x", ratio, "x", crashing + running
+        ),
+        TalkRatio(
+            f"kubelet API requests at peak, {top.pods} crashing pods",
+            "5 QPS",
+            peak,
+            "QPS",
+            crashing,
+        ),
     ]
 
 
@@ -415,6 +473,7 @@ class FigureApart:
     unit: str
     first: float | None
     second: float | None
+    caveats: tuple[str, ...] = ()  # either run's, each named by its run
 
     @property
     def apart(self) -> float | None:
@@ -425,9 +484,12 @@ class FigureApart:
 
     @property
     def agrees(self) -> bool | None:
-        """Within REPEAT_WITHIN; None when it cannot be said (a figure not measured)."""
+        """Within REPEAT_WITHIN; None when it cannot be said: a figure not measured, or
+        read over a window with a caveat (two onsets alike are no repeat of the cost)."""
         apart = self.apart
-        return None if apart is None else abs(apart) <= REPEAT_WITHIN
+        if apart is None or self.caveats:
+            return None
+        return abs(apart) <= REPEAT_WITHIN
 
 
 # Two windows this far apart (a share of the longer) do not read the same swings.
@@ -462,23 +524,33 @@ def _busiest_interval(cells: Sequence[Cell]) -> list[Cell]:
 
 
 def talk_figures_apart(
-    first: Sequence[Cell], second: Sequence[Cell], *, peak_over_one_interval: bool = False
+    first: Sequence[Cell],
+    second: Sequence[Cell],
+    *,
+    peak_over_one_interval: bool = False,
+    labels: tuple[str, str] = ("first", "second"),
 ) -> list[FigureApart]:
     """Every talk figure of every worker the two runs share, first run against second.
 
     ``peak_over_one_interval`` compares the busiest single sample interval
     instead of the peak over PEAK_INTERVALS: for a run that kept no series.
     """
+    first_label, second_label = labels
     if peak_over_one_interval:
         first, second = _busiest_interval(first), _busiest_interval(second)
     workers = list(dict.fromkeys(c.worker for c in first if c.crashing))
     found = []
     for worker in workers:
         # Paired by what they are (pod count included): a figure only one run has is unmeasured.
-        theirs = {r.what: r.measured for r in talk_ratios(second, worker)}
+        theirs = {r.what: r for r in talk_ratios(second, worker)}
         for one in talk_ratios(first, worker):
             what = one.what
             if peak_over_one_interval and one.unit == "QPS":
                 what += " (busiest sample interval)"
-            found.append(FigureApart(worker, what, one.unit, one.measured, theirs.get(one.what)))
+            other = theirs.get(one.what)
+            caveats = tuple(f"{first_label}: {why}" for why in one.caveats)
+            if other is not None:
+                caveats += tuple(f"{second_label}: {why}" for why in other.caveats)
+            measured = other.measured if other is not None else None
+            found.append(FigureApart(worker, what, one.unit, one.measured, measured, caveats))
     return found

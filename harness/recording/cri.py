@@ -186,6 +186,41 @@ def parse_inspect_all(json_text: str) -> list[CriContainer]:
     return [_from_inspect_item(_mapping(item, "inspect result")) for item in items]
 
 
+SANDBOX_READY: Final = "SANDBOX_READY"
+
+
+@dataclass(frozen=True)
+class CriSandbox:
+    """One pod sandbox the runtime holds: ready, or stopped and not yet removed."""
+
+    pod: str
+    namespace: str
+    ready: bool
+
+
+def parse_pods(json_text: str) -> list[CriSandbox]:
+    """Every sandbox in ``crictl pods -o json`` output (``ListPodSandboxResponse``).
+
+    protojson leaves an empty list out, so ``{}`` is a runtime with no sandbox;
+    anything but an object is refused.
+    """
+    document = _mapping(_load(json_text, "crictl pods -o json"), "crictl pods -o json")
+    items = document.get("items", [])
+    if not isinstance(items, list):
+        raise CriFormatError('crictl pods -o json: expected {"items": [...]}')
+    found = []
+    for item in items:
+        metadata = _mapping(_mapping(item, "items[]").get("metadata"), "items[].metadata")
+        found.append(
+            CriSandbox(
+                pod=str(metadata.get("name", "")),
+                namespace=str(metadata.get("namespace", "")),
+                ready=item.get("state") in (SANDBOX_READY, 0),
+            )
+        )
+    return found
+
+
 def _from_ps_item(item: Mapping[str, Any]) -> CriContainer:
     state = _state(item.get("state"))
     return CriContainer(

@@ -2,15 +2,17 @@
 
 For each worker and pod count, N bare crashing containers run on that worker
 alone (the other workers idle), and once per pod count N pods that run and
-never crash stand as the baseline. Each cell: the pods are created, every one
-is seen started, crashing pods climb their curve until every one waits the
-cap (a defined place: one restart per pod per cap, however fast they
-started), a warm-up passes, then a measured window; the pods are deleted at
-once before the next cell. Around the window the node's processes
-are read (``/proc``, through ``docker exec`` into the kind node), and during it
-the kubelet's own request counters (``/metrics`` through the node proxy) every
-REQUEST_SAMPLE_S. A few pods per cell are watched for their attempts (the
-workload's own reports, from the API) to see whether the kubelet keeps its curve.
+never crash stand as the baseline. Each cell: every worker's runtime is seen
+rid of the cells before it, the pods are created, every one is seen started,
+crashing pods climb their curve until every one waits the cap (a defined
+place: one restart per pod per cap, however fast they started), a warm-up
+passes and the kubelet's onset events drain, then a measured window; the
+pods are deleted at once before the next cell (the waits: overheadwaits.py).
+Around the window the node's processes are read (``/proc``, through ``docker
+exec`` into the kind node), and during it the kubelet's own request counters
+(``/metrics`` through the node proxy) every REQUEST_SAMPLE_S. A few pods per
+cell are watched for their attempts (the workload's own reports, from the API)
+to see whether the kubelet keeps its curve.
 
 Every bad input is refused before anything is created: an unknown worker, a
 pod count that does not fit the node, a window too short to see one capped
@@ -29,22 +31,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from kubernetes import client
-from tenacity import (
-    RetryError,
-    Retrying,
-    retry_if_result,
-    stop_after_delay,
-    stop_when_event_set,
-    wait_fixed,
-)
 
 from harness.cluster.kube import create_namespace, delete_namespace, force_delete_pods
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.nodeusage import kubelet_requests, read_processes
-from harness.core import timeouts
-from harness.core.errors import HarnessError
-from harness.model.backoff import BackoffCurve
 from harness.model.overhead import (
+    EVENT_BACKLOG_QPS,
     KUBELET,
     PEAK_INTERVALS,
     RUNTIME,
@@ -57,9 +49,7 @@ from harness.model.overhead import (
     cpu_between,
     overshoot,
     request_rates,
-    restarts_to_cap,
     rss_of,
-    time_to_cap,
 )
 from harness.outputs.overheadout import write_overhead
 from harness.pods.skeleton import (
@@ -72,6 +62,15 @@ from harness.recording.records import AttemptRecord
 from harness.runs import leftovers
 from harness.runs.lifecycle import new_run_dir
 from harness.runs.overheadplan import BASELINE_WINDOW_S, OverheadPlan, WorkerTarget
+from harness.runs.overheadwaits import (
+    REQUEST_SAMPLE_S,
+    restart_counts,
+    wait_all_started,
+    wait_at_cap,
+    wait_events_drained,
+    wait_nodes_cleared,
+    wait_pods_gone,
+)
 from harness.substrate.workloadimage import ensure_image, load_into
 
 Progress = Callable[[str], None]
@@ -81,10 +80,6 @@ SAMPLED_LABEL: Final = "crashloop.harness/sampled"
 # Pods per cell whose attempts are recorded: enough for the overshoot's spread,
 # few enough that watching them costs the machine nothing it measures.
 SAMPLED_PODS: Final = 3
-# How often the kubelet's request counters and the node's processes are read
-# in a window: each read makes the kubelet render its /metrics and the engine
-# run a `docker exec`, so not more often than a peak over PEAK_INTERVALS needs.
-REQUEST_SAMPLE_S: Final = 10.0
 
 
 def overhead_pod(
@@ -213,22 +208,34 @@ def _measure_cell(sweep: _Sweep, target: WorkerTarget, *, pods: int, crashing: b
         node_workers={target.node: target.worker},
         label_selector=f"{SAMPLED_LABEL}=true",
     )
+    # Every worker's runtime rid of the cells before (their teardown is load on the
+    # shared cores), before this cell's first pod.
+    wait_nodes_cleared([t.node for t in sweep.plan.targets], sweep.stop)
     recorder.start()
     try:
+        began = time.monotonic()
         for index in range(pods):
             manifest = overhead_pod(
                 target.worker, sweep.run_id, sweep.image, index, crashing=crashing
             )
             core.create_namespaced_pod(sweep.namespace, manifest)
-        _wait_all_started(core, sweep.namespace, pods)
-        at_cap, climb_s = _wait_at_cap(core, sweep, target.curve) if crashing else (None, None)
-        sweep.stop.wait(sweep.plan.warmup_s)  # a settling period the cell measures nothing in
+        wait_all_started(core, sweep.namespace, pods)
+        at_cap, climb_s = (
+            wait_at_cap(core, sweep.namespace, target.curve, sweep.stop)
+            if crashing
+            else (None, None)
+        )
+        # A settling period the cell measures nothing in, and then the pods' onset
+        # events sent: the window reads the steady cost, not the start.
+        drained = wait_events_drained(
+            core, target.node, not_before_s=time.monotonic() + sweep.plan.warmup_s, stop=sweep.stop
+        )
         window_s = sweep.plan.windows_s[target.worker] if crashing else BASELINE_WINDOW_S
         window = _read_window(core, sweep, target.node, window_s)
     finally:
         recorder.stop()
         force_delete_pods(sweep.api, sweep.namespace)
-        _wait_pods_gone(core, sweep.namespace)
+        wait_pods_gone(core, sweep.namespace)
     span = timedelta(seconds=window.seconds)
     before, after = window.levels_before, window.levels_after
     allowed = (
@@ -252,6 +259,8 @@ def _measure_cell(sweep: _Sweep, target: WorkerTarget, *, pods: int, crashing: b
         usage_samples=tuple(window.usage),
         at_cap=at_cap,
         climb_s=climb_s,
+        events_drained=drained.drained,
+        drained_s=drained.at_s - began,
     )
 
 
@@ -259,7 +268,7 @@ def _read_window(core: client.CoreV1Api, sweep: _Sweep, node: str, window_s: flo
     """The node's processes and the pods' restart counts around the window; every
     REQUEST_SAMPLE_S in it (a sample period, not a wait on anything) the kubelet's
     request counters and the processes' CPU so far, kept as the cell's series."""
-    levels_before = _restart_counts(core, sweep.namespace)
+    levels_before = restart_counts(core, sweep.namespace)
     procs_before = read_processes(node)
     start_ns, start_s = time.time_ns(), time.monotonic()
     requests = [kubelet_requests(core, node)]
@@ -288,7 +297,7 @@ def _read_window(core: client.CoreV1Api, sweep: _Sweep, node: str, window_s: flo
         start_ns=start_ns,
         end_ns=end_ns,
         levels_before=levels_before,
-        levels_after=_restart_counts(core, sweep.namespace),
+        levels_after=restart_counts(core, sweep.namespace),
         procs_before=procs_before,
         procs_after=procs_after,
         requests=[
@@ -314,89 +323,6 @@ def _restarts_in(records: Sequence[AttemptRecord], start_ns: int, end_ns: int) -
     return found
 
 
-def _restart_counts(core: client.CoreV1Api, namespace: str) -> dict[str, int]:
-    pods = core.list_namespaced_pod(namespace, _request_timeout=timeouts.API_REQUEST).items
-    return {
-        pod.metadata.name: sum(
-            int(s.restart_count or 0) for s in pod.status.container_statuses or []
-        )
-        for pod in pods
-    }
-
-
-def _listed(core: client.CoreV1Api, namespace: str) -> list[Any]:
-    items: list[Any] = core.list_namespaced_pod(
-        namespace, _request_timeout=timeouts.API_REQUEST
-    ).items
-    return items
-
-
-def _started(pod: Any) -> bool:
-    """The pod's container has run at least once (running now, or ended before)."""
-    for status in pod.status.container_statuses or []:
-        state, last = status.state, status.last_state
-        if (state and (state.running or state.terminated)) or (last and last.terminated):
-            return True
-    return False
-
-
-def _wait_all_started(core: client.CoreV1Api, namespace: str, pods: int) -> None:
-    def started() -> int:
-        listed = core.list_namespaced_pod(namespace, _request_timeout=timeouts.API_REQUEST).items
-        return sum(_started(pod) for pod in listed)
-
-    try:
-        Retrying(
-            stop=stop_after_delay(timeouts.OVERHEAD_PODS_STARTED),
-            wait=wait_fixed(2),
-            retry=retry_if_result(lambda count: count < pods),
-        )(started)
-    except RetryError as error:
-        raise HarnessError(
-            f"only {error.last_attempt.result()} of {pods} pods started within "
-            f"{timeouts.OVERHEAD_PODS_STARTED:.0f}s",
-            "fewer pods (--pods), or CRASHLOOP_TIMEOUT_SCALE=2 on a slow machine",
-        ) from error
-
-
-def _wait_at_cap(core: client.CoreV1Api, sweep: _Sweep, curve: BackoffCurve) -> tuple[bool, float]:
-    """Until every pod's next wait is the cap: (reached, seconds it took).
-
-    Given twice the curve's nominal climb plus a margin. A kubelet that falls
-    that far behind is measured anyway, as it is, and the cell says so.
-    """
-    level = restarts_to_cap(curve)
-    limit = 2 * time_to_cap(curve).total_seconds() + timeouts.OVERHEAD_CAP_MARGIN
-    began = time.monotonic()
-    try:
-        Retrying(
-            stop=stop_after_delay(limit) | stop_when_event_set(sweep.stop),
-            wait=wait_fixed(2),
-            retry=retry_if_result(lambda lowest: lowest < level),
-        )(lambda: min(_restart_counts(core, sweep.namespace).values(), default=0))
-    except RetryError:
-        return False, time.monotonic() - began
-    return True, time.monotonic() - began
-
-
-def _wait_pods_gone(core: client.CoreV1Api, namespace: str) -> None:
-    try:
-        Retrying(
-            stop=stop_after_delay(timeouts.NAMESPACE_GONE),
-            wait=wait_fixed(1),
-            retry=retry_if_result(lambda left: left > 0),
-        )(
-            lambda: len(
-                core.list_namespaced_pod(namespace, _request_timeout=timeouts.API_REQUEST).items
-            )
-        )
-    except RetryError as error:
-        raise HarnessError(
-            f"the cell's pods were not gone within {timeouts.NAMESPACE_GONE:.0f}s",
-            "see `crashloop status`; the next cell would run beside them",
-        ) from error
-
-
 def plan_document(plan: OverheadPlan) -> dict[str, Any]:
     """The plan as overhead.json keeps it."""
     return {
@@ -417,6 +343,7 @@ def plan_document(plan: OverheadPlan) -> dict[str, Any]:
         "sampled_pods": SAMPLED_PODS,
         "request_sample_s": REQUEST_SAMPLE_S,
         "peak_intervals": PEAK_INTERVALS,
+        "event_backlog_qps": EVENT_BACKLOG_QPS,
     }
 
 

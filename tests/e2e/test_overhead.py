@@ -17,13 +17,9 @@ import pytest
 from harness.cluster.lifecycle import Cluster
 from harness.model.overhead import Cell
 from harness.outputs.overheadout import OVERHEAD_FILE
-from harness.runs.overhead import (
-    REQUEST_SAMPLE_S,
-    OverheadRun,
-    run_overhead,
-    write_overhead_run,
-)
+from harness.runs.overhead import OverheadRun, run_overhead, write_overhead_run
 from harness.runs.overheadplan import check_overhead_request, plan_overhead
+from harness.runs.overheadwaits import REQUEST_SAMPLE_S
 
 pytestmark = [pytest.mark.e2e]
 
@@ -88,6 +84,9 @@ def test_the_fast_worker_keeps_its_curve_with_ten_crashing_pods(sweep: OverheadR
     assert crashing.at_cap is True, crashing.climb_s
     assert crashing.climb_s is not None
     assert _cell(sweep, PODS, crashing=False).at_cap is None  # a baseline climbs nothing
+    # The window opened once the pods' onset events were sent, not among them.
+    assert crashing.events_drained is True, crashing.drained_s
+    assert crashing.unclean == []
 
 
 def test_the_outputs_hold_every_cell(sweep: OverheadRun) -> None:
