@@ -26,6 +26,7 @@ from harness.outputs.document import Table, to_markdown
 from harness.outputs.overheadout import (
     OVERHEAD_FILE,
     overhead_table,
+    ratio_text,
     workers_of,
     write_overhead,
 )
@@ -98,8 +99,7 @@ def _show(cells: Sequence[Cell], status: str, run_dir: Path) -> int:
     SCREEN.tables.print(to_markdown([overhead_table(cells)]), soft_wrap=True)
     for worker in workers_of(cells):
         for ratio in talk_ratios(cells, worker):
-            measured = "-" if ratio.measured is None else f"{ratio.measured:.2f} {ratio.unit}"
-            SCREEN.tables.print(f"{worker}: {ratio.what}: {measured} (the talk: {ratio.talk})")
+            SCREEN.tables.print(f"{worker}: {ratio_text(ratio)}")
         at = curve_breaks_at(cells, worker)
         SCREEN.tables.print(
             f"{worker}: " + ("kept its curve" if at is None else f"off its curve from {at} pods")
@@ -116,6 +116,12 @@ def _apart_text(figure: FigureApart) -> str:
     return "-" if apart is None else f"{apart:+.0%}"
 
 
+def _agrees_text(figure: FigureApart) -> str:
+    if figure.caveats:
+        return "cannot say: " + "; ".join(figure.caveats)
+    return {True: "yes", False: "NO", None: "not measured"}[figure.agrees]
+
+
 def _value_text(value: float | None, unit: str) -> str:
     return "not measured" if value is None else f"{value:.2f}{unit}"
 
@@ -125,7 +131,12 @@ def cmd_overhead_compare(args: argparse.Namespace) -> int:
     one moved more than REPEAT_WITHIN or either run did not measure it."""
     first, second = read_overhead(args.first), read_overhead(args.second)
     one_interval = not (first.has_series and second.has_series)
-    figures = talk_figures_apart(first.cells, second.cells, peak_over_one_interval=one_interval)
+    figures = talk_figures_apart(
+        first.cells,
+        second.cells,
+        peak_over_one_interval=one_interval,
+        labels=(first.run_id, second.run_id),
+    )
     if not figures:
         raise HarnessError(
             f"{first.path}: no crashing cell to compare",
@@ -142,6 +153,12 @@ def cmd_overhead_compare(args: argparse.Namespace) -> int:
             f"{climbed.run_id} measured its crashing pods while they climbed their curve, "
             f"{capped.run_id} from their cap: the two do not measure the same place"
         )
+    if first.after_events != second.after_events:
+        early, late = (second, first) if first.after_events else (first, second)
+        SCREEN.tables.print(
+            f"{early.run_id} opened its windows without waiting for the kubelet's onset events "
+            f"to drain, {late.run_id} after: a peak of the first may be an onset"
+        )
     if apart := windows_apart(first.cells, second.cells):
         windows = ", ".join(f"{w} {a:.0f}s against {b:.0f}s" for w, a, b in apart)
         SCREEN.tables.print(
@@ -155,7 +172,7 @@ def cmd_overhead_compare(args: argparse.Namespace) -> int:
             _value_text(f.first, "x" if f.unit == "x" else " QPS"),
             _value_text(f.second, "x" if f.unit == "x" else " QPS"),
             _apart_text(f),
-            {True: "yes", False: "NO", None: "not measured"}[f.agrees],
+            _agrees_text(f),
         )
         for f in figures
     )

@@ -92,6 +92,7 @@ def overhead_table(cells: Sequence[Cell]) -> Table:
                 f"{_num(over.median_s)} / {_num(over.p95_s)}",
                 "-" if over.keeps_curve is None else ("yes" if over.keeps_curve else "no"),
                 _at_cap_text(c),
+                _drained_text(c),
             )
         )
     headers = (
@@ -107,6 +108,7 @@ def overhead_table(cells: Sequence[Cell]) -> Table:
         "overshoot median / p95 (s)",
         "keeps curve",
         "at cap after (s)",
+        "events drained after (s)",
     )
     return Table(headers, tuple(rows))
 
@@ -118,9 +120,20 @@ def _at_cap_text(cell: Cell) -> str:
     return f"{cell.climb_s:.0f}" if cell.at_cap else f"not in {cell.climb_s:.0f}"
 
 
-def _ratio_text(ratio: TalkRatio) -> str:
+def _drained_text(cell: Cell) -> str:
+    """How long after the pods started the kubelet's event writes fell to a trickle."""
+    if cell.events_drained is None or cell.drained_s is None:
+        return "-"
+    return f"{cell.drained_s:.0f}" if cell.events_drained else f"not in {cell.drained_s:.0f}"
+
+
+def ratio_text(ratio: TalkRatio) -> str:
+    """A talk figure as measured, beside the talk's, with what makes it doubtful."""
     measured = "not measured" if ratio.measured is None else f"{ratio.measured:.2f} {ratio.unit}"
-    return f"{ratio.what}: {measured} (the talk: {ratio.talk})"
+    text = f"{ratio.what}: {measured} (the talk: {ratio.talk})"
+    if ratio.caveats:
+        text += f"; NOT a steady figure: {'; '.join(ratio.caveats)}"
+    return text
 
 
 def _series(cells: Sequence[Cell], value: Any) -> list[OverheadSeries]:
@@ -243,7 +256,7 @@ def _report_blocks(
     run_id: str, status: str, reason: str, cells: Sequence[Cell], images: Sequence[Image]
 ) -> list[Block]:
     workers = workers_of(cells)
-    ratios = [_ratio_text(r) for w in workers for r in talk_ratios(cells, w)]
+    ratios = [f"{w}: {ratio_text(r)}" for w in workers for r in talk_ratios(cells, w)]
     breaks = []
     for worker in workers:
         at = curve_breaks_at(cells, worker)

@@ -69,6 +69,8 @@ def cell_from_document(item: Mapping[str, Any]) -> Cell:
         usage_samples=usage_samples,
         at_cap=item.get("at_cap"),
         climb_s=item.get("climb_s"),
+        events_drained=item.get("events_drained"),
+        drained_s=item.get("drained_s"),
     )
 
 
@@ -89,6 +91,12 @@ class WrittenRun:
         """Its crashing cells waited for every pod to reach its cap (runs before that did not)."""
         crashing = [c for c in self.cells if c.crashing]
         return bool(crashing) and all(c.at_cap is not None for c in crashing)
+
+    @property
+    def after_events(self) -> bool:
+        """Its windows waited for the kubelet's onset events to drain (runs before that did
+        not, and some read a peak among them)."""
+        return bool(self.cells) and all(c.events_drained is not None for c in self.cells)
 
 
 def read_overhead(path: Path) -> WrittenRun:

@@ -17,8 +17,10 @@ from harness.recording.cri import (
     STATE_EXITED,
     STATE_RUNNING,
     CriFormatError,
+    CriSandbox,
     parse_inspect,
     parse_inspect_all,
+    parse_pods,
     parse_ps,
     parse_rfc3339_nano,
     parse_unix_ns,
@@ -254,3 +256,46 @@ def test_inspect_non_integer_exit_code_is_an_error() -> None:
     doc["status"]["exitCode"] = "1"
     with pytest.raises(CriFormatError, match="exitCode"):
         parse_inspect(json.dumps(doc))
+
+
+def _sandbox(name: str, namespace: str, state: object) -> dict[str, object]:
+    # The shape of `crictl pods -o json` (ListPodSandboxResponse through protojson).
+    return {
+        "id": "4c1d",
+        "metadata": {"name": name, "uid": "u", "namespace": namespace, "attempt": 0},
+        "state": state,
+        "createdAt": "1767261600123456789",
+        "labels": {},
+        "annotations": {},
+        "runtimeHandler": "",
+    }
+
+
+def test_sandboxes_are_read_with_their_namespace_and_whether_they_are_ready() -> None:
+    text = json.dumps(
+        {
+            "items": [
+                _sandbox("kube-proxy-x", "kube-system", "SANDBOX_READY"),
+                _sandbox("crash-fast-7", "crashloop-overhead-abc", "SANDBOX_NOTREADY"),
+                _sandbox("idle-fast-1", "crashloop-overhead-abc", 0),  # an enum as its number
+            ]
+        }
+    )
+    assert parse_pods(text) == [
+        CriSandbox("kube-proxy-x", "kube-system", ready=True),
+        CriSandbox("crash-fast-7", "crashloop-overhead-abc", ready=False),
+        CriSandbox("idle-fast-1", "crashloop-overhead-abc", ready=True),
+    ]
+
+
+def test_no_sandbox_is_an_empty_list_or_none_at_all() -> None:
+    assert parse_pods('{"items": []}') == []
+    assert parse_pods("{}") == []  # protojson leaves an empty list out
+
+
+@pytest.mark.parametrize(
+    "text", ["[]", '{"items": {}}', '{"items": [3]}', '{"items": [{"metadata": 1}]}', "not json"]
+)
+def test_sandboxes_in_another_shape_are_refused(text: str) -> None:
+    with pytest.raises(CriFormatError, match=r"crictl pods|items|not JSON|expected"):
+        parse_pods(text)

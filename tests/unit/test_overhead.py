@@ -13,6 +13,7 @@ from harness.core.errors import HarnessError
 from harness.core.resources import spec_path
 from harness.model.backoff import BackoffCurve
 from harness.model.overhead import (
+    EVENT_BACKLOG_QPS,
     PEAK_INTERVALS,
     Cell,
     Overshoot,
@@ -24,6 +25,7 @@ from harness.model.overhead import (
     allowed_restarts,
     cpu_between,
     curve_breaks_at,
+    event_write_rate,
     kubelet_cores_over_time,
     overshoot,
     parse_proc_stats,
@@ -35,7 +37,7 @@ from harness.model.overhead import (
     talk_ratios,
     time_to_cap,
 )
-from harness.outputs.overheadout import OVERHEAD_FILE, overhead_table, write_overhead
+from harness.outputs.overheadout import OVERHEAD_FILE, overhead_table, ratio_text, write_overhead
 from harness.profiles import load_cluster_spec
 from harness.runs.overhead import SAMPLED_LABEL, SAMPLED_PODS, overhead_pod
 from harness.runs.overheadplan import (
@@ -299,7 +301,73 @@ def test_the_table_says_how_long_the_pods_climbed_and_when_they_never_reached_th
     reached = dataclasses.replace(CELLS[4], at_cap=True, climb_s=321.4)
     short = dataclasses.replace(CELLS[4], at_cap=False, climb_s=800.2)
     rows = overhead_table([CELLS[0], reached, short]).rows
-    assert [row[-1] for row in rows] == ["-", "321", "not in 800"]
+    assert [row[-2] for row in rows] == ["-", "321", "not in 800"]
+
+
+def test_the_table_says_when_the_events_drained_and_when_they_never_did() -> None:
+    drained = dataclasses.replace(CELLS[4], events_drained=True, drained_s=233.6)
+    never = dataclasses.replace(CELLS[4], events_drained=False, drained_s=301.0)
+    table = overhead_table([CELLS[0], drained, never])
+    assert table.headers[-1] == "events drained after (s)"
+    assert [row[-1] for row in table.rows] == ["-", "234", "not in 301"]
+
+
+def _counts(at_s: float, get: float, patch: float, post: float = 0.0) -> RequestSample:
+    return RequestSample(at_s, {"GET": get, "PATCH": patch, "POST": post})
+
+
+def test_event_writes_are_the_posts_and_patches_no_get_came_before() -> None:
+    # 40 s of status updates alone (a GET before each PATCH): no event written.
+    steady = [_counts(10.0 * i, 100 + 30 * i, 100 + 30 * i) for i in range(5)]
+    assert event_write_rate(steady) == pytest.approx(0.0)
+    # The same, plus 400 event PATCHes and 40 event POSTs over 40 s: 11 events/s.
+    onset = [_counts(10.0 * i, 100 + 30 * i, 100 + 130 * i, 10 * i) for i in range(5)]
+    assert event_write_rate(onset) == pytest.approx(11.0)
+    # Only the first and last readings count, in time order whatever the input order.
+    assert event_write_rate(list(reversed(onset))) == pytest.approx(11.0)
+    # More GETs than writes (a cache refill, a node read) is no negative event rate.
+    assert event_write_rate([_counts(0, 0, 0), _counts(10, 50, 10)]) == 0.0
+
+
+def test_an_event_rate_needs_two_readings_apart_and_counters_that_never_went_down() -> None:
+    assert event_write_rate([]) is None
+    assert event_write_rate([_counts(0, 0, 10)]) is None
+    assert event_write_rate([_counts(5, 0, 10), _counts(5, 0, 90)]) is None
+    restarted = [_counts(0, 500, 900), _counts(10, 20, 30), _counts(20, 40, 60)]
+    assert event_write_rate(restarted) is None  # the kubelet restarted in between
+    # A verb missing from one reading counts as none sent yet.
+    assert event_write_rate([RequestSample(0, {}), _counts(10, 0, 0, 50)]) == pytest.approx(5.0)
+
+
+def test_the_backlog_line_lets_a_steady_kubelet_through_and_holds_an_onset() -> None:
+    # The onset measured with 108 pods: 65 PATCH/s against 14 GET/s in one reading.
+    onset = [_counts(0, 0, 0), _counts(10, 140, 652)]
+    steady = [_counts(0, 0, 0), _counts(40, 160, 170, 4)]  # 0.35 event writes/s
+    assert (event_write_rate(onset) or 0) > EVENT_BACKLOG_QPS
+    assert (event_write_rate(steady) or 0) <= EVENT_BACKLOG_QPS
+
+
+def test_a_cell_says_why_its_window_may_not_read_the_steady_cost() -> None:
+    clean = dataclasses.replace(CELLS[3], at_cap=True, climb_s=20, events_drained=True)
+    assert clean.unclean == []
+    assert dataclasses.replace(CELLS[3]).unclean == []  # a run from before the waits
+    short = dataclasses.replace(clean, at_cap=False, climb_s=400.4)
+    assert short.unclean == ["not every pod reached its cap in 400s"]
+    noisy = dataclasses.replace(clean, events_drained=False, drained_s=300.2)
+    assert noisy.unclean == ["the kubelet's event writes had not drained in 300s"]
+
+
+def test_a_talk_figure_carries_its_windows_caveats() -> None:
+    noisy_base = dataclasses.replace(CELLS[1], events_drained=False, drained_s=300.0)
+    short = dataclasses.replace(CELLS[3], at_cap=False, climb_s=400.0)
+    cpu, peak = talk_ratios([CELLS[0], noisy_base, CELLS[2], short], "fast")
+    assert cpu.caveats == (
+        "not every pod reached its cap in 400s",
+        "baseline: the kubelet's event writes had not drained in 300s",
+    )
+    assert peak.caveats == ("not every pod reached its cap in 400s",)  # no baseline in a peak
+    assert "NOT a steady figure: not every pod reached its cap" in ratio_text(peak)
+    assert "NOT" not in ratio_text(talk_ratios(CELLS, "fast")[0])
 
 
 def test_pod_counts_take_numbers_and_full_and_refuse_the_rest() -> None:

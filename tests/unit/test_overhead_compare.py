@@ -117,6 +117,40 @@ def test_whether_the_pods_were_at_their_cap_reads_back(tmp_path: Path) -> None:
     assert (back.at_cap, back.climb_s) == (False, 512.5)
 
 
+def test_whether_the_events_drained_reads_back(tmp_path: Path) -> None:
+    waited = [replace(c, events_drained=c.crashing, drained_s=234.0) for c in CELLS]
+    write_overhead(tmp_path, run_id="r1", status="measured", reason="", plan={}, cells=waited)
+    back = read_overhead(tmp_path)
+    assert [(c.events_drained, c.drained_s) for c in back.cells][:2] == [(False, 234.0)] * 2
+    assert back.after_events is True
+    assert read_overhead(FIRST_RUN).after_events is False
+
+
+def test_a_figure_from_a_window_with_a_caveat_never_agrees() -> None:
+    short = [replace(c, at_cap=False, climb_s=400.0) if c.crashing else c for c in CELLS]
+    figures = talk_figures_apart(CELLS, short, labels=("a", "b"))
+    assert figures[0].apart == pytest.approx(0.0)
+    assert figures[0].agrees is None  # the same number, but one of them read the climb
+    assert figures[0].caveats == ("b: not every pod reached its cap in 400s",)
+    back = talk_figures_apart(short, CELLS, labels=("a", "b"))
+    assert back[1].caveats == ("a: not every pod reached its cap in 400s",)
+
+
+def test_the_command_cannot_call_a_doubtful_figure_a_repeat(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    noisy = [replace(c, events_drained=False, drained_s=300.0) for c in CELLS]
+    for run_id, cells in (("clean", CELLS), ("noisy", noisy)):
+        (tmp_path / run_id).mkdir()
+        write_overhead(
+            tmp_path / run_id, run_id=run_id, status="measured", reason="", plan={}, cells=cells
+        )
+    assert cli.main(["overhead-compare", str(tmp_path / "clean"), str(tmp_path / "noisy")]) == 1
+    text = " ".join(capsys.readouterr().out.split())
+    assert "cannot say: noisy: the kubelet's event writes had not drained in 300s" in text
+    assert "clean opened its windows without waiting for the kubelet's onset events" in text
+
+
 def test_a_sweep_without_series_keeps_its_written_peak_as_its_busiest_interval() -> None:
     run = read_overhead(FIRST_RUN)
     assert run.has_series is False
