@@ -289,7 +289,8 @@ def _add_overhead(
         type=float,
         metavar="S",
         help="settling time before the window, after every pod started (crashing pods: "
-        "after every one reached its back-off cap) "
+        "after every one reached its back-off cap); the window then also waits for the "
+        "kubelet's event writes to fall to a trickle "
         f"(default {DEFAULT_WARMUP_S:g})",
     )
     overhead.add_argument(

@@ -26,7 +26,8 @@ OVERHEAD_CODES: Final = """exit codes:
 
 COMPARE_CODES: Final = f"""exit codes:
   0    every talk figure of the second run is within {REPEAT_WITHIN:.0%} of the first's
-  1    a figure moved more than that, or one run did not measure it
+  1    a figure moved more than that, one run did not measure it, or either read it over
+       a window short of the cap or among the kubelet's onset events
   2    a path that is not a sweep's run directory or overhead.json"""
 
 SETUP_CODES: Final = """exit codes:
@@ -130,6 +131,8 @@ DESCRIPTIONS: Final[dict[str, tuple[str, str]]] = {
         "The talk's cost analysis: for each worker and pod count, N crash-looping pods on that "
         "worker alone (and N running pods as the baseline); the kubelet's and the runtime's "
         "CPU, the kubelet's memory and API request rate, restarts achieved against the curve. "
+        "Each cell starts once every worker's runtime is rid of the cells before it; its "
+        "window opens once the pods are at their cap and the kubelet's onset events are sent. "
         "overhead.json, a table, plots and a report.",
         OVERHEAD_CODES,
     ),
