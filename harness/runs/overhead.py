@@ -2,12 +2,14 @@
 
 For each worker and pod count, N bare crashing containers run on that worker
 alone (the other workers idle), and once per pod count N pods that run and
-never crash stand as the baseline. Each cell: every worker's runtime is seen
+never crash stand as the baseline. Each cell: its worker's runtime is seen
 rid of the cells before it, the pods are created, every one is seen started,
 crashing pods climb their curve until every one waits the cap (a defined
-place: one restart per pod per cap, however fast they started), a warm-up
-passes and the kubelet's onset events drain, then a measured window; the
-pods are deleted at once before the next cell (the waits: overheadwaits.py).
+place: one restart per pod per cap, however fast they started), every other
+worker's runtime is seen rid of the cells before it (their teardown runs
+beside the climb, not the window), a warm-up passes and the kubelet's onset
+events drain, then a measured window; the pods are deleted at once before the
+next cell (the waits: overheadwaits.py).
 Around the window the node's processes are read (``/proc``, through ``docker
 exec`` into the kind node), and during it the kubelet's own request counters
 (``/metrics`` through the node proxy) every REQUEST_SAMPLE_S. A few pods per
@@ -131,6 +133,7 @@ class _Sweep:
     image: str
     plan: OverheadPlan
     stop: threading.Event
+    progress: Progress
 
 
 def run_overhead(
@@ -156,7 +159,7 @@ def run_overhead(
         annotations=leftovers.run_annotations(),
     )
     progress(f"run {run_id}: namespace {namespace}, records in {run_dir}")
-    sweep = _Sweep(api, namespace, run_id, run_dir, image, plan, stop)
+    sweep = _Sweep(api, namespace, run_id, run_dir, image, plan, stop, progress)
     try:
         for target, pods, crashing in plan.cells():
             if stop.is_set():
@@ -208,9 +211,9 @@ def _measure_cell(sweep: _Sweep, target: WorkerTarget, *, pods: int, crashing: b
         node_workers={target.node: target.worker},
         label_selector=f"{SAMPLED_LABEL}=true",
     )
-    # Every worker's runtime rid of the cells before (their teardown is load on the
-    # shared cores), before this cell's first pod.
-    wait_nodes_cleared([t.node for t in sweep.plan.targets], sweep.stop)
+    # This cell's own node rid of the cells before, before its first pod: the
+    # kubelet admits a pod against the pods it is still tearing down (maxPods).
+    wait_nodes_cleared([target.node], sweep.stop)
     recorder.start()
     try:
         began = time.monotonic()
@@ -220,15 +223,27 @@ def _measure_cell(sweep: _Sweep, target: WorkerTarget, *, pods: int, crashing: b
             )
             core.create_namespaced_pod(sweep.namespace, manifest)
         wait_all_started(core, sweep.namespace, pods)
+        sweep.progress(f"  every pod started after {time.monotonic() - began:.0f}s")
         at_cap, climb_s = (
             wait_at_cap(core, sweep.namespace, target.curve, sweep.stop)
             if crashing
             else (None, None)
         )
+        if climb_s is not None:
+            sweep.progress(f"  {'at' if at_cap else 'NOT at'} the cap after {climb_s:.0f}s more")
+        # Every other worker's runtime rid of the cells before too (their teardown
+        # is load on the shared cores): it ran while this cell's pods started and
+        # climbed, which nothing measures, and it is over before the warm-up.
+        wait_nodes_cleared([t.node for t in sweep.plan.targets], sweep.stop)
+        sweep.progress(f"  every worker clear after {time.monotonic() - began:.0f}s")
         # A settling period the cell measures nothing in, and then the pods' onset
         # events sent: the window reads the steady cost, not the start.
         drained = wait_events_drained(
             core, target.node, not_before_s=time.monotonic() + sweep.plan.warmup_s, stop=sweep.stop
+        )
+        sweep.progress(
+            f"  events {'drained' if drained.drained else 'NOT drained'} after "
+            f"{drained.at_s - began:.0f}s; the window opens"
         )
         window_s = sweep.plan.windows_s[target.worker] if crashing else BASELINE_WINDOW_S
         window = _read_window(core, sweep, target.node, window_s)

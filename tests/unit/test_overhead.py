@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from datetime import timedelta
 from pathlib import Path
@@ -398,13 +399,34 @@ def test_the_plan_runs_each_baseline_beside_its_crashing_cells_and_none_of_zero_
     assert cells == [
         ("fast", 0, False),
         ("fast", 10, False),
-        ("fast", 10, True),
         ("default", 10, True),
+        ("fast", 10, True),
         ("fast", 30, False),
-        ("fast", 30, True),
         ("default", 30, True),
+        ("fast", 30, True),
     ]
     assert fast.room == 108
+
+
+def test_with_three_workers_no_cell_follows_one_on_its_own_node() -> None:
+    targets = (
+        WorkerTarget("fast", "n1", FAST, 110, 2),
+        WorkerTarget("reduced", "n2", FAST, 110, 2),
+        WorkerTarget("default", "n3", DEFAULT, 110, 2),
+    )
+    windows = {"fast": 180.0, "reduced": 180.0, "default": 330.0}
+    plan = OverheadPlan(targets, (0, 10, 108), 30.0, windows, "fast")
+    nodes = [t.node for t, _, _ in plan.cells()]
+    assert all(a != b for a, b in itertools.pairwise(nodes[1:])), nodes
+    per_count = [(t.worker, crashing) for t, n, crashing in plan.cells() if n == 10]
+    assert per_count == [("fast", False), ("reduced", True), ("fast", True), ("default", True)]
+
+
+def test_one_worker_alone_runs_its_baseline_then_its_crashing_cells() -> None:
+    fast = WorkerTarget("fast", "n1", FAST, 110, 2)
+    plan = OverheadPlan((fast,), (0, 10), 30.0, {"fast": 180.0}, "fast")
+    cells = [(t.worker, n, crashing) for t, n, crashing in plan.cells()]
+    assert cells == [("fast", 0, False), ("fast", 10, False), ("fast", 10, True)]
 
 
 def test_only_a_few_pods_per_cell_are_watched_and_the_baseline_writes_no_heartbeat() -> None:
