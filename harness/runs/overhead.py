@@ -234,8 +234,9 @@ def _measure_cell(sweep: _Sweep, target: WorkerTarget, *, pods: int, crashing: b
         # Every other worker's runtime rid of the cells before too (their teardown
         # is load on the shared cores): it ran while this cell's pods started and
         # climbed, which nothing measures, and it is over before the warm-up.
-        wait_nodes_cleared([t.node for t in sweep.plan.targets], sweep.stop)
-        sweep.progress(f"  every worker clear after {time.monotonic() - began:.0f}s")
+        others = [t.node for t in sweep.plan.targets if t.node != target.node]
+        wait_nodes_cleared(others, sweep.stop)
+        sweep.progress(f"  every other worker clear after {time.monotonic() - began:.0f}s")
         # A settling period the cell measures nothing in, and then the pods' onset
         # events sent: the window reads the steady cost, not the start.
         drained = wait_events_drained(
