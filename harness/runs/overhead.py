@@ -211,8 +211,9 @@ def _measure_cell(sweep: _Sweep, target: WorkerTarget, *, pods: int, crashing: b
         node_workers={target.node: target.worker},
         label_selector=f"{SAMPLED_LABEL}=true",
     )
-    # This cell's own node rid of the cells before, before its first pod: the
-    # kubelet admits a pod against the pods it is still tearing down (maxPods).
+    # This cell's own node rid of the cells before, before its first pod: once
+    # its pods are there, a sandbox on it no longer tells whose it is. (With three
+    # workers the plan puts no cell after one on its own node, so this is at once.)
     wait_nodes_cleared([target.node], sweep.stop)
     recorder.start()
     try:
