@@ -212,10 +212,11 @@ def request_rates(
 
 
 # The kubelet's event writes still pending, as a rate it may send them at and
-# stay a backlog: crashing pods raise up to 25 events each as they start (the
-# client-go spam filter's burst, then one per 5 minutes), and the kubelet sends
-# them at its eventRecordQPS (50), so 108 new pods keep it writing events for
-# minutes. A window opened among them reads an onset, not the steady cost.
+# stay a backlog: crashing pods raise up to 25 events of each type each as they
+# start (the client-go spam filter's burst per source, object and event type,
+# then one per 5 minutes), and the kubelet sends them at its eventRecordQPS (50),
+# so 108 new pods keep it writing events for minutes. A window opened among them
+# reads an onset, not the steady cost.
 EVENT_BACKLOG_QPS: Final = 5.0
 
 
