@@ -21,7 +21,7 @@ help:
 	@echo "make check       quick conformance check of every worker's backoff (a few minutes)"
 	@echo "make matrix      the quick check on each pinned Kubernetes release (VERSIONS=1.34,1.35)"
 	@echo "make flakiness   the quick check 10 times in a row: pass count, overshoot spread (~32 min)"
-	@echo "make overhead    the talk's cost analysis: kubelet CPU, API traffic, curve kept, per worker and pod count (~1.75 h)"
+	@echo "make overhead    the talk's cost analysis: kubelet CPU, API traffic, curve kept, per worker and pod count (~1.9 h)"
 	@echo "make conformance the nightly job: full check (about 11 min) and every scenario"
 	@echo "make down        delete the crashloop cluster"
 	@echo "make clean       delete the cluster and the Python environment (runs/ is kept)"
