@@ -1,9 +1,9 @@
 """What an overhead cell waits for before it measures, each a condition with a named timeout.
 
 In a cell's order: its worker's runtime rid of the cells before it, every
-pod started, crashing pods climbed to their cap, every worker's runtime rid of
-the cells before it, the kubelet's event writes drained, and after the window
-every pod gone from the API.
+pod started, crashing pods climbed to their cap, every other worker's runtime
+rid of the cells before it, the kubelet's event writes drained, and after the
+window every pod gone from the API.
 """
 
 from __future__ import annotations
