@@ -18,10 +18,12 @@ from harness.model.overhead import (
     Cell,
     FigureApart,
     curve_breaks_at,
+    largest_crashing,
     talk_figures_apart,
     talk_ratios,
     windows_apart,
 )
+from harness.model.overheadpace import PacedFigure, node_bound, paced
 from harness.outputs.document import Table, to_markdown
 from harness.outputs.overheadout import (
     OVERHEAD_FILE,
@@ -104,6 +106,13 @@ def _show(cells: Sequence[Cell], status: str, run_dir: Path) -> int:
         SCREEN.tables.print(
             f"{worker}: " + ("kept its curve" if at is None else f"off its curve from {at} pods")
         )
+        top = largest_crashing(cells, worker)
+        if top is not None and node_bound(top):
+            SCREEN.tables.print(
+                f"{worker}: at {top.pods} pods it restarts as fast as the machine lets it, so "
+                "its figures there move with the machine's pace from run to run "
+                "(`crashloop overhead-compare` sets the pace beside them)"
+            )
     SCREEN.tables.print(f"{status}: results in {run_dir / OVERHEAD_FILE}")
     emit({"run_dir": str(run_dir), "status": status})
     if status == "interrupted":
@@ -124,6 +133,35 @@ def _agrees_text(figure: FigureApart) -> str:
 
 def _value_text(value: float | None, unit: str) -> str:
     return "not measured" if value is None else f"{value:.2f}{unit}"
+
+
+def _pace_lines(figures: Sequence[PacedFigure], labels: tuple[str, str]) -> list[str]:
+    """One line per pod count the figures were read at: how the machine's pace moved."""
+    first, second = labels
+    lines = []
+    for pace in dict.fromkeys(f.pace for f in figures if f.pace is not None):
+        lines.append(
+            f"the machine's pace at {pace.pods} pods: the same running pods cost the kubelet "
+            f"{pace.first_cores:.3f} cores in {first} and {pace.second_cores:.3f} in {second} "
+            f"({pace.change - 1:+.0%}); a worker off its curve in both runs restarts as fast "
+            "as the machine lets it, so its figures are expected to move by the inverse, "
+            "one on its curve not at all"
+        )
+    return lines
+
+
+def _expected_text(figure: PacedFigure) -> str:
+    expected = figure.expected
+    if expected is None:
+        return "-"
+    unit = "x" if figure.figure.unit == "x" else " QPS"
+    why = "node-bound" if figure.node_bound else "on its curve"
+    return f"{expected:.2f}{unit} ({why})"
+
+
+def _after_pace_text(figure: PacedFigure) -> str:
+    left = figure.after_pace
+    return "-" if left is None else f"{left:+.0%}"
 
 
 def cmd_overhead_compare(args: argparse.Namespace) -> int:
@@ -165,6 +203,9 @@ def cmd_overhead_compare(args: argparse.Namespace) -> int:
             f"the windows differ ({windows}): a longer one averages more of the kubelet's "
             "swings, so its figures may move with it"
         )
+    with_pace = paced(figures, first.cells, second.cells)
+    for line in _pace_lines(with_pace, (first.run_id, second.run_id)):
+        SCREEN.tables.print(line)
     rows = tuple(
         (
             f.worker,
@@ -173,12 +214,25 @@ def cmd_overhead_compare(args: argparse.Namespace) -> int:
             _value_text(f.second, "x" if f.unit == "x" else " QPS"),
             _apart_text(f),
             _agrees_text(f),
+            _expected_text(p),
+            _after_pace_text(p),
         )
-        for f in figures
+        for f, p in zip(figures, with_pace, strict=True)
     )
     within = f"within {REPEAT_WITHIN:.0%}"
-    headers = ("worker", "figure", first.run_id, second.run_id, "apart", within)
+    headers = (
+        "worker",
+        "figure",
+        first.run_id,
+        second.run_id,
+        "apart",
+        within,
+        "expected from the pace",
+        "left after the pace",
+    )
     SCREEN.tables.print(to_markdown([Table(headers, rows)]), soft_wrap=True)
+    # The pace explains a move; it does not make one a repeat: the exit is on the
+    # figures as measured, so a nightly job still goes red when the machine moved.
     agree = all(f.agrees for f in figures)
     emit(
         {
@@ -186,7 +240,18 @@ def cmd_overhead_compare(args: argparse.Namespace) -> int:
             "second": str(second.path),
             "within": REPEAT_WITHIN,
             "agree": agree,
-            "figures": [{**asdict(f), "apart": f.apart, "agrees": f.agrees} for f in figures],
+            "figures": [
+                {
+                    **asdict(f),
+                    "apart": f.apart,
+                    "agrees": f.agrees,
+                    "pace": None if p.pace is None else {**asdict(p.pace), "change": p.pace.change},
+                    "node_bound": p.node_bound,
+                    "expected_from_pace": p.expected,
+                    "after_pace": p.after_pace,
+                }
+                for f, p in zip(figures, with_pace, strict=True)
+            ],
         }
     )
     return 0 if agree else 1

@@ -278,3 +278,25 @@ def test_an_empty_sweep_option_is_refused_not_taken_for_its_default(
     monkeypatch.setattr(lifecycle, "up", refuse)
     assert cli.main(["overhead", option, ""]) == 2
     assert problem in capsys.readouterr().err
+
+
+def test_the_command_says_how_the_machines_pace_moved_and_still_exits_on_the_figures(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sweep = REPO / "docs" / "overhead" / "overhead-20261203T081021Z.json"
+    rerun = REPO / "docs" / "overhead" / "overhead-20261203T073842Z.json"
+    # The fast worker's figures moved 24 and 27 %: the pace explains them, but a
+    # move is a move, and the exit says so.
+    assert cli.main(["overhead-compare", str(sweep), str(rerun), "-o", "json"]) == 1
+    out = capsys.readouterr()
+    text = " ".join(out.err.split())
+    assert "the machine's pace at 108 pods" in text
+    assert "0.073 cores in 20261203T081021Z-overhead-912a and 0.059" in text
+    assert "(-20%)" in text
+    assert "2.78x (node-bound)" in text
+    assert "1.23x (on its curve)" in text
+    document = json.loads(out.out)
+    fast_cpu = next(f for f in document["figures"] if f["worker"] == "fast" and f["unit"] == "x")
+    assert fast_cpu["node_bound"] is True
+    assert fast_cpu["pace"]["change"] == pytest.approx(0.803, abs=0.001)
+    assert fast_cpu["after_pace"] == pytest.approx(-0.007, abs=0.001)
