@@ -26,8 +26,9 @@ OVERHEAD_CODES: Final = """exit codes:
 
 COMPARE_CODES: Final = f"""exit codes:
   0    every talk figure of the second run is within {REPEAT_WITHIN:.0%} of the first's
-  1    a figure moved more than that, one run did not measure it, or either read it over
-       a window short of the cap or among the kubelet's onset events
+  1    a figure as measured moved more than that (even one the machine's pace explains),
+       one run did not measure it, or either read it over a window short of the cap or
+       among the kubelet's onset events
   2    a path that is not a sweep's run directory or overhead.json"""
 
 SETUP_CODES: Final = """exit codes:
@@ -140,7 +141,10 @@ DESCRIPTIONS: Final[dict[str, tuple[str, str]]] = {
         "Set two finished overhead sweeps side by side: each talk figure (crashing / running "
         "kubelet CPU, peak API requests) from both runs and how far apart they are. Peaks are "
         "recomputed from the runs' request series; a run that kept none is compared on its "
-        "busiest single sample interval.",
+        "busiest single sample interval. The machine's pace comes first (what the same "
+        "running pods cost the kubelet in each run), and beside each figure what the pace "
+        "predicts of it: a worker off its curve restarts as fast as the machine lets it, so "
+        "its figures move by the pace's inverse.",
         COMPARE_CODES,
     ),
     "matrix": (

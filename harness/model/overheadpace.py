@@ -18,7 +18,10 @@ What a slower machine does to a talk figure depends on what bounds the cell:
   and its peak API traffic both move by the inverse of the pace.
 
 The figure expected from the first run and the pace, and what is left between it
-and the second run, tell a kubelet that changed from a machine that did.
+and the second run, tell a kubelet that changed from a machine that did. For a
+node-bound CPU ratio the baseline cancels out: what is left is the crashing
+kubelet's own change in cores. For a node-bound peak the pace comes from another
+cell than the figure, so how well the two agree tests the account itself.
 """
 
 from __future__ import annotations

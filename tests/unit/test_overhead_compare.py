@@ -300,3 +300,18 @@ def test_the_command_says_how_the_machines_pace_moved_and_still_exits_on_the_fig
     assert fast_cpu["node_bound"] is True
     assert fast_cpu["pace"]["change"] == pytest.approx(0.803, abs=0.001)
     assert fast_cpu["after_pace"] == pytest.approx(-0.007, abs=0.001)
+
+
+def test_a_sweep_says_which_workers_figures_move_with_the_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("--from must run nothing")
+
+    monkeypatch.setattr(lifecycle, "up", refuse)
+    write_overhead(tmp_path, run_id="r1", status="measured", reason="", plan={}, cells=CELLS)
+    assert cli.main(["overhead", "--from", str(tmp_path)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    # fast fell off its curve at 60 pods, its largest: default kept its curve.
+    assert "fast: at 60 pods it restarts as fast as the machine lets it" in text
+    assert "default: at" not in text
