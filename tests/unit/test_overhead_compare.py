@@ -22,6 +22,8 @@ from harness.model.overhead import (
 from harness.outputs.overheadout import OVERHEAD_FILE, write_overhead
 from harness.outputs.overheadread import read_overhead
 from tests.unit.test_overhead import CELLS
+from tests.unit.test_overhead_pace import RERUN as RERUN_AN_HOUR_BEFORE
+from tests.unit.test_overhead_pace import SWEEP
 
 REPO = Path(__file__).resolve().parents[2]
 # Two real sweeps written before the request series were kept (the README's first comparison).
@@ -283,11 +285,9 @@ def test_an_empty_sweep_option_is_refused_not_taken_for_its_default(
 def test_the_command_says_how_the_machines_pace_moved_and_still_exits_on_the_figures(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    sweep = REPO / "docs" / "overhead" / "overhead-20261203T081021Z.json"
-    rerun = REPO / "docs" / "overhead" / "overhead-20261203T073842Z.json"
     # The fast worker's figures moved 24 and 27 %: the pace explains them, but a
     # move is a move, and the exit says so.
-    assert cli.main(["overhead-compare", str(sweep), str(rerun), "-o", "json"]) == 1
+    assert cli.main(["overhead-compare", str(SWEEP), str(RERUN_AN_HOUR_BEFORE), "-o", "json"]) == 1
     out = capsys.readouterr()
     text = " ".join(out.err.split())
     assert "the machine's pace at 108 pods" in text
