@@ -23,7 +23,11 @@ from harness.runs.overheadwaits import REQUEST_SAMPLE_S
 
 pytestmark = [pytest.mark.e2e]
 
-PODS = 10
+# Few enough that the fast worker keeps its 2 s curve whatever the machine's pace:
+# 10 pods kept it in every sweep, but in one run of this test, at an hour when 10
+# running pods cost the kubelet 0.040 cores against the sweep's 0.015, 3 of 50
+# sampled restarts came past the tolerance (94 % on the curve, 95 % asked).
+PODS = 5
 
 
 @pytest.fixture(scope="module")
