@@ -152,8 +152,8 @@ def _pace_lines(figures: Sequence[PacedFigure], labels: tuple[str, str]) -> list
 
 def _expected_text(figure: PacedFigure) -> str:
     expected = figure.expected
-    if expected is None:
-        return "-"
+    if expected is None or figure.figure.second is None:
+        return "-"  # nothing of the second run's to set it beside, nor to call it bound
     unit = "x" if figure.figure.unit == "x" else " QPS"
     why = "node-bound" if figure.node_bound else "on its curve"
     return f"{expected:.2f}{unit} ({why})"
