@@ -12,12 +12,14 @@ fails kind mode.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,7 @@ from harness.cluster.remote import RemoteCluster
 from harness.core import timeouts
 from harness.core.resources import RESOURCES
 from harness.recording.records import read_attempts
-from harness.recording.selfreport import HEARTBEAT_NS, agreement
+from harness.recording.selfreport import HEARTBEAT_NS, Agreement, agreement
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.scenarios import ScenarioRun
@@ -48,13 +50,19 @@ NAMESPACE = "crashloop-check"
 REMOTE_SCENARIOS = tuple(s for s in SCENARIOS if s not in NODE_FILE_SCENARIOS)
 ACCOUNT = "crashloop-check"
 # The self-reported start and exit against the runtime's, over the same
-# attempts. Measured medians: 6.5-7.4 ms idle, 11.6 ms in a CI run, 18-33 ms
-# with other clusters loading the two cores (reported, not asserted). The
-# bound catches a systematic error: a median of half a heartbeat or more means
-# a time taken from the heartbeat instead of the process's own start or exit.
+# attempts (reported in the test's output, bounded here against a wrong source).
+# The start's gap is the runtime's own latency in marking a container started,
+# which the host's load sets: medians 6.5-7.4 ms idle, 11.6 ms in a CI run,
+# 18-33 ms with other clusters loading the two cores, 52.8 ms (max 89.6 ms) in
+# a CI run at the machine's slowest hour. Its bound, a heartbeat period, still
+# catches a start taken from the status's whole seconds, half a second off in
+# the median (checked on the same attempts). The exit is written just before
+# the process exits (median 3.6 ms in that slow run): half a heartbeat or more
+# means a time taken from the heartbeat instead of the process's own exit.
 # No single attempt may be off by a third of the 1.5 s the verdict allows a
 # restart's own overhead, so the source cannot move a verdict.
-AGREEMENT_MEDIAN_MS = HEARTBEAT_NS / 1_000_000 / 2
+AGREEMENT_START_MEDIAN_MS = HEARTBEAT_NS / 1_000_000
+AGREEMENT_FINISH_MEDIAN_MS = HEARTBEAT_NS / 1_000_000 / 2
 AGREEMENT_MAX_MS = 500.0
 # An OOM-killed attempt's exit is its last heartbeat: at most one period
 # before the runtime's finish, plus the scheduling of a process at its memory
@@ -198,6 +206,19 @@ def test_its_verdict_equals_the_kind_mode_verdict(
         )
 
 
+def _agrees(found: Agreement) -> bool:
+    return found.within(
+        start_median_ms=AGREEMENT_START_MEDIAN_MS,
+        finish_median_ms=AGREEMENT_FINISH_MEDIAN_MS,
+        max_ms=AGREEMENT_MAX_MS,
+    )
+
+
+def _whole_seconds_ns(api_time: str) -> int:
+    """The pod status's whole-second time as Unix nanoseconds."""
+    return int(datetime.fromisoformat(api_time).timestamp()) * 1_000_000_000
+
+
 def test_the_workload_s_own_report_agrees_with_the_runtime(conformance: CheckResult) -> None:
     records = [r for attempts in conformance.attempts.values() for r in attempts]
     found = agreement(records)
@@ -205,7 +226,20 @@ def test_the_workload_s_own_report_agrees_with_the_runtime(conformance: CheckRes
     assert found.attempts >= len(records) - len(conformance.attempts), (
         "every ended attempt should carry the workload's report"
     )
-    assert found.within(AGREEMENT_MEDIAN_MS, AGREEMENT_MAX_MS), found
+    assert _agrees(found), found
+    # The same attempts with their start taken from the status's whole
+    # seconds: the start's bound must refuse them.
+    truncated = [
+        dataclasses.replace(r, self_started_at_ns=_whole_seconds_ns(r.api_started_at))
+        for r in records
+        if r.self_started_at_ns is not None and r.api_started_at is not None
+    ]
+    wrong = agreement(truncated)
+    print(f"[agreement] starts from the status's whole seconds: {wrong}")
+    assert wrong.attempts >= found.attempts // 2 > 0, wrong
+    assert wrong.start_median_ms is not None
+    assert wrong.start_median_ms > AGREEMENT_START_MEDIAN_MS, wrong
+    assert not _agrees(wrong), wrong
 
 
 def test_a_wrong_expectation_fails_it_as_in_kind_mode(

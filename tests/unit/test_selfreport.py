@@ -165,10 +165,13 @@ def test_agreement_is_measured_only_where_both_sources_saw_the_attempt() -> None
     assert found.attempts == 2
     assert (found.start_median_ms, found.start_max_ms) == (2.0, 3.0)
     assert (found.finish_median_ms, found.finish_max_ms) == (0.75, 1.0)
-    assert found.within(2.0, 3.0)
-    assert not found.within(2.0, 2.9)  # one difference too large
-    assert not found.within(1.9, 3.0)  # the typical one too large
-    assert not agreement([]).within(10.0, 10.0)
+    assert found.within(start_median_ms=2.0, finish_median_ms=0.75, max_ms=3.0)
+    assert not found.within(start_median_ms=2.0, finish_median_ms=0.75, max_ms=2.9)
+    # Each median against its own bound: the start's typical difference too
+    # large, then the finish's, the other bound generous.
+    assert not found.within(start_median_ms=1.9, finish_median_ms=10.0, max_ms=3.0)
+    assert not found.within(start_median_ms=10.0, finish_median_ms=0.74, max_ms=3.0)
+    assert not agreement([]).within(start_median_ms=10.0, finish_median_ms=10.0, max_ms=10.0)
 
 
 def test_a_watch_that_stops_answering_stops_the_nodes_clock(tmp_path: Path) -> None:
@@ -263,7 +266,7 @@ def test_killed_attempts_are_compared_apart_from_exits() -> None:
     found = agreement([_record(0, 10 * ms, 1 * ms, 10 * ms), killed])
     assert (found.killed, found.killed_lag_median_ms, found.killed_lag_max_ms) == (1, 60.0, 60.0)
     assert found.finish_max_ms == 0.0  # the heartbeat's 60ms lag is not an exit's disagreement
-    assert found.within(1.0, 1.0)
+    assert found.within(start_median_ms=1.0, finish_median_ms=1.0, max_ms=1.0)
 
 
 def test_a_pod_being_deleted_has_ended_once_no_container_runs(tmp_path: Path) -> None:
