@@ -7,12 +7,13 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CRASHLOOP := $(BIN)/crashloop
 
-.PHONY: help demo demo-rehearse demo-replay test unit package e2e lint engine kind node-image cluster status check flakiness matrix overhead conformance down clean workload-image manifests
+.PHONY: help demo demo-rehearse demo-replay test test-all e2e-all unit package e2e lint engine kind node-image cluster status check flakiness matrix overhead conformance down clean workload-image manifests
 
 help:
 	@echo "make demo        set up, then the talk's demo live (5 minutes), plots and a report"
 	@echo "make demo-rehearse  the demo, recorded for a replay; make demo-replay [RUN=runs/...] [SPEED=10]"
-	@echo "make test        lint, unit tests, the installed wheel, then the e2e tests on a real kind cluster"
+	@echo "make test        lint, unit and replay tests, the installed wheel, the fast e2e tier (CI)"
+	@echo "make test-all    the same with every e2e test: the slow and disruptive ones too (nightly)"
 	@echo "make package     build the wheel, install it outside the checkout, run its CLI and examples/"
 	@echo "make node-image  build the offline kind node image (no-op when up to date)"
 	@echo "make cluster     create or reuse the crashloop cluster"
@@ -48,8 +49,11 @@ demo-replay: $(STAMP)
 	$(CRASHLOOP) demo --replay $(RUN) --speed $(SPEED)
 
 # The wheel check runs the installed package against a cluster (reused if one matches);
-# the e2e tests then start from a fresh cluster of their own.
+# the e2e tests then start from a fresh cluster of their own. `make test` runs the fast
+# e2e tier (one real-cluster test per capability); `make test-all` every e2e test.
 test: lint unit package e2e
+
+test-all: lint unit package e2e-all
 
 lint: $(STAMP)
 	$(BIN)/ruff check harness tests examples
@@ -66,6 +70,9 @@ unit: $(STAMP)
 
 e2e: $(STAMP)
 	$(BIN)/pytest tests/e2e --durations=20
+
+e2e-all: $(STAMP)
+	$(BIN)/pytest tests/e2e --tier all --durations=40
 
 engine: $(STAMP)
 	$(CRASHLOOP) engine

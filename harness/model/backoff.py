@@ -35,9 +35,10 @@ check them.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Final
+from typing import Final, cast
 
 from harness.model.durations import format_duration, parse_duration
 from harness.model.kubeletconfig import KubeletBackoffConfig, KubeletConfigError, kubelet_rejections
@@ -202,3 +203,26 @@ def upper_tolerance(nominal: timedelta, requeue: Requeue = AT_EXPIRY) -> timedel
     if requeue == AT_EXPIRY:
         return nominal + min(nominal, REQUEUE_CAP) * REQUEUE_FRACTION + RESTART_OVERHEAD
     return nominal + PERIODIC_RETRY_MAX + RESTART_OVERHEAD
+
+
+def curve_fields(curve: BackoffCurve) -> dict[str, float | str]:
+    """A curve as plain values (seconds, the requeue's name), for traces and summaries."""
+    return {
+        "initial_s": curve.initial.total_seconds(),
+        "maximum_s": curve.maximum.total_seconds(),
+        "reset_after_s": curve.reset_after.total_seconds(),
+        "requeue": curve.requeue,
+    }
+
+
+def curve_from_fields(fields: Mapping[str, object]) -> BackoffCurve:
+    """The curve :func:`curve_fields` wrote; ValueError names a field that is missing or wrong."""
+    try:
+        return BackoffCurve(
+            initial=timedelta(seconds=float(str(fields["initial_s"]))),
+            maximum=timedelta(seconds=float(str(fields["maximum_s"]))),
+            reset_after=timedelta(seconds=float(str(fields["reset_after_s"]))),
+            requeue=cast(Requeue, str(fields["requeue"])),
+        )
+    except KeyError as error:
+        raise ValueError(f"a curve without {error}") from error

@@ -50,6 +50,9 @@ MARKERS: Final = (
     "conformance: the kubelet backoff conformance check (bare crashing container on every worker)",
     "scenarios: the scenarios measured on every worker",
     "matrix: the quick check on each pinned Kubernetes release (run only with -m matrix)",
+    "slow: left out of the fast tier; runs in the full suite and the nightly",
+    "disruptive: changes or breaks the cluster's nodes (kubelet config, stopped kubelet, paused "
+    "node); runs after every other test of the session",
 )
 _CALL_FAILED = pytest.StashKey[bool]()
 _SESSION_STARTED = pytest.StashKey[str]()
@@ -112,6 +115,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             "the nodes and falsify the kubelet's measured delays; run them with -n 0 "
             "(or -p no:xdist)"
         )
+    # A test that changes or breaks nodes goes last: should its clean-up fail,
+    # it spoils no other test's measurement. The sort is stable.
+    items.sort(key=lambda item: item.get_closest_marker("disruptive") is not None)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -36,6 +36,7 @@ from harness.recording.observercost import CpuReading, ObserverCost, observer_co
 from harness.recording.podwatch import Ended, PodWatch
 from harness.recording.recorder import ApiView, RecorderErrors, note_into, pending_from
 from harness.recording.records import SOURCE_SELF, AttemptKey, AttemptLog, AttemptRecord
+from harness.recording.trace import TRACE_FILE, TraceWriter
 
 NS_PER_S: Final = 1_000_000_000
 # How long a started attempt may stay unknown to the watch: the report is
@@ -64,6 +65,8 @@ class ApiRecorder:
         self.node_workers = dict(node_workers)
         self.log = AttemptLog(run_dir)
         self.errors = RecorderErrors()
+        # Every pod the watch delivers, for a replay of this run.
+        self.trace = TraceWriter(run_dir / TRACE_FILE)
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
@@ -71,7 +74,13 @@ class ApiRecorder:
         # Per node: the least (arrival here - exit there) seen, in ns.
         self._ahead_ns: dict[str, int] = {}
         self.watch = PodWatch(
-            api, namespace, self._note, self.errors.add, self._stop, label_selector=label_selector
+            api,
+            namespace,
+            self._note,
+            self.errors.add,
+            self._stop,
+            label_selector=label_selector,
+            tap=self.trace,
         )
         self._thread = threading.Thread(target=self.watch.run, name="watch-pods", daemon=True)
         self._cpu_before: CpuReading | None = None
@@ -89,6 +98,7 @@ class ApiRecorder:
             records = self.log.latest()
             self.log.close()
             self._closed = True
+        self.trace.close()
         if self._cpu_before is not None:
             self.cost = observer_cost(
                 observer=self.observer,

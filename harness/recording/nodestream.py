@@ -42,6 +42,7 @@ from harness.recording.cri import (
     parse_event,
     parse_ps,
 )
+from harness.recording.trace import NoTrace, Tap
 
 PULSE_PERIOD: Final = 0.5
 # A listing (one crictl and one systemctl process in the node) every 10s: the
@@ -165,8 +166,11 @@ class NodeStream:
         argv: Sequence[str],
         handler: StreamHandler,
         spawn: Spawn = _spawn,
+        tap: Tap | None = None,
     ) -> None:
         self.node = node
+        # Every raw line and ending goes to the run's trace before it is parsed.
+        self.tap: Tap = tap or NoTrace()
         self.argv = list(argv)
         self.handler = handler
         self.spawn = spawn
@@ -209,34 +213,50 @@ class NodeStream:
             self._read_events(process.stdout)
             pulse.join(timeout=timeouts.API_REQUEST)
             code = _end(process)
+            self.reader_ended(code, restarting=not self._stop.is_set())
             if not self._stop.is_set():
-                self.handler.on_problem(
-                    self.node, f"the node's reader ended (exit code {code}); starting it again"
-                )
                 self._stop.wait(RECONNECT_DELAY)
+
+    def reader_ended(self, code: int | None, *, restarting: bool) -> None:
+        """The node program ended; unless the run stopped it, that is a problem to report."""
+        self.tap.write("ended", node=self.node, code=code, restarting=restarting)
+        if restarting:
+            self.handler.on_problem(
+                self.node, f"the node's reader ended (exit code {code}); starting it again"
+            )
 
     def _read_events(self, stream: IO[str] | None) -> None:
         if stream is None:
             return
         splitter = EventSplitter()
         for line in stream:
-            try:
-                document = splitter.feed(line)
-                if document is not None:
-                    self.handler.on_event(self.node, parse_event(document))
-            except CriFormatError as error:
-                self.handler.on_problem(self.node, str(error))
+            self.event_line(splitter, line)
+
+    def event_line(self, splitter: EventSplitter, line: str) -> None:
+        """One stdout line: part of a runtime event, handed on once the event is whole."""
+        self.tap.write("out", node=self.node, line=line)
+        try:
+            document = splitter.feed(line)
+            if document is not None:
+                self.handler.on_event(self.node, parse_event(document))
+        except CriFormatError as error:
+            self.handler.on_problem(self.node, str(error))
 
     def _read_pulse(self, stream: IO[str] | None) -> None:
         if stream is None:
             return
         for line in stream:
-            if not line.strip():
-                continue
-            try:
-                self.handler.on_pulse(self.node, parse_pulse_line(line))
-            except ValueError as error:  # CriFormatError included
-                self.handler.on_problem(self.node, str(error))
+            self.pulse_line(line)
+
+    def pulse_line(self, line: str) -> None:
+        """One stderr line: a tick, a listing or the kubelet's process."""
+        if not line.strip():
+            return
+        self.tap.write("err", node=self.node, line=line)
+        try:
+            self.handler.on_pulse(self.node, parse_pulse_line(line))
+        except ValueError as error:  # CriFormatError included
+            self.handler.on_problem(self.node, str(error))
 
 
 def _end(process: subprocess.Popen[str]) -> int | None:

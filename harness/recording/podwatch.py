@@ -22,11 +22,14 @@ from harness.core import timeouts
 from harness.model.backoff import parse_backoff_message
 from harness.recording.records import AttemptKey
 from harness.recording.selfreport import SelfReport, parse_self_report
+from harness.recording.trace import NoTrace, Tap, trimmed_pod
 
 WATCH_WINDOW_S: Final = 60
 # After a failed watch request, ask again this soon (a period, not a wait).
 WATCH_RETRY_S: Final = 1.0
 _GONE: Final = 410
+# Turns client models into the API's JSON for the trace; it sends no request.
+_SERIALISER: Final = client.ApiClient()
 
 
 @dataclass(frozen=True)
@@ -69,8 +72,11 @@ class PodWatch:
         stop: threading.Event,
         *,
         label_selector: str = "",
+        tap: Tap | None = None,
     ) -> None:
         self.api = api
+        # Every pod delivered and every failure goes to the run's trace.
+        self.tap: Tap = tap or NoTrace()
         self.namespace = namespace
         # Only the pods this selects (empty: every pod of the namespace).
         self.label_selector = label_selector
@@ -101,7 +107,7 @@ class PodWatch:
                         _request_timeout=timeouts.API_REQUEST,
                     )
                     for pod in listed.items:
-                        self.observe_pod(pod)
+                        self.on_watch_event("LIST", pod)
                     resource_version = listed.metadata.resource_version
                     self.relists += 1
                     self.requests += 1
@@ -119,26 +125,37 @@ class PodWatch:
                     if self._stop.is_set():
                         break
                     if event["type"] == "ERROR":
+                        self.tap.write("watch", error=event["raw_object"])
                         if event["raw_object"].get("code") == _GONE:
                             resource_version = ""
                             break
                         continue
                     pod = event["object"]
                     resource_version = pod.metadata.resource_version
-                    self.observe_pod(pod)
-                    if event["type"] == "DELETED":
-                        self.ended_pods.add(pod.metadata.uid)
+                    self.on_watch_event(event["type"], pod)
                 else:
                     self.heard_at_ns = time.time_ns()
             except client.ApiException as error:
                 if error.status == _GONE:
                     resource_version = ""
                     continue
-                self._problem(f"pod watch: {error.status} {error.reason}")
+                self.problem(f"pod watch: {error.status} {error.reason}")
                 self._stop.wait(WATCH_RETRY_S)
             except Exception as error:  # a dropped stream: resume from resource_version
-                self._problem(f"pod watch: {type(error).__name__}: {error}")
+                self.problem(f"pod watch: {type(error).__name__}: {error}")
                 self._stop.wait(WATCH_RETRY_S)
+
+    def problem(self, message: str) -> None:
+        self.tap.write("watch", problem=message)
+        self._problem(message)
+
+    def on_watch_event(self, event_type: str, pod: Any) -> None:
+        """A pod the API delivered (listed, or a watch event): noted, a deletion remembered."""
+        if not isinstance(self.tap, NoTrace):
+            self.tap.write("pod", type=event_type, pod=_serialised(pod))
+        self.observe_pod(pod)
+        if event_type == "DELETED":
+            self.ended_pods.add(pod.metadata.uid)
 
     def observe_pod(self, pod: Any) -> None:
         """Note what one pod's container statuses say about each attempt."""
@@ -190,6 +207,14 @@ class PodWatch:
                     # started: a deletion can only end the current one.
                     ended=_ended(pod, last, current=False),
                 )
+
+
+def _serialised(pod: Any) -> dict[str, Any]:
+    """The pod as the API sent it (camelCase), trimmed; never fails the watch over a trace."""
+    try:
+        return trimmed_pod(_SERIALISER.sanitize_for_serialization(pod))
+    except Exception as error:  # not a client model (a test's stand-in): say so in the trace
+        return {"unserialisable": f"{type(pod).__name__}: {error}"}
 
 
 def _ended(pod: Any, terminated: Any, *, current: bool = True) -> Ended:

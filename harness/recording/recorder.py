@@ -60,6 +60,7 @@ from harness.recording.nodestream import (
 from harness.recording.observercost import CpuReading, ObserverCost, observer_cost, read_cpu
 from harness.recording.podwatch import Ended, PodWatch
 from harness.recording.records import AttemptKey, AttemptLog, AttemptRecord
+from harness.recording.trace import TRACE_FILE, TraceWriter
 
 Observer = Literal["events", "poll", "selfreport"]
 OBSERVERS: Final[tuple[Observer, ...]] = ("events", "poll", "selfreport")
@@ -103,6 +104,7 @@ class AttemptRecorder(Protocol):
 
     errors: RecorderErrors
     cost: ObserverCost | None
+    trace: TraceWriter
 
     def start(self) -> None: ...
     def stop(self) -> None: ...
@@ -138,7 +140,9 @@ class Recorder:
         self.observer = observer
         self.log = AttemptLog(run_dir)
         self.errors = RecorderErrors()
-        self._exec = exec_in_node or _docker_exec
+        # Every raw input, for a replay of this run (see harness.recording.trace).
+        self.trace = TraceWriter(run_dir / TRACE_FILE)
+        self._exec_raw = exec_in_node or _docker_exec
         self._spawn = spawn
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
@@ -146,7 +150,9 @@ class Recorder:
         self._api_view: dict[AttemptKey, ApiView] = {}
         self._threads: list[threading.Thread] = []
         self._streams: list[NodeStream] = []
-        self.watch = PodWatch(api, namespace, self._note, self.errors.add, self._stop)
+        self.watch = PodWatch(
+            api, namespace, self._note, self.errors.add, self._stop, tap=self.trace
+        )
         # Containers a listing showed before any event did, then inspected.
         self.reconciled = 0
         # Per node: when it last spoke (monotonic), and how it last failed.
@@ -183,13 +189,29 @@ class Recorder:
             ]
         else:
             self._streams = [
-                NodeStream(node, docker_exec_argv(node, self.namespace), self, **self._spawn_arg())
+                NodeStream(
+                    node,
+                    docker_exec_argv(node, self.namespace),
+                    self,
+                    tap=self.trace,
+                    **self._spawn_arg(),
+                )
                 for node in self.node_workers
             ]
         for thread in self._threads:
             thread.start()
         for stream in self._streams:
             stream.start()
+
+    def _exec(self, node: str, argv: list[str]) -> str:
+        """A command in the node, its output (or error) kept in the trace."""
+        try:
+            output = self._exec_raw(node, argv)
+        except HarnessError as error:
+            self.trace.write("exec", node=node, argv=argv, error=error.problem, fix=error.fix)
+            raise
+        self.trace.write("exec", node=node, argv=argv, output=output)
+        return output
 
     def _spawn_arg(self) -> dict[str, Spawn]:
         return {} if self._spawn is None else {"spawn": self._spawn}
@@ -207,6 +229,7 @@ class Recorder:
             records = self.log.latest()
             self.log.close()
             self._closed = True
+        self.trace.close()
         if self._cpu_before is not None:
             self.cost = observer_cost(
                 observer=self.observer,

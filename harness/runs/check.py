@@ -26,15 +26,17 @@ from harness.cluster.lifecycle import Cluster
 from harness.cluster.liveconfig import NodeConfigRow
 from harness.cluster.remote import RemoteCluster
 from harness.core import timeouts
-from harness.model.backoff import BackoffCurve
+from harness.model.backoff import BackoffCurve, curve_fields
 from harness.outputs.junit import write_junit
 from harness.outputs.summary import RunSummary, outcome_of, summarize
 from harness.outputs.summaryfile import write_summary
 from harness.pods.skeleton import MAIN_CONTAINER, conformance_pod, crashing_pod, on_existing_node
 from harness.recording.recorder import AttemptRecorder, Observer
 from harness.recording.records import AttemptRecord
+from harness.recording.trace import TraceWriter
 from harness.runs.checkprofiles import CheckProfile, Need, check_variants_have_workers
 from harness.runs.ending import (
+    RunEnding,
     apply_ending,
     ending_of,
     gather_evidence,
@@ -170,6 +172,7 @@ def run_check(
         recorder.start()
         for pod in _subjects(result, cluster, run_id, image):
             core.create_namespaced_pod(namespace, pod)
+        recorder.trace.write("context", **check_context(result, namespace))
         observe(result, recorder, on_sample, stop)
     except KeyboardInterrupt:
         result.status = "interrupted"
@@ -183,10 +186,47 @@ def run_check(
         ending = ending_of(kubelets)
         apply_ending(result, ending)
         result.finished_at = datetime.now(UTC)
+        trace_outcome(recorder.trace, result, ending)
         write_outputs(result, cluster)
         gather_evidence(api, cluster, namespace, result, ending)
         clean_up(api, namespace, ending.engine_gone, owns_namespace=setup.owns_namespace)
     return result
+
+
+def check_context(result: CheckResult, namespace: str) -> dict[str, Any]:
+    """What a replay of this check needs besides its inputs: the subjects, curves and needs."""
+    return {
+        "run": "check",
+        "run_id": result.run_id,
+        "namespace": namespace,
+        "profile": result.profile.name,
+        "timeout_s": result.profile.timeout_s,
+        "fixed_window": result.profile.fixed_window,
+        "nodes": result.nodes,
+        "pods": result.pods,
+        "curves": {subject: curve_fields(curve) for subject, curve in result.curves.items()},
+        "needs": {
+            subject: {"min_restarts": need.min_restarts, "until_delay_s": need.until_delay_s}
+            for subject, need in result.needs.items()
+        },
+    }
+
+
+def trace_outcome(trace: TraceWriter, result: RunState, ending: RunEnding) -> None:
+    """How the run ended and what it concluded, for a replay to compare with."""
+    trace.write(
+        "ending",
+        errors=list(ending.errors),
+        stopped=list(ending.stopped),
+        engine_gone=ending.engine_gone,
+    )
+    decided = getattr(result, "decided", {})
+    trace.write(
+        "outcome",
+        status=result.status,
+        reason=result.reason,
+        decided={worker: list(found) for worker, found in decided.items()},
+    )
 
 
 def observe(

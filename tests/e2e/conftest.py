@@ -1,6 +1,17 @@
-"""End-to-end tests run for real or fail: a skipped e2e test fails the session."""
+"""End-to-end tests run for real or fail: a skipped e2e test fails the session.
+
+Two tiers. The fast tier (`pytest tests/e2e`, `make test`, CI) keeps one
+real-cluster test of every capability: the cluster and each worker's live
+config, the quick check on all three workers, the talk's three scenarios in
+one run, a mutated kubelet caught, a stopped kubelet caught, the quick check
+through a kubeconfig alone. Tests marked ``slow`` (long, or a cluster of their
+own) run with ``--tier all`` (`make test-all`, the nightly) or when ``-m``
+names them; ``matrix`` tests only when ``-m`` names them.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import pytest
 
@@ -9,20 +20,38 @@ from harness.plugin.options import ours
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.scenarios import ScenarioRun, run_scenarios
-from harness.scenarios import SCENARIOS, sized_registry
+from harness.scenarios import SCENARIOS, TALK_SCENARIOS, sized_registry
 from harness.scenarios.statefulset_ordinal import SHORT_FAIL_TIMES
 
+TIERS = ("fast", "all")
 _skipped: list[str] = []
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--tier",
+        choices=TIERS,
+        default="fast",
+        help="fast: one real-cluster test per capability (the default, what CI runs); "
+        "all: the slow tests too (make test-all, the nightly)",
+    )
+
+
+def _wanted(config: pytest.Config, item: pytest.Item) -> bool:
+    markexpr = config.getoption("markexpr") or ""
+    if item.get_closest_marker("matrix"):
+        return "matrix" in markexpr
+    if item.get_closest_marker("slow"):
+        return config.getoption("tier") == "all" or "slow" in markexpr
+    return True
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The version matrix (a cluster per release) runs only when -m names it."""
-    if "matrix" in (config.getoption("markexpr") or ""):
-        return
-    deselected = [item for item in items if item.get_closest_marker("matrix")]
+    """The slow tier runs with --tier all; the version matrix only when -m names it."""
+    deselected = [item for item in items if not _wanted(config, item)]
     if deselected:
         config.hook.pytest_deselected(items=deselected)
-        items[:] = [item for item in items if not item.get_closest_marker("matrix")]
+        items[:] = [item for item in items if _wanted(config, item)]
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -48,11 +77,11 @@ def conformance(crashloop_cluster: Cluster, pytestconfig: pytest.Config) -> Chec
     return run_check(crashloop_cluster, profile, lambda message: print(f"[check] {message}"))
 
 
-def _observe(cluster: Cluster, scenario: str) -> ScenarioRun:
+def _observe(cluster: Cluster, scenarios: tuple[str, ...]) -> ScenarioRun:
     run = run_scenarios(
         cluster,
         lambda message: print(f"[scenarios] {message}"),
-        [scenario],
+        scenarios,
         catalog=sized_registry(ordinal_failures=SHORT_FAIL_TIMES),
     )
     for by_worker in run.results.values():
@@ -67,7 +96,19 @@ def _observe(cluster: Cluster, scenario: str) -> ScenarioRun:
 
 
 @pytest.fixture(scope="session")
-def scenario_runs(crashloop_cluster: Cluster) -> dict[str, ScenarioRun]:
-    """Each scenario in kind mode, one at a time, run once: the scenario tests judge them,
-    the existing-cluster tests compare their verdicts with them."""
-    return {scenario: _observe(crashloop_cluster, scenario) for scenario in SCENARIOS}
+def talk_run(crashloop_cluster: Cluster) -> ScenarioRun:
+    """The talk's three scenarios in one run, on all three workers at once, as the demo shows
+    them: the scenario tests judge it."""
+    return _observe(crashloop_cluster, TALK_SCENARIOS)
+
+
+@pytest.fixture(scope="session")
+def scenario_runs(crashloop_cluster: Cluster, talk_run: ScenarioRun) -> Mapping[str, ScenarioRun]:
+    """Every scenario in kind mode, by name: the talk's three from their one run, each later
+    one on its own (the failure stories judge them, the existing-cluster tests compare)."""
+    later = {
+        scenario: _observe(crashloop_cluster, (scenario,))
+        for scenario in SCENARIOS
+        if scenario not in TALK_SCENARIOS
+    }
+    return dict.fromkeys(TALK_SCENARIOS, talk_run) | later

@@ -16,7 +16,7 @@ from harness.outputs.evidence import ERRORS_FILE, collect_namespace_evidence, co
 from harness.pods.skeleton import MAIN_CONTAINER, crashing_pod
 from harness.substrate.workloadimage import ensure_image, load_into
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def restart_count(core: client.CoreV1Api, namespace: str, name: str) -> int:

@@ -21,7 +21,7 @@ from harness.scenarios import restart_rules as rr
 from harness.scenarios import statefulset_ordinal as so
 from harness.scenarios.common import WorkerResult
 
-pytestmark = [pytest.mark.e2e, pytest.mark.scenarios]
+pytestmark = [pytest.mark.e2e, pytest.mark.scenarios, pytest.mark.slow]
 
 WORKERS = ("fast", "reduced", "default")
 Results = dict[str, WorkerResult]

@@ -31,7 +31,7 @@ from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 from tests.e2e.tcprelay import TcpRelay, server_address, through_port
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.disruptive]
 
 # Short observations: the fast worker's curve shows a lot in half a minute.
 FAST_ONLY = CheckProfile(

@@ -20,7 +20,7 @@ from harness.plugin import ClusterOptions, read_cluster_options, session_cluster
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 GATE_ONLY_SPEC = CLUSTERS_DIR / "gate-only.yaml"
 # Up to the first delay that differs between the readings, with every restart checked.

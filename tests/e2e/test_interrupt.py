@@ -20,7 +20,7 @@ from harness.recording.records import read_attempts
 # The checkout: the interrupted CLI runs from it, writing runs/ there.
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def _newest_check_run(runs: Path, before: set[Path]) -> Path | None:

@@ -19,7 +19,7 @@ from harness.plugin.options import ours
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.matrix import run_matrix
 
-pytestmark = [pytest.mark.e2e, pytest.mark.matrix]
+pytestmark = [pytest.mark.e2e, pytest.mark.matrix, pytest.mark.slow]
 
 # From source (shared/notes/kubelet-versions.md): before 1.35 the pod worker
 # retries a container in back-off every 10-15 s, so the 2 s worker's median

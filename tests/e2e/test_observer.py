@@ -24,7 +24,7 @@ from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 from harness.runs.leftovers import RUN_LABEL
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 COMPARED = CheckProfile(
     "observer",

@@ -21,7 +21,7 @@ from harness.runs.overhead import OverheadRun, run_overhead, write_overhead_run
 from harness.runs.overheadplan import check_overhead_request, plan_overhead
 from harness.runs.overheadwaits import REQUEST_SAMPLE_S
 
-pytestmark = [pytest.mark.e2e]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 # Few enough that the fast worker keeps its 2 s curve whatever the machine's pace:
 # 10 pods kept it in every sweep, but in one run of this test, at an hour when 10

@@ -1,10 +1,8 @@
 """The talk's three scenarios, measured on every worker side by side.
 
-Each scenario is observed on its own, on all three workers at once (about six
-minutes for the three): all of them together put more than a dozen pods and the
-fresh-pod baseline on two cores, and the kubelet's restart overhead then grows
-past the tolerance the verdict allows. Each run directory keeps attempts.jsonl,
-summary.json (the model every run writes) and junit.xml.
+The three run at once on all three workers, as the demo shows them (one run,
+about as long as its slowest scenario). Its run directory keeps attempts.jsonl,
+summary.json (the model every run writes), junit.xml and the recorder's trace.
 """
 
 from __future__ import annotations
@@ -13,8 +11,9 @@ import pytest
 
 from harness.outputs.summaryfile import read_summary
 from harness.recording.records import read_attempts
+from harness.recording.trace import TRACE_FILE
 from harness.runs.scenarios import ScenarioRun
-from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, SCENARIOS, TASK_ISOLATION
+from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, TALK_SCENARIOS, TASK_ISOLATION
 from harness.scenarios.common import WorkerResult
 from harness.scenarios.critical_sidecar import OOM_EXIT_CODE, OOM_REASON
 
@@ -25,18 +24,18 @@ Results = dict[str, WorkerResult]
 
 
 @pytest.fixture(scope="module")
-def task_isolation(scenario_runs: dict[str, ScenarioRun]) -> Results:
-    return scenario_runs[TASK_ISOLATION].results[TASK_ISOLATION]
+def task_isolation(talk_run: ScenarioRun) -> Results:
+    return talk_run.results[TASK_ISOLATION]
 
 
 @pytest.fixture(scope="module")
-def fast_restart(scenario_runs: dict[str, ScenarioRun]) -> Results:
-    return scenario_runs[FAST_RESTART].results[FAST_RESTART]
+def fast_restart(talk_run: ScenarioRun) -> Results:
+    return talk_run.results[FAST_RESTART]
 
 
 @pytest.fixture(scope="module")
-def critical_sidecar(scenario_runs: dict[str, ScenarioRun]) -> Results:
-    return scenario_runs[CRITICAL_SIDECAR].results[CRITICAL_SIDECAR]
+def critical_sidecar(talk_run: ScenarioRun) -> Results:
+    return talk_run.results[CRITICAL_SIDECAR]
 
 
 def _measured(result: WorkerResult, name: str) -> float:
@@ -45,13 +44,10 @@ def _measured(result: WorkerResult, name: str) -> float:
     return value
 
 
-def test_every_scenario_was_observed_on_every_worker(
-    scenario_runs: dict[str, ScenarioRun],
-) -> None:
-    for scenario, run in scenario_runs.items():
-        assert run.status == "passed", run.reason
-        assert set(run.results) == {scenario}
-    for by_worker in (run.results[s] for s, run in scenario_runs.items()):
+def test_every_scenario_was_observed_on_every_worker(talk_run: ScenarioRun) -> None:
+    assert talk_run.status == "passed", talk_run.reason
+    assert set(talk_run.results) == set(TALK_SCENARIOS)
+    for by_worker in talk_run.results.values():
         assert sorted(by_worker) == sorted(WORKERS)
 
 
@@ -104,14 +100,14 @@ def test_recovery_is_slowest_on_the_default_curve(fast_restart: Results) -> None
 
 @pytest.mark.parametrize("worker", WORKERS)
 def test_sidecar_is_oom_killed_and_restarted(
-    scenario_runs: dict[str, ScenarioRun], critical_sidecar: Results, worker: str
+    talk_run: ScenarioRun, critical_sidecar: Results, worker: str
 ) -> None:
     result = critical_sidecar[worker]
     assert result.metric("sidecar_oom_kills").passed, result.metric("sidecar_oom_kills").detail
     assert _measured(result, "sidecar_oom_kills") >= 2
     recorded = [
         r
-        for r in read_attempts(scenario_runs[CRITICAL_SIDECAR].run_dir / "attempts.jsonl")
+        for r in read_attempts(talk_run.run_dir / "attempts.jsonl")
         if r.pod == f"sidecar-{worker}" and r.container == "proxy" and r.finished_at_ns
     ]
     assert recorded
@@ -145,14 +141,14 @@ def test_app_isolation_orders_fast_reduced_default(critical_sidecar: Results) ->
 # --- outputs ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
-def test_outputs_are_complete(scenario_runs: dict[str, ScenarioRun], scenario: str) -> None:
-    run = scenario_runs[scenario]
+def test_outputs_are_complete(talk_run: ScenarioRun) -> None:
+    run = talk_run
     summary = read_summary(run.run_dir)
     assert summary.status == run.status
-    assert summary.kind == f"scenario:{scenario}"
-    assert {m.scenario for m in summary.metrics} == {scenario}
+    assert summary.kind == f"scenario:{'+'.join(TALK_SCENARIOS)}"
+    assert {m.scenario for m in summary.metrics} == set(TALK_SCENARIOS)
     assert {m.worker for m in summary.metrics} == set(WORKERS)
     assert [m.message for m in summary.metrics if not m.passed] == run.failures
     assert (run.run_dir / "junit.xml").exists()
     assert read_attempts(run.run_dir / "attempts.jsonl")
+    assert (run.run_dir / TRACE_FILE).stat().st_size > 0

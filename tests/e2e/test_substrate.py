@@ -26,7 +26,7 @@ from harness.core.errors import HarnessError
 from harness.core.resources import CLUSTERS_DIR
 from harness.plugin import ClusterOptions, read_cluster_options, session_cluster
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 SUBSTRATE_SPEC = CLUSTERS_DIR / "substrate.yaml"
 
