@@ -41,12 +41,12 @@ def test_entries_from_many_threads_read_back_whole_and_the_plain_file_goes(
     tmp_path: Path,
 ) -> None:
     writer = TraceWriter(tmp_path / TRACE_FILE)
-    threads = [
-        threading.Thread(
-            target=lambda n=n: [writer.write("err", node=f"n{n}", line=f"{i}") for i in range(200)]
-        )
-        for n in range(4)
-    ]
+
+    def write_lines(node: str) -> None:
+        for i in range(200):
+            writer.write("err", node=node, line=f"{i}")
+
+    threads = [threading.Thread(target=write_lines, args=(f"n{n}",)) for n in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
