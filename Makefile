@@ -65,8 +65,9 @@ lint: $(STAMP)
 package: $(STAMP)
 	scripts/check-wheel.sh
 
+# Pure logic, and recorded traces of real clusters replayed through the real code.
 unit: $(STAMP)
-	$(BIN)/pytest tests/unit
+	$(BIN)/pytest tests/unit tests/replay
 
 e2e: $(STAMP)
 	$(BIN)/pytest tests/e2e --durations=20

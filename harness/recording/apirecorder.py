@@ -98,7 +98,6 @@ class ApiRecorder:
             records = self.log.latest()
             self.log.close()
             self._closed = True
-        self.trace.close()
         if self._cpu_before is not None:
             self.cost = observer_cost(
                 observer=self.observer,

@@ -42,7 +42,7 @@ from harness.recording.cri import (
     parse_event,
     parse_ps,
 )
-from harness.recording.trace import NoTrace, Tap
+from harness.recording.trace import NoTrace, Tap, trimmed_event
 
 PULSE_PERIOD: Final = 0.5
 # A listing (one crictl and one systemctl process in the node) every 10s: the
@@ -233,12 +233,25 @@ class NodeStream:
             self.event_line(splitter, line)
 
     def event_line(self, splitter: EventSplitter, line: str) -> None:
-        """One stdout line: part of a runtime event, handed on once the event is whole."""
-        self.tap.write("out", node=self.node, line=line)
+        """One stdout line: part of a runtime event, handed on once the event is whole.
+
+        The trace keeps each whole event (crictl indents it over dozens of
+        lines) and each fragment the splitter refused.
+        """
         try:
             document = splitter.feed(line)
-            if document is not None:
-                self.handler.on_event(self.node, parse_event(document))
+        except CriFormatError as error:
+            self.tap.write("event-error", node=self.node, error=str(error))
+            self.handler.on_problem(self.node, str(error))
+            return
+        if document is not None:
+            self.tap.write("event", node=self.node, document=trimmed_event(document))
+            self.event_document(document)
+
+    def event_document(self, document: object) -> None:
+        """One whole runtime event, decoded: parsed and handed to the recorder."""
+        try:
+            self.handler.on_event(self.node, parse_event(document))
         except CriFormatError as error:
             self.handler.on_problem(self.node, str(error))
 

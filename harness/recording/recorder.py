@@ -175,10 +175,7 @@ class Recorder:
 
     # lifecycle -----------------------------------------------------------
     def start(self) -> None:
-        self._cpu_before = read_cpu()
-        for node in self.node_workers:
-            self._clock_offset_ns[node] = self._read_clock_offset(node)
-        self._answered_at = dict.fromkeys(self.node_workers, time.monotonic())
+        self.prepare()
         self._threads = [threading.Thread(target=self.watch.run, name="watch-pods", daemon=True)]
         if self.observer == "poll":
             self._threads += [
@@ -202,6 +199,16 @@ class Recorder:
             thread.start()
         for stream in self._streams:
             stream.start()
+
+    def prepare(self) -> None:
+        """Before any reader runs: the CPU used so far, each node's clock; every node heard now.
+
+        A replay of a trace calls this alone and feeds the readers' lines itself.
+        """
+        self._cpu_before = read_cpu()
+        for node in self.node_workers:
+            self._clock_offset_ns[node] = self._read_clock_offset(node)
+        self._answered_at = dict.fromkeys(self.node_workers, time.monotonic())
 
     def _exec(self, node: str, argv: list[str]) -> str:
         """A command in the node, its output (or error) kept in the trace."""
@@ -229,7 +236,6 @@ class Recorder:
             records = self.log.latest()
             self.log.close()
             self._closed = True
-        self.trace.close()
         if self._cpu_before is not None:
             self.cost = observer_cost(
                 observer=self.observer,

@@ -32,6 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
 
+from harness.recording.cri import (
+    CONTAINER_NAME_LABEL,
+    POD_NAME_LABEL,
+    POD_NAMESPACE_LABEL,
+    POD_UID_LABEL,
+    RESTART_COUNT_ANNOTATION,
+)
+
 TRACE_FILE: Final = "trace.jsonl.gz"
 TRACE_VERSION: Final = 1
 
@@ -45,6 +53,22 @@ _POD_METADATA: Final = (
     "labels",
 )
 _POD_STATUS: Final = ("phase", "initContainerStatuses", "containerStatuses")
+# What the event parser reads of a runtime event and of each container status in it
+# (harness.recording.cri.parse_event); the images, mounts, resources and sandbox
+# network it carries too would make up most of a trace.
+_EVENT_KEYS: Final = ("containerId", "containerEventType", "createdAt")
+_STATUS_KEYS: Final = (
+    "id",
+    "metadata",
+    "state",
+    "createdAt",
+    "startedAt",
+    "finishedAt",
+    "exitCode",
+    "reason",
+    "message",
+)
+_STATUS_LABELS: Final = (POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL, CONTAINER_NAME_LABEL)
 
 
 @dataclass(frozen=True)
@@ -121,6 +145,34 @@ def trimmed_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
         "spec": {"nodeName": (pod.get("spec") or {}).get("nodeName")},
         "status": {k: status[k] for k in _POD_STATUS if status.get(k) is not None},
     }
+
+
+def trimmed_event(document: object) -> object:
+    """A decoded runtime event with only what the event parser reads (anything else: as is)."""
+    if not isinstance(document, Mapping):
+        return document
+    trimmed: dict[str, Any] = {k: document[k] for k in _EVENT_KEYS if k in document}
+    sandbox = document.get("podSandboxStatus")
+    if isinstance(sandbox, Mapping):
+        trimmed["podSandboxStatus"] = {"id": sandbox.get("id")}
+    statuses = document.get("containersStatuses")
+    if not isinstance(statuses, list):
+        return {**trimmed, "containersStatuses": statuses}
+    trimmed["containersStatuses"] = [_trimmed_status(status) for status in statuses]
+    return trimmed
+
+
+def _trimmed_status(status: object) -> object:
+    if not isinstance(status, Mapping):
+        return status
+    kept: dict[str, Any] = {k: status[k] for k in _STATUS_KEYS if k in status}
+    for key, names in (("labels", _STATUS_LABELS), ("annotations", (RESTART_COUNT_ANNOTATION,))):
+        values = status.get(key)
+        if isinstance(values, Mapping):
+            kept[key] = {name: values[name] for name in names if name in values}
+        elif values is not None:
+            kept[key] = values
+    return kept
 
 
 class TraceFormatError(ValueError):

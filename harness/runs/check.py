@@ -33,15 +33,14 @@ from harness.outputs.summaryfile import write_summary
 from harness.pods.skeleton import MAIN_CONTAINER, conformance_pod, crashing_pod, on_existing_node
 from harness.recording.recorder import AttemptRecorder, Observer
 from harness.recording.records import AttemptRecord
-from harness.recording.trace import TraceWriter
 from harness.runs.checkprofiles import CheckProfile, Need, check_variants_have_workers
 from harness.runs.ending import (
-    RunEnding,
     apply_ending,
     ending_of,
     gather_evidence,
     kubelets_at_start,
     stop_reason,
+    trace_outcome,
 )
 from harness.runs.lifecycle import RunState, Target, clean_up, cluster_info, prepare_run
 from harness.verdict import (
@@ -172,33 +171,42 @@ def run_check(
         recorder.start()
         for pod in _subjects(result, cluster, run_id, image):
             core.create_namespaced_pod(namespace, pod)
-        recorder.trace.write("context", **check_context(result, namespace))
+        # An existing cluster is always read through the API alone (prepare_run).
+        used = "selfreport" if isinstance(cluster, RemoteCluster) else observer
+        recorder.trace.write("context", **check_context(result, namespace, used))
         observe(result, recorder, on_sample, stop)
     except KeyboardInterrupt:
         result.status = "interrupted"
         result.reason = "interrupted (a signal) before every worker was observed"
     finally:
-        recorder.stop()
-        result.observer = recorder.cost
-        take_sample(result, recorder)
-        result.recorder_errors = list(recorder.errors.messages)
-        judge(result, _required_restarts(result))
+        conclude(result, recorder)
         ending = ending_of(kubelets)
         apply_ending(result, ending)
         result.finished_at = datetime.now(UTC)
         trace_outcome(recorder.trace, result, ending)
+        recorder.trace.close()
         write_outputs(result, cluster)
         gather_evidence(api, cluster, namespace, result, ending)
         clean_up(api, namespace, ending.engine_gone, owns_namespace=setup.owns_namespace)
     return result
 
 
-def check_context(result: CheckResult, namespace: str) -> dict[str, Any]:
+def conclude(result: CheckResult, recorder: AttemptRecorder) -> None:
+    """The observation is over: the last listing taken, every worker judged on what it showed."""
+    recorder.stop()
+    result.observer = recorder.cost
+    take_sample(result, recorder)
+    result.recorder_errors = list(recorder.errors.messages)
+    judge(result, _required_restarts(result))
+
+
+def check_context(result: CheckResult, namespace: str, observer: str) -> dict[str, Any]:
     """What a replay of this check needs besides its inputs: the subjects, curves and needs."""
     return {
         "run": "check",
         "run_id": result.run_id,
         "namespace": namespace,
+        "observer": observer,
         "profile": result.profile.name,
         "timeout_s": result.profile.timeout_s,
         "fixed_window": result.profile.fixed_window,
@@ -210,23 +218,6 @@ def check_context(result: CheckResult, namespace: str) -> dict[str, Any]:
             for subject, need in result.needs.items()
         },
     }
-
-
-def trace_outcome(trace: TraceWriter, result: RunState, ending: RunEnding) -> None:
-    """How the run ended and what it concluded, for a replay to compare with."""
-    trace.write(
-        "ending",
-        errors=list(ending.errors),
-        stopped=list(ending.stopped),
-        engine_gone=ending.engine_gone,
-    )
-    decided = getattr(result, "decided", {})
-    trace.write(
-        "outcome",
-        status=result.status,
-        reason=result.reason,
-        decided={worker: list(found) for worker, found in decided.items()},
-    )
 
 
 def observe(

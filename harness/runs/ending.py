@@ -20,6 +20,7 @@ from harness.cluster.remote import RemoteCluster, kubelet_start_times, restarted
 from harness.core import timeouts
 from harness.outputs.evidence import collect_failure_evidence, export_kind_logs
 from harness.recording.recorder import AttemptRecorder
+from harness.recording.trace import TraceWriter
 from harness.runs.lifecycle import RunState, Target
 from harness.substrate.engine import engine_answers
 
@@ -61,6 +62,23 @@ def apply_ending(state: RunState, ending: RunEnding) -> None:
         # went overdue; the run says why.
         state.status = "failed"
         state.reason = _joined(state.reason, ending.stopped)
+
+
+def trace_outcome(trace: TraceWriter, result: RunState, ending: RunEnding) -> None:
+    """How the run ended and what it concluded, for a replay to compare with."""
+    trace.write(
+        "ending",
+        errors=list(ending.errors),
+        stopped=list(ending.stopped),
+        engine_gone=ending.engine_gone,
+    )
+    decided = getattr(result, "decided", {})
+    trace.write(
+        "outcome",
+        status=result.status,
+        reason=result.reason,
+        decided={worker: list(found) for worker, found in decided.items()},
+    )
 
 
 def _joined(reason: str, more: Sequence[str]) -> str:

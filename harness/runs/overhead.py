@@ -251,6 +251,7 @@ def _measure_cell(sweep: _Sweep, target: WorkerTarget, *, pods: int, crashing: b
         window = _read_window(core, sweep, target.node, window_s)
     finally:
         recorder.stop()
+        recorder.trace.close()
         force_delete_pods(sweep.api, sweep.namespace)
         wait_pods_gone(core, sweep.namespace)
     span = timedelta(seconds=window.seconds)

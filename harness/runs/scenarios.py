@@ -51,6 +51,7 @@ from harness.runs.ending import (
     gather_evidence,
     kubelets_at_start,
     stop_reason,
+    trace_outcome,
 )
 from harness.runs.lifecycle import RunState, Target, clean_up, cluster_info, prepare_run
 from harness.runs.liverun import LiveRun
@@ -197,6 +198,8 @@ def _finish(
     _conclude(result)
     apply_ending(result, ending)
     result.finished_at = datetime.now(UTC)
+    trace_outcome(live.recorder.trace, result, ending)
+    live.recorder.trace.close()
     write_outputs(result, cluster)
     gather_evidence(live.core.api_client, cluster, live.namespace, result, ending)
     if result.observer is not None:

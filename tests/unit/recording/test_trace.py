@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import gzip
+import json
 import threading
 from pathlib import Path
 
 import pytest
 
-from harness.recording.cri import CriEvent, EventSplitter
+from harness.recording.cri import CriEvent, EventSplitter, parse_event
 from harness.recording.nodestream import NodeStream, PulseLine, Tick
 from harness.recording.trace import (
     TRACE_FILE,
     TraceFormatError,
     TraceWriter,
     read_trace,
+    trimmed_event,
     trimmed_pod,
 )
 
@@ -92,7 +94,10 @@ def test_a_node_stream_traces_each_raw_line_before_parsing_it(tmp_path: Path) ->
     stream.reader_ended(1, restarting=True)
     writer.close()
     entries = list(read_trace(tmp_path / TRACE_FILE))
-    assert [e.fields["line"] for e in entries if e.kind == "out"] == raw
+    # Each whole event once (crictl indents one over dozens of lines), decoded.
+    documents = [e.fields["document"] for e in entries if e.kind == "event"]
+    assert len(documents) == 3
+    assert all(isinstance(d, dict) and "containersStatuses" in d for d in documents)
     assert [e.fields["line"] for e in entries if e.kind == "err"] == ["tick\n", "garbage\n"]
     assert [(e.fields["code"], e.fields["restarting"]) for e in entries if e.kind == "ended"] == [
         (1, True)
@@ -124,3 +129,13 @@ def test_a_pod_keeps_only_what_the_watch_reads() -> None:
         "spec": {"nodeName": "n"},
         "status": {"phase": "Running", "containerStatuses": [{"name": "main", "restartCount": 3}]},
     }
+
+
+def test_a_trimmed_event_parses_to_the_same_attempts_as_the_whole_one() -> None:
+    splitter = EventSplitter()
+    documents = [d for d in map(splitter.feed, EVENTS.read_text().splitlines(keepends=True)) if d]
+    assert len(documents) == 3
+    for document in documents:
+        trimmed = trimmed_event(document)
+        assert parse_event(trimmed) == parse_event(document)
+        assert len(json.dumps(trimmed)) < len(json.dumps(document)) / 2

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Keep a run's trace as replay test data: tests/data/traces/<name>/ with its README.
+
+    scripts/keep-trace.py RUN_DIR NAME --command "crashloop check --profile quick" \
+        --what "a clean quick check"
+
+Copies trace.jsonl.gz and summary.json from the run directory and writes a
+README.md that says what the trace is: the command, the release and kind, the
+date, the run id, what happened in it and how the run ended.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from harness.recording.trace import TRACE_FILE, read_trace  # noqa: E402
+
+TRACES = ROOT / "tests" / "data" / "traces"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("name")
+    parser.add_argument("--command", required=True, help="what made the run")
+    parser.add_argument("--what", required=True, help="what happened in it")
+    args = parser.parse_args()
+    source = args.run_dir / TRACE_FILE
+    if not source.exists():
+        parser.error(f"{source} does not exist: is {args.run_dir} a run directory?")
+    entries = list(read_trace(source))
+    context = next((e.fields for e in entries if e.kind == "context"), None)
+    outcome = next((e.fields for e in entries if e.kind == "outcome"), None)
+    if context is None or outcome is None:
+        parser.error(f"{source} has no context or outcome: a run that did not finish")
+    summary = json.loads((args.run_dir / "summary.json").read_text())
+    versions = sorted(
+        {c.get("kubelet_version", "") for c in summary.get("configs", [])} - {""}
+    ) or [summary.get("cluster", {}).get("kubernetes", "?")]
+    target = TRACES / args.name
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target / TRACE_FILE)
+    shutil.copyfile(args.run_dir / "summary.json", target / "summary.json")
+    started = datetime.fromtimestamp(entries[0].wall_ns / 1e9, UTC)
+    kinds: dict[str, int] = {}
+    for entry in entries:
+        kinds[entry.kind] = kinds.get(entry.kind, 0) + 1
+    (target / "README.md").write_text(
+        f"# {args.name}\n\n"
+        f"{args.what}\n\n"
+        f"- command: `{args.command}`\n"
+        f"- kubelet: {', '.join(versions)}; observer `{context['observer']}`; "
+        f"profile `{context['profile']}`\n"
+        f"- recorded: {started:%Y-%m-%d %H:%M} UTC, run `{context['run_id']}`\n"
+        f"- outcome: `{outcome['status']}`"
+        + (f": {outcome['reason']}" if outcome["reason"] else "")
+        + "\n"
+        f"- entries: {', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))}; "
+        f"{(target / TRACE_FILE).stat().st_size // 1024} KB compressed\n"
+    )
+    print(f"kept {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

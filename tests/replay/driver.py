@@ -1,0 +1,381 @@
+"""Replay a recorded trace through the real recorder, check loop and verdict, on a fake clock.
+
+A trace (:mod:`harness.recording.trace`) holds every raw input a live run's
+recorder met: node reader lines, pods from the watch, commands run in the
+nodes and their output, with the time each arrived. The replay builds the
+same recorder the run had (never started: no thread reads a node), and runs
+the check's own :func:`~harness.runs.check.observe` loop. Each time that loop
+waits for a change, the replay moves a frozen clock (freezegun) forward and
+feeds the inputs that arrived by then, through the same parsers; a command
+the recorder runs in a node gets the output recorded for the same command.
+Then :func:`~harness.runs.check.conclude` judges, and the trace's own ending
+(kubelets, engine) is applied as the live run applied it.
+
+What a replay can change, to show a rule failing on the smallest wrong
+behaviour: the curves the check is told (a neighbour curve), inputs left out
+(the kubelet's back-off messages hidden), an interruption at a chosen time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from freezegun import freeze_time
+from freezegun.api import FrozenDateTimeFactory, StepTickTimeFactory, TickingDateTimeFactory
+from kubernetes import client
+
+from harness.core.errors import HarnessError
+from harness.model.backoff import BackoffCurve, curve_from_fields
+from harness.recording.apirecorder import ApiRecorder
+from harness.recording.nodestream import NodeStream
+from harness.recording.observercost import ObserverCost
+from harness.recording.recorder import ApiView, Recorder, RecorderErrors
+from harness.recording.records import AttemptKey, AttemptRecord
+from harness.recording.trace import TraceEntry, TraceWriter, read_trace
+from harness.runs.check import CheckResult, conclude, observe
+from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need, NeedRule
+from harness.runs.ending import RunEnding, apply_ending
+
+TRACES = Path(__file__).parents[1] / "data" / "traces"
+NS_PER_S = 1_000_000_000
+# What the replayed check loop waits for between two looks, as the live one does.
+_FEED_KINDS = frozenset({"event", "event-error", "err", "ended", "pod", "watch"})
+Clock = FrozenDateTimeFactory | StepTickTimeFactory | TickingDateTimeFactory
+
+
+class ReplayError(AssertionError):
+    """The replay went where its trace cannot follow (past its end, a command never recorded)."""
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A recorded run: its entries, the context the run wrote, its ending and outcome."""
+
+    path: Path
+    entries: tuple[TraceEntry, ...]
+
+    @classmethod
+    def load(cls, name_or_path: str | Path) -> Trace:
+        path = Path(name_or_path)
+        if not path.exists():
+            path = TRACES / str(name_or_path) / "trace.jsonl.gz"
+        return cls(path, tuple(read_trace(path)))
+
+    def first(self, kind: str) -> TraceEntry:
+        found = next((e for e in self.entries if e.kind == kind), None)
+        if found is None:
+            raise ReplayError(f"{self.path}: no {kind!r} entry")
+        return found
+
+    @property
+    def context(self) -> Mapping[str, Any]:
+        return self.first("context").fields
+
+    @property
+    def summary(self) -> Mapping[str, Any]:
+        """The live run's summary.json, kept beside its trace."""
+        loaded: Mapping[str, Any] = json.loads((self.path.parent / "summary.json").read_text())
+        return loaded
+
+    @property
+    def context_entry_ns(self) -> int:
+        """When the run's pods had been created and its observation began."""
+        return self.first("context").wall_ns
+
+    @property
+    def outcome(self) -> Mapping[str, Any]:
+        return self.first("outcome").fields
+
+    @property
+    def ending(self) -> RunEnding:
+        fields = self.first("ending").fields
+        return RunEnding(
+            tuple(fields.get("errors", ())),
+            tuple(fields.get("stopped", ())),
+            fields.get("engine_gone"),
+        )
+
+    def curves(self) -> dict[str, BackoffCurve]:
+        return {s: curve_from_fields(f) for s, f in self.context["curves"].items()}
+
+
+@dataclass
+class Changes:
+    """What a replay does differently from the live run."""
+
+    # subject -> the curve the check is told instead of the recorded one.
+    curves: Mapping[str, BackoffCurve] = field(default_factory=dict)
+    # Inputs left out (a pod whose back-off messages are hidden, a node's pulse).
+    drop: Callable[[TraceEntry], bool] | None = None
+    # Inputs changed before they are fed (a pod's message rewritten).
+    edit: Callable[[TraceEntry], TraceEntry] | None = None
+    # Seconds after the pods were created at which a signal interrupts the run.
+    interrupt_after_s: float | None = None
+    # The ending applied instead of the recorded one.
+    ending: RunEnding | None = None
+
+
+class _Response:
+    """What ApiClient.deserialize reads: a body."""
+
+    def __init__(self, body: Mapping[str, Any]) -> None:
+        self.data = json.dumps(body)
+
+
+_DESERIALISER = client.ApiClient()
+
+
+def pod_from(fields: Mapping[str, Any]) -> Any:
+    """A traced pod as the client model the watch delivered."""
+    return _DESERIALISER.deserialize(_Response(fields["pod"]), "V1Pod")
+
+
+class _RecordedExec:
+    """Commands in a node answered from the trace, in the order the live run ran them."""
+
+    def __init__(self, entries: tuple[TraceEntry, ...]) -> None:
+        self._answers: dict[tuple[str, tuple[str, ...]], deque[TraceEntry]] = defaultdict(deque)
+        for entry in entries:
+            if entry.kind == "exec":
+                key = (entry.node, tuple(entry.fields["argv"]))
+                self._answers[key].append(entry)
+
+    def __call__(self, node: str, argv: list[str]) -> str:
+        answers = self._answers.get((node, tuple(argv)))
+        if not answers:
+            raise HarnessError(f"replay: {node}: {' '.join(argv)} was never run in the live run")
+        entry = answers.popleft() if len(answers) > 1 else answers[0]
+        if "error" in entry.fields:
+            raise HarnessError(entry.fields["error"], entry.fields.get("fix", ""))
+        return str(entry.fields["output"])
+
+
+class _Feeder:
+    """The recorded inputs fed into the recorder as the frozen clock passes their time."""
+
+    def __init__(
+        self,
+        trace: Trace,
+        recorder: Recorder | ApiRecorder,
+        clock: Clock,
+        changes: Changes,
+    ) -> None:
+        self.recorder = recorder
+        self.clock = clock
+        self.changes = changes
+        self.now_ns = trace.entries[0].wall_ns
+        self._pending: Iterator[TraceEntry] = iter(
+            [e for e in trace.entries if e.kind in _FEED_KINDS]
+        )
+        self._next: TraceEntry | None = next(self._pending, None)
+        self._streams: dict[str, NodeStream] = {}
+        self.started_ns = trace.context_entry_ns
+
+    def feed_until(self, wall_ns: int) -> None:
+        """Everything that arrived by ``wall_ns`` (the readers' start, before the pods)."""
+        while self._next is not None and self._next.wall_ns <= wall_ns:
+            entry, self._next = self._next, next(self._pending, None)
+            self._move(entry.wall_ns)
+            self._feed(entry)
+        self._move(wall_ns)
+
+    @property
+    def exhausted(self) -> bool:
+        return self._next is None
+
+    def advance(self, timeout_s: float) -> None:
+        """Feed everything that arrived within ``timeout_s``; stop early once the log changed."""
+        until_ns = self.now_ns + int(timeout_s * NS_PER_S)
+        interrupt = self.changes.interrupt_after_s
+        if interrupt is not None:
+            interrupt_ns = self.started_ns + int(interrupt * NS_PER_S)
+            if until_ns >= interrupt_ns:
+                self._move(interrupt_ns)
+                raise KeyboardInterrupt
+        if self._next is None:
+            raise ReplayError("the replayed check ran past the end of its trace")
+        before = len(self.recorder.attempts())
+        while self._next is not None and self._next.wall_ns <= until_ns:
+            entry, self._next = self._next, next(self._pending, None)
+            self._move(entry.wall_ns)
+            self._feed(entry)
+            if len(self.recorder.attempts()) != before:
+                return
+        self._move(until_ns)
+
+    def _move(self, wall_ns: int) -> None:
+        self.now_ns = max(self.now_ns, wall_ns)
+        self.clock.move_to(datetime.fromtimestamp(self.now_ns / NS_PER_S, UTC))
+
+    def feed_all(self) -> None:
+        """Whatever the live run read after its loop ended (before it stopped the readers)."""
+        while self._next is not None:
+            entry, self._next = self._next, next(self._pending, None)
+            self._move(entry.wall_ns)
+            self._feed(entry)
+
+    def _feed(self, entry: TraceEntry) -> None:
+        if self.changes.drop is not None and self.changes.drop(entry):
+            return
+        if self.changes.edit is not None:
+            entry = self.changes.edit(entry)
+        if entry.kind == "pod":
+            self.recorder.watch.on_watch_event(entry.fields["type"], pod_from(entry.fields))
+        elif entry.kind == "watch":
+            if "problem" in entry.fields:
+                self.recorder.watch.problem(entry.fields["problem"])
+        elif isinstance(self.recorder, Recorder):
+            stream = self._stream(entry.node)
+            if entry.kind == "event":
+                stream.event_document(entry.fields["document"])
+            elif entry.kind == "event-error":
+                self.recorder.on_problem(entry.node, entry.fields["error"])
+            elif entry.kind == "err":
+                stream.pulse_line(entry.fields["line"])
+            elif entry.kind == "ended":
+                stream.reader_ended(entry.fields["code"], restarting=entry.fields["restarting"])
+
+    def _stream(self, node: str) -> NodeStream:
+        if node not in self._streams:
+            assert isinstance(self.recorder, Recorder)
+            self._streams[node] = NodeStream(node, [], self.recorder)
+        return self._streams[node]
+
+
+class _ReplayRecorder:
+    """The real recorder, whose waits move the frozen clock and feed the trace."""
+
+    def __init__(self, inner: Recorder | ApiRecorder, feeder: _Feeder) -> None:
+        self.inner = inner
+        self.feeder = feeder
+        self.errors: RecorderErrors = inner.errors
+        self.trace: TraceWriter = inner.trace
+
+    @property
+    def cost(self) -> ObserverCost | None:
+        return self.inner.cost
+
+    @cost.setter
+    def cost(self, value: ObserverCost | None) -> None:
+        self.inner.cost = value
+
+    def start(self) -> None:
+        raise ReplayError("a replay never starts the readers")
+
+    def stop(self) -> None:
+        # The live run's loop ended here; what its readers still delivered
+        # before they were stopped is fed, then the final listing is taken.
+        self.feeder.feed_all()
+        self.inner.stop()
+
+    def attempts(self) -> list[AttemptRecord]:
+        return self.inner.attempts()
+
+    def silent_nodes(self, longer_than: float) -> list[str]:
+        return self.inner.silent_nodes(longer_than)
+
+    def kubelet_changes(self) -> Any:
+        return self.inner.kubelet_changes()
+
+    def listed_at_ns(self, node: str) -> int | None:
+        return self.inner.listed_at_ns(node)
+
+    def unobserved(self, node: str) -> list[tuple[int, int]]:
+        return self.inner.unobserved(node)
+
+    def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]:
+        return self.inner.pending_backoffs()
+
+    def api_view(self, key: AttemptKey) -> ApiView | None:
+        return self.inner.api_view(key)
+
+    def wait_for_change(self, timeout: float) -> None:
+        self.feeder.advance(timeout)
+
+
+def _profile(context: Mapping[str, Any]) -> CheckProfile:
+    known = CHECK_PROFILES.get(str(context["profile"]))
+    rule = known.rule if known is not None else NeedRule(level_limit_s=80, min_restarts=10)
+    return CheckProfile(
+        str(context["profile"]),
+        float(context["timeout_s"]),
+        rule,
+        fixed_window=bool(context["fixed_window"]),
+    )
+
+
+def replay_check(trace: Trace, run_dir: Path, changes: Changes | None = None) -> CheckResult:
+    """The check of ``trace`` run again on the real code; the verdict it reaches now."""
+    changes = changes or Changes()
+    context = trace.context
+    curves = {**trace.curves(), **changes.curves}
+    result = CheckResult(
+        run_id=str(context["run_id"]),
+        run_dir=run_dir,
+        profile=_profile(context),
+        rows=[],
+        curves=curves,
+        nodes=dict(context["nodes"]),
+        needs={s: Need(**n) for s, n in context["needs"].items()},
+        pods=dict(context["pods"]),
+    )
+    node_workers = {node: subject for subject, node in result.nodes.items() if "/" not in subject}
+    run_dir.mkdir(parents=True, exist_ok=True)
+    start = datetime.fromtimestamp(trace.entries[0].wall_ns / NS_PER_S, UTC)
+    with freeze_time(start) as clock:
+        inner: Recorder | ApiRecorder
+        api = client.ApiClient()
+        if context["observer"] == "selfreport":
+            inner = ApiRecorder(
+                api=api,
+                namespace=context["namespace"],
+                run_id=result.run_id,
+                run_dir=run_dir,
+                node_workers=node_workers,
+            )
+        else:
+            inner = Recorder(
+                api=api,
+                namespace=context["namespace"],
+                run_id=result.run_id,
+                run_dir=run_dir,
+                node_workers=node_workers,
+                exec_in_node=_RecordedExec(trace.entries),
+            )
+            inner.prepare()
+        feeder = _Feeder(trace, inner, clock, changes)
+        feeder.feed_until(trace.context_entry_ns)
+        recorder = _ReplayRecorder(inner, feeder)
+        try:
+            observe(result, recorder, None, threading.Event())
+        except KeyboardInterrupt:
+            result.status = "interrupted"
+            result.reason = "interrupted (a signal) before every worker was observed"
+        finally:
+            conclude(result, recorder)
+            apply_ending(result, changes.ending or trace.ending)
+    return result
+
+
+def hide_backoff_messages(subject_pods: set[str]) -> Callable[[TraceEntry], TraceEntry]:
+    """An edit that removes the kubelet's waiting message from these pods' statuses."""
+
+    def edit(entry: TraceEntry) -> TraceEntry:
+        if entry.kind != "pod" or entry.fields["pod"]["metadata"].get("name") not in subject_pods:
+            return entry
+        pod = json.loads(json.dumps(entry.fields["pod"]))
+        for status in pod["status"].get("containerStatuses", []) or []:
+            waiting = (status.get("state") or {}).get("waiting")
+            if waiting is not None:
+                waiting.pop("message", None)
+        return dataclasses.replace(entry, fields={**entry.fields, "pod": pod})
+
+    return edit
