@@ -36,44 +36,44 @@ from datetime import timedelta
 from typing import Final
 
 from harness.model.backoff import BackoffCurve
+from harness.model.bounds import BOUNDS
 from harness.model.durations import NS_PER_S, format_duration, to_ns
 from harness.recording.cri import CriFormatError, parse_rfc3339_nano
 from harness.recording.records import SOURCE_SELF, AttemptRecord
 
+# The values and their sources are in harness.model.bounds; what each does here:
+#
 # Lower slack. The kubelet restarts only once time.Now() - finishedAt has
-# reached the back-off, so the true delay is never short. But the two ends
-# are stamped by different processes (the shim stamps the exit, containerd
-# the start) on the wall clock, which NTP may slew in between; 1ms absorbs
-# that and is far below the smallest back-off (1s), so an early restart
-# still fails.
-CLOCK_ROUNDING: Final = timedelta(milliseconds=1)
+# reached the back-off, so the true delay is never short; the two ends are
+# stamped by different processes on a wall clock NTP may slew.
+CLOCK_ROUNDING: Final = BOUNDS["clock_rounding"].as_timedelta()
 
 # The kubelet decides a reset by comparing the exit with the time it last
 # advanced the back-off (just before creating the attempt), not with the
 # attempt's startedAt, which comes later by the create/start time. A run this
 # close to reset_after may or may not have reset the curve, so both readings
 # are accepted there.
-RESET_LEAD: Final = timedelta(seconds=2)
+RESET_LEAD: Final = BOUNDS["reset_lead"].as_timedelta()
 
 # From this back-off on, the kubelet's waiting message stays posted long
 # enough (a status update, then the watch) to be seen before the restart, and
 # the windows of neighbouring levels overlap near the caps: the reported level
 # is required. Below it (the fast worker's 2s) the message may come and go
 # between two status updates and only the delay is judged.
-CONFIRM_FROM: Final = timedelta(seconds=5)
+CONFIRM_FROM: Final = BOUNDS["confirm_from"].as_timedelta()
 
 # The pod status carries the runtime's times truncated to whole seconds. A
 # disagreement up to this is rounding; beyond it the record mixes up two
 # attempts (or a source changed), and the evidence cannot be trusted.
-API_ROUNDING: Final = timedelta(seconds=1)
-# How far the workload's own report may sit from the runtime's times it stands in for
-# (measured: at most 81 ms; tests/e2e/test_existing_cluster.py holds it under 0.5 s).
-SELF_REPORT_SLACK: Final = timedelta(milliseconds=500)
+API_ROUNDING: Final = BOUNDS["api_rounding"].as_timedelta()
+# How far the workload's own report may sit from the runtime's times it stands
+# in for: tests/e2e/test_existing_cluster.py holds every attempt within it.
+SELF_REPORT_SLACK: Final = BOUNDS["self_report_max"].as_timedelta()
 ZERO: Final = timedelta(0)
 
 # A reported back-off is Go duration text, parsed to microseconds and carried
 # as float seconds; anything closer than this is the same value.
-_REPORTED_EPSILON_S: Final = 1e-6
+_REPORTED_EPSILON_S: Final = BOUNDS["reported_level_epsilon"].as_seconds()
 
 
 @dataclass(frozen=True, kw_only=True)

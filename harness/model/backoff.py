@@ -27,9 +27,10 @@ because v1.35 requeues the pod worker at the expiry plus up to half the backoff
 and creating and starting the container adds 0.1-0.5s (the 1.5s term). Before
 v1.35 the pod worker looks again every 10-15s whatever the backoff, so
 ``B <= D <= B + 15s + 1.5s`` (:mod:`harness.model.releases`). Restart #1
-(``B = 0``) is bounded by :data:`FIRST_RESTART_UPPER_BOUND` instead. These
-bounds come from reading the code, not from measurement; the harness exists to
-check them.
+(``B = 0``) is bounded by :data:`FIRST_RESTART_UPPER_BOUND` instead. Each of
+these numbers, and where it comes from (a kubelet source line, a measured run,
+or neither), is in :mod:`harness.model.bounds`; the harness exists to check
+them.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final, cast
 
+from harness.model.bounds import BOUNDS
 from harness.model.durations import format_duration, parse_duration
 from harness.model.kubeletconfig import KubeletBackoffConfig, KubeletConfigError, kubelet_rejections
 from harness.model.releases import (
@@ -57,29 +59,22 @@ REDUCED_INITIAL: Final = timedelta(seconds=1)
 REDUCED_MAXIMUM: Final = timedelta(seconds=60)
 # Before v1.35 the pod worker looks at a container in back-off again every
 # 10-15s (Jitter(10s, 0.5)), whatever its back-off.
-PERIODIC_RETRY_MAX: Final = timedelta(seconds=15)
+PERIODIC_RETRY_MAX: Final = BOUNDS["periodic_retry_max"].as_timedelta()
 # A container that ran longer than this before exiting starts a fresh curve;
 # flat 10 minutes in 1.35 (older kubelets used 2 x maximum).
 RESET_AFTER: Final = timedelta(seconds=600)
 # Backoff entries not touched for this long are garbage-collected.
 FORGET_AFTER: Final = timedelta(seconds=600)
 
-# Upper bound of restart #1, which has no backoff: the exit is found by the
-# next PLEG relist (every 1s), then the pod worker syncs and the container is
-# created. Observed at 0.3-2s on an idle node; on a machine that had just built
-# its node image and brought its cluster up, all three workers took 3.1-4.2s
-# at the same moment (a node-wide stall, not a back-off: their later restarts
-# kept the curve). 5s admits that and still fails a restart #1 that waited a
-# real back-off of 5s or more (the default curve's 10s); a back-off of 1-2s
-# before restart #1 is inside the restart overhead at any usable bound.
-FIRST_RESTART_UPPER_BOUND: Final = timedelta(seconds=5)
+# The upper window's terms; their values and sources are in harness.model.bounds.
+# Restart #1, which waits no back-off:
+FIRST_RESTART_UPPER_BOUND: Final = BOUNDS["first_restart_upper_bound"].as_timedelta()
 # The pod worker is requeued up to this fraction of the backoff after expiry...
-REQUEUE_FRACTION: Final = 0.5
+REQUEUE_FRACTION: Final = BOUNDS["requeue_fraction"].as_fraction()
 # ...of a backoff counted at most up to the kubelet's 1 min sync frequency.
-REQUEUE_CAP: Final = timedelta(seconds=60)
-# 1s sync ticker until the requeued pod is picked up, plus 0.1-0.5s to create
-# and start the container.
-RESTART_OVERHEAD: Final = timedelta(seconds=1.5)
+REQUEUE_CAP: Final = BOUNDS["requeue_cap"].as_timedelta()
+# The 1s sync ticker until the requeued pod is picked up, then the container's creation.
+RESTART_OVERHEAD: Final = BOUNDS["restart_overhead"].as_timedelta()
 
 # kuberuntime: "back-off %s restarting failed container=%s pod=%s".
 _BACKOFF_MESSAGE: Final = re.compile(r"\bback-off (?P<duration>\S+) restarting failed container=")

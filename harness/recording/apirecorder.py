@@ -32,6 +32,7 @@ from kubernetes import client
 
 from harness.cluster.kubeletstate import KubeletChanges
 from harness.core import timeouts
+from harness.model.bounds import BOUNDS
 from harness.recording.observercost import CpuReading, ObserverCost, observer_cost, read_cpu
 from harness.recording.podwatch import Ended, PodWatch
 from harness.recording.recorder import ApiView, RecorderErrors, note_into, pending_from
@@ -42,7 +43,7 @@ NS_PER_S: Final = 1_000_000_000
 # How long a started attempt may stay unknown to the watch: the report is
 # written as the process exits (milliseconds after it starts) and the API
 # server delivers the status update; anything later is the API's lateness.
-WATCH_SLACK_S: Final = 3.0
+WATCH_SLACK_S: Final = BOUNDS["watch_slack"].as_seconds()
 
 
 class ApiRecorder:

@@ -40,6 +40,7 @@ from harness.cluster.kubeletstate import KubeletChanges, KubeletProcess, changes
 from harness.core import timeouts
 from harness.core.errors import HarnessError, first_line
 from harness.core.proc import run
+from harness.model.bounds import BOUNDS
 from harness.recording.cri import (
     POD_NAMESPACE_LABEL,
     STATE_EXITED,
@@ -70,7 +71,7 @@ SAMPLE_PERIOD: Final = 0.5
 # SAMPLE_PERIOD plus one `docker exec`). A longer silence means the node
 # (paused, frozen) or the host (overloaded) did not run as it should: a
 # restart late across such a gap is not the kubelet's fault to judge.
-UNOBSERVED_GAP: Final = 2.0
+UNOBSERVED_GAP: Final = BOUNDS["unobserved_gap"].as_seconds()
 # A listing that shows a container the events have not delivered yet waits
 # this long for the event before the container is inspected directly.
 EVENT_GRACE: Final = 1.0
