@@ -3,8 +3,10 @@
 The attempt log (:mod:`harness.recording.records`) is the raw evidence; the summary is
 the conclusion drawn from it: per worker the live kubelet config, the curve
 it implies, every restart check and the overshoot statistics the README
-quotes. It is written once, at the end of a run (also an interrupted or
-failed one), atomically, so a reader never sees half of it.
+quotes, and the table of tolerances (:mod:`harness.model.bounds`) it was judged
+with, so a run read later says which bounds it passed or failed against. It is
+written once, at the end of a run (also an interrupted or failed one),
+atomically, so a reader never sees half of it.
 
 Pure: :mod:`harness.outputs.summaryfile` writes and reads the file. The JSON
 keeps the Python field names except ``maxContainerRestartPeriod`` and
@@ -23,12 +25,15 @@ from typing import Any, Final, Literal, cast, get_args
 
 from harness.cluster.liveconfig import NodeConfigRow
 from harness.core.errors import HarnessError
+from harness.model.bounds import BOUNDS, Bound
 from harness.recording.observercost import ObserverCost
 from harness.verdict import RestartCheck, WorkerVerdict, waited_restarts
 
 SUMMARY_FILE: Final = "summary.json"
 # Bumped on any incompatible change, so an old reader refuses a new file
-# instead of misreading it.
+# instead of misreading it. An added optional field is no such change: an
+# older reader ignores it and this one reads its absence from older files
+# (``bounds`` came that way).
 SCHEMA_VERSION: Final = 1
 
 # "scenarios": a scenario run, judged by its metrics rather than a check profile.
@@ -178,6 +183,36 @@ class MetricSummary:
 
 
 @dataclass(frozen=True, kw_only=True)
+class JudgedBound:
+    """One tolerance a run was judged with: an entry of :data:`harness.model.bounds.BOUNDS`.
+
+    Its ``why`` stays in the table and docs/bounds.md; the summary keeps what
+    a reader needs to tell two runs' bounds apart and where each came from.
+    """
+
+    name: str
+    value: float
+    unit: str
+    source_kind: str
+    source: str
+
+    @classmethod
+    def from_bound(cls, bound: Bound) -> JudgedBound:
+        return cls(
+            name=bound.name,
+            value=bound.value,
+            unit=bound.unit,
+            source_kind=bound.source_kind,
+            source=bound.source,
+        )
+
+
+def bounds_in_force() -> tuple[JudgedBound, ...]:
+    """The table this harness judges with, as a summary carries it."""
+    return tuple(JudgedBound.from_bound(bound) for bound in BOUNDS.values())
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunSummary:
     """Everything one run concluded; ``passed`` only when status is "passed"."""
 
@@ -194,6 +229,9 @@ class RunSummary:
     metrics: tuple[MetricSummary, ...] = ()
     # What observing the run cost (None where the recorder never ran).
     observer: ObserverCost | None = None
+    # The tolerances the verdicts used; empty in summaries written before
+    # they were carried.
+    bounds: tuple[JudgedBound, ...] = field(default_factory=bounds_in_force)
     schema_version: int = field(default=SCHEMA_VERSION)
 
     def __post_init__(self) -> None:
@@ -229,6 +267,7 @@ class RunSummary:
             "workers": [worker.to_dict() for worker in self.workers],
             "metrics": [asdict(metric) for metric in self.metrics],
             "observer": None if self.observer is None else self.observer.to_dict(),
+            "bounds": [asdict(bound) for bound in self.bounds],
         }
 
     def to_json(self) -> str:

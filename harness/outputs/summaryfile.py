@@ -16,6 +16,7 @@ from harness.outputs.summary import (
     SCHEMA_VERSION,
     SUMMARY_FILE,
     ClusterInfo,
+    JudgedBound,
     LiveConfig,
     MetricSummary,
     RunProfile,
@@ -84,6 +85,8 @@ def _run_from(obj: _Obj) -> RunSummary:
         metrics=tuple(_metric_from(m) for m in obj.objs("metrics")) if obj.has("metrics") else (),
         # Absent from summaries written before the observer measured itself.
         observer=_observer_from(found) if (found := _opt_new_obj(obj, "observer")) else None,
+        # Absent from summaries written before the table of bounds was carried.
+        bounds=tuple(_bound_from(b) for b in obj.objs("bounds")) if obj.has("bounds") else (),
         schema_version=version,
     )
 
@@ -107,6 +110,16 @@ def _observer_from(obj: _Obj) -> ObserverCost:
         reconnects=obj.integer("reconnects"),
         api_requests=_opt_new_int(obj, "api_requests"),
         watch_events=_opt_new_int(obj, "watch_events"),
+    )
+
+
+def _bound_from(obj: _Obj) -> JudgedBound:
+    return JudgedBound(
+        name=obj.string("name"),
+        value=obj.number("value"),
+        unit=obj.string("unit"),
+        source_kind=obj.string("source_kind"),
+        source=obj.string("source"),
     )
 
 

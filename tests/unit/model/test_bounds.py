@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
+import json
 import math
 import re
 import sys
@@ -15,8 +17,11 @@ import tests.e2e.test_existing_cluster as existing_cluster
 from harness import verdict
 from harness.model import backoff, bounds
 from harness.model.bounds import BOUNDS, SOURCE_KINDS, Bound
+from harness.outputs.summary import SUMMARY_FILE, JudgedBound
+from harness.outputs.summaryfile import read_summary, write_summary
 from harness.recording import apirecorder, recorder
 from harness.recording.selfreport import HEARTBEAT_NS
+from tests.unit.factories import failing_summary
 
 ROOT = Path(__file__).resolve().parents[3]
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[a-z-]+-[0-9a-f]{4}")
@@ -146,3 +151,33 @@ def test_the_table_imports_nothing_beyond_the_standard_library_and_core() -> Non
         and not (name == "harness.core" or name.startswith("harness.core."))
     ]
     assert outside == []
+
+
+def test_a_summary_carries_the_table_it_was_judged_with_and_reads_it_back(tmp_path: Path) -> None:
+    summary = failing_summary()
+    assert [b.name for b in summary.bounds] == list(BOUNDS)
+    raw = json.loads(write_summary(tmp_path, summary).read_text(encoding="utf-8"))
+    written = {b["name"]: b for b in raw["bounds"]}
+    assert written["restart_overhead"] == {
+        "name": "restart_overhead",
+        "value": 1.5,
+        "unit": "s",
+        "source_kind": "kubelet-source",
+        "source": BOUNDS["restart_overhead"].source,
+    }
+    assert read_summary(tmp_path) == summary
+
+
+def test_a_summary_keeps_the_bounds_it_was_written_with(tmp_path: Path) -> None:
+    older = (
+        JudgedBound(name="restart_overhead", value=1.0, unit="s", source_kind="design", source="x"),
+    )
+    summary = dataclasses.replace(failing_summary(), bounds=older)
+    assert read_summary(write_summary(tmp_path, summary)).bounds == older
+
+
+def test_a_summary_written_before_the_bounds_were_carried_still_reads(tmp_path: Path) -> None:
+    raw = failing_summary().to_dict()
+    del raw["bounds"]
+    (tmp_path / SUMMARY_FILE).write_text(json.dumps(raw), encoding="utf-8")
+    assert read_summary(tmp_path).bounds == ()
