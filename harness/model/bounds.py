@@ -95,7 +95,8 @@ _TABLE: Final[tuple[Bound, ...]] = (
             "wait.Jitter(clamp(expiry - now, 0, resyncInterval), "
             "workerBackOffPeriodJitterFactor), the factor being 0.5 (line 329); "
             "staging/src/k8s.io/apimachinery/pkg/util/wait/wait.go Jitter (line 96) waits "
-            "d + rand * 0.5 * d. The same through v1.38.0-beta.0"
+            "d + rand * 0.5 * d. Identical in v1.36.4, v1.37.0 and v1.38.0-beta.0 (lines "
+            "1549-1557 in the last)"
         ),
         why=(
             "From 1.35 the pod worker comes back to a container in back-off at the expiry "
@@ -117,7 +118,8 @@ _TABLE: Final[tuple[Bound, ...]] = (
         ),
         why=(
             "Past a 60 s back-off the requeue's jitter stops growing: at most 30 s late. "
-            "This is the default syncFrequency; the harness does not read a node's own"
+            "It is the default syncFrequency: the harness does not read a node's own, so "
+            "a node configured otherwise is judged against the default"
         ),
     ),
     Bound(
