@@ -171,6 +171,9 @@ class Observation:
     pending_reported_s: float | None = None
     # Node-clock spans (ns) in which the node was not observed (see the recorder).
     unobserved: tuple[tuple[int, int], ...] = ()
+    # Host-clock spans (ns) in which the host's CPUs were saturated, with the
+    # busiest share (a kind node's clock is the host's).
+    saturated: tuple[tuple[int, int, float], ...] = ()
 
 
 # Judge what was recorded, nothing more: no completeness, no overdue check.
@@ -225,6 +228,7 @@ def judge_worker(
             current,
             confirm_levels=confirm_levels,
             unobserved=observation.unobserved,
+            saturated=observation.saturated,
         )
         curve_n = check.curve_n
         checks.append(check)
@@ -276,7 +280,9 @@ def _pending_problems(
             to_ns(curve.upper_tolerance(curve.delay_before_restart(p))) for p in positions
         )
         due_ns = last.finished_at_ns + upper_ns
-        gap = _unobserved_within(observation.unobserved, last.finished_at_ns, observation.now_ns)
+        gap = _machine_lateness(
+            observation.unobserved, observation.saturated, last.finished_at_ns, observation.now_ns
+        )
         if observation.now_ns > due_ns and gap is not None:
             return problems, [f"error: restart {n} overdue, but {gap}"]
         if observation.now_ns > due_ns:
@@ -404,11 +410,19 @@ def _check(
     *,
     confirm_levels: bool,
     unobserved: Sequence[tuple[int, int]] = (),
+    saturated: Sequence[tuple[int, int, float]] = (),
 ) -> RestartCheck:
     """The best-fitting reading of restart n among the candidate positions."""
     candidates = [
         _check_at(
-            curve, n, p, previous, current, confirm_levels=confirm_levels, unobserved=unobserved
+            curve,
+            n,
+            p,
+            previous,
+            current,
+            confirm_levels=confirm_levels,
+            unobserved=unobserved,
+            saturated=saturated,
         )
         for p in positions
     ]
@@ -424,6 +438,7 @@ def _check_at(
     *,
     confirm_levels: bool,
     unobserved: Sequence[tuple[int, int]] = (),
+    saturated: Sequence[tuple[int, int, float]] = (),
 ) -> RestartCheck:
     expected = curve.delay_before_restart(position)
     expected_ns = to_ns(expected)
@@ -452,9 +467,11 @@ def _check_at(
                 "back-off had passed"
             )
         elif delay_ns > upper_ns and (
-            gap := _unobserved_within(unobserved, previous.finished_at_ns, _decided_at(current))
+            gap := _machine_lateness(
+                unobserved, saturated, previous.finished_at_ns, _decided_at(current)
+            )
         ):
-            # Late, but the node was not running as it should meanwhile.
+            # Late, but the node (or the host under it) was not running as it should meanwhile.
             error = True
             problems.append(
                 f"error: restarted (created) after {_s(delay_ns)}, over the {_s(upper_ns)} "
@@ -513,6 +530,31 @@ def _unobserved_within(spans: Sequence[tuple[int, int]], start_ns: int, end_ns: 
     return (
         f"node frozen {_s(longest[1] - longest[0])} at {_s(longest[0])} (Unix): no listing of "
         "it in that span, so the delay is not the kubelet's alone"
+    )
+
+
+def _machine_lateness(
+    unobserved: Sequence[tuple[int, int]],
+    saturated: Sequence[tuple[int, int, float]],
+    start_ns: int,
+    end_ns: int,
+) -> str | None:
+    """Why a restart late between two moments is the machine's, None when nothing says so.
+
+    A node not observed (frozen, paused) comes first; then a host whose CPUs
+    were saturated: the nodes, the runtime and the kubelet all waited for them.
+    """
+    frozen = _unobserved_within(unobserved, start_ns, end_ns)
+    if frozen is not None:
+        return frozen
+    busy = [(a, b, share) for a, b, share in saturated if a < end_ns and b > start_ns]
+    if not busy:
+        return None
+    first, last = min(a for a, _, _ in busy), max(b for _, b, _ in busy)
+    busiest = max(share for _, _, share in busy)
+    return (
+        f"the host was saturated (its CPUs {busiest:.0%} busy) for {_s(last - first)} from "
+        f"{_s(first)} (Unix): the delay is the machine's lateness, not the kubelet's alone"
     )
 
 

@@ -307,6 +307,23 @@ _TABLE: Final[tuple[Bound, ...]] = (
         ),
     ),
     Bound(
+        name="host_saturated",
+        value=0.9,
+        unit="fraction",
+        source_kind="design",
+        source=(
+            "no measured distribution of the host's busy share at late restarts yet. Set "
+            "with the demo's load readout (SATURATED, harness/recording/hostcpu.py, commit "
+            "history) as the share of every core above which the kind nodes, the runtime "
+            "and the kubelet wait for the CPU: one sample a second from /proc/stat"
+        ),
+        why=(
+            "A restart that is late or overdue while the host was this busy is an error, "
+            "the machine's lateness, named with the busy share; the bound of every other "
+            "restart on every machine stays as its source says"
+        ),
+    ),
+    Bound(
         name="watch_slack",
         value=3.0,
         unit="s",

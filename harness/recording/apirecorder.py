@@ -33,6 +33,7 @@ from kubernetes import client
 from harness.cluster.kubeletstate import KubeletChanges
 from harness.core import timeouts
 from harness.model.bounds import BOUNDS
+from harness.recording.hostcpu import SaturatedSpan
 from harness.recording.observercost import CpuReading, ObserverCost, observer_cost, read_cpu
 from harness.recording.podwatch import Ended, PodWatch
 from harness.recording.recorder import ApiView, RecorderErrors, note_into, pending_from
@@ -138,6 +139,10 @@ class ApiRecorder:
     def unobserved(self, node: str) -> list[tuple[int, int]]:
         del node
         return []
+
+    def saturated(self) -> tuple[SaturatedSpan, ...]:
+        """The nodes are not this host's: its load says nothing of their lateness."""
+        return ()
 
     def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]:
         with self._lock:

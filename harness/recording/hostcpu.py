@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from harness.core.atomicfile import write_atomically
+from harness.model.bounds import BOUNDS
 from harness.recording.records import AttemptRecord
 
 _STAT: Final = Path("/proc/stat")
@@ -62,7 +63,9 @@ def cores() -> int:
 
 
 # A share of every core at which a restart's lateness is the machine's.
-SATURATED: Final = 0.9
+SATURATED: Final = BOUNDS["host_saturated"].as_fraction()
+# One reading of /proc/stat a second while a run records.
+SAMPLE_EVERY_S: Final = 1.0
 # Where a demo keeps its samples, beside its attempts.
 HOST_CPU_FILE: Final = "host-cpu.jsonl"
 # A sample stands for the second before it; one further off says nothing of a moment.
@@ -113,3 +116,29 @@ def restarts_under_load(
         known = [share for share in shares if share is not None]
         counts[worker] = (sum(share >= SATURATED for share in known), len(known))
     return counts
+
+
+SaturatedSpan = tuple[int, int, float]  # (from, to) Unix ns, the highest busy share in it
+
+
+def saturated_spans(
+    samples: Sequence[CpuSample], threshold: float = SATURATED
+) -> tuple[SaturatedSpan, ...]:
+    """The spans in which every sample was at or above ``threshold``, joined where they touch.
+
+    A sample stands for the interval since the sample before it (at most
+    its reach back, for the first one).
+    """
+    spans: list[SaturatedSpan] = []
+    previous_ns: int | None = None
+    for sample in sorted(samples, key=lambda s: s.at_ns):
+        start = sample.at_ns - _SAMPLE_REACH_NS if previous_ns is None else previous_ns
+        previous_ns = sample.at_ns
+        if sample.busy < threshold:
+            continue
+        if spans and spans[-1][1] >= start:
+            first, _, busiest = spans[-1]
+            spans[-1] = (first, sample.at_ns, max(busiest, sample.busy))
+        else:
+            spans.append((start, sample.at_ns, sample.busy))
+    return tuple(spans)

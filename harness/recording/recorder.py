@@ -50,6 +50,15 @@ from harness.recording.cri import (
     parse_inspect_all,
     parse_ps,
 )
+from harness.recording.hostcpu import (
+    SAMPLE_EVERY_S,
+    CpuSample,
+    CpuTimes,
+    SaturatedSpan,
+    busy_between,
+    read_cpu_times,
+    saturated_spans,
+)
 from harness.recording.nodestream import (
     Listing,
     NodeStream,
@@ -116,6 +125,7 @@ class AttemptRecorder(Protocol):
     def unobserved(self, node: str) -> list[tuple[int, int]]: ...
     def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]: ...
     def api_view(self, key: AttemptKey) -> ApiView | None: ...
+    def saturated(self) -> tuple[SaturatedSpan, ...]: ...
     def wait_for_change(self, timeout: float) -> None: ...
 
 
@@ -133,6 +143,7 @@ class Recorder:
         exec_in_node: Callable[[str, list[str]], str] | None = None,
         observer: Observer = "events",
         spawn: Spawn | None = None,
+        read_host: Callable[[], CpuTimes | None] = read_cpu_times,
     ) -> None:
         self.api = api
         self.namespace = namespace
@@ -173,6 +184,12 @@ class Recorder:
         self._cpu_before: CpuReading | None = None
         self.cost: ObserverCost | None = None
         self._closed = False
+        # This host's CPU, read once a second while the nodes speak: a late
+        # restart while it was saturated is the machine's lateness.
+        self._read_host = read_host
+        self._host_read_at: float | None = None
+        self._host_last: CpuTimes | None = None
+        self._host_samples: list[CpuSample] = []
 
     # lifecycle -----------------------------------------------------------
     def start(self) -> None:
@@ -311,6 +328,30 @@ class Recorder:
         with self._lock:
             return self._api_view.get(key)
 
+    def saturated(self) -> tuple[SaturatedSpan, ...]:
+        """Spans (host clock, ns) in which this host's CPUs were saturated, the busiest share."""
+        with self._lock:
+            return saturated_spans(self._host_samples)
+
+    def on_host_times(self, times: CpuTimes) -> None:
+        """A reading of this host's CPU times (a replay feeds the recorded ones)."""
+        with self._lock:
+            before, self._host_last = self._host_last, times
+            busy = None if before is None else busy_between(before, times)
+            if busy is not None:
+                self._host_samples.append(CpuSample(time.time_ns(), busy))
+
+    def _sample_host(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if self._host_read_at is not None and now - self._host_read_at < SAMPLE_EVERY_S:
+                return
+            self._host_read_at = now
+        times = self._read_host()
+        if times is not None:
+            self.trace.write("host", busy=times.busy, total=times.total)
+            self.on_host_times(times)
+
     def wait_for_change(self, timeout: float) -> None:
         """Block until a record is written or ``timeout`` passes (a condition, not a sleep)."""
         with self._changed:
@@ -325,6 +366,7 @@ class Recorder:
 
     def on_pulse(self, node: str, pulse: PulseLine) -> None:
         self._heard(node)
+        self._sample_host()
         if isinstance(pulse, Tick):
             return
         if isinstance(pulse, KubeletProcess):

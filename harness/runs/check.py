@@ -81,6 +81,8 @@ class CheckResult(RunState):
     node_now_ns: dict[str, int] = field(default_factory=dict)
     # worker -> node-clock spans in which its node was not observed (frozen, paused).
     unobserved: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    # Spans in which this host's CPUs were saturated (the busiest share in each).
+    saturated: tuple[tuple[int, int, float], ...] = ()
 
 
 def _by_subject(
@@ -276,6 +278,7 @@ def take_sample(result: CheckResult, recorder: AttemptRecorder) -> None:
         if listed is not None:
             result.node_now_ns[worker] = listed
         result.unobserved[worker] = tuple(recorder.unobserved(node))
+    result.saturated = recorder.saturated()
 
 
 def decide_early(result: CheckResult, elapsed_s: float) -> None:
@@ -311,6 +314,7 @@ def _observation(result: CheckResult, worker: str, *, required_restarts: int) ->
         now_ns=result.node_now_ns.get(worker),
         pending_reported_s=pending[1] if pending else None,
         unobserved=result.unobserved.get(worker, ()),
+        saturated=result.saturated,
     )
 
 

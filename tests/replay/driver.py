@@ -35,6 +35,7 @@ from kubernetes import client
 from harness.core.errors import HarnessError
 from harness.model.backoff import BackoffCurve, curve_from_fields
 from harness.recording.apirecorder import ApiRecorder
+from harness.recording.hostcpu import CpuTimes, SaturatedSpan
 from harness.recording.nodestream import NodeStream
 from harness.recording.observercost import ObserverCost
 from harness.recording.recorder import ApiView, Recorder, RecorderErrors
@@ -47,7 +48,7 @@ from harness.runs.ending import RunEnding, apply_ending
 TRACES = Path(__file__).parents[1] / "data" / "traces"
 NS_PER_S = 1_000_000_000
 # What the replayed check loop waits for between two looks, as the live one does.
-_FEED_KINDS = frozenset({"event", "event-error", "err", "ended", "pod", "watch"})
+_FEED_KINDS = frozenset({"event", "event-error", "err", "ended", "pod", "watch", "host"})
 Clock = FrozenDateTimeFactory | StepTickTimeFactory | TickingDateTimeFactory
 
 
@@ -227,7 +228,10 @@ class _Feeder:
             return
         if self.changes.edit is not None:
             entry = self.changes.edit(entry)
-        if entry.kind == "pod":
+        if entry.kind == "host":
+            if isinstance(self.recorder, Recorder):
+                self.recorder.on_host_times(CpuTimes(entry.fields["busy"], entry.fields["total"]))
+        elif entry.kind == "pod":
             self.recorder.watch.on_watch_event(entry.fields["type"], pod_from(entry.fields))
         elif entry.kind == "watch":
             if "problem" in entry.fields:
@@ -297,6 +301,9 @@ class _ReplayRecorder:
     def api_view(self, key: AttemptKey) -> ApiView | None:
         return self.inner.api_view(key)
 
+    def saturated(self) -> tuple[SaturatedSpan, ...]:
+        return self.inner.saturated()
+
     def wait_for_change(self, timeout: float) -> None:
         self.feeder.advance(timeout)
 
@@ -349,6 +356,8 @@ def replay_check(trace: Trace, run_dir: Path, changes: Changes | None = None) ->
                 run_dir=run_dir,
                 node_workers=node_workers,
                 exec_in_node=_RecordedExec(trace.entries),
+                # The host's load comes from the trace, never from this machine's.
+                read_host=lambda: None,
             )
             inner.prepare()
         feeder = _Feeder(trace, inner, clock, changes)

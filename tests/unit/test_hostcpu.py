@@ -15,6 +15,7 @@ from harness.recording.hostcpu import (
     read_cpu_times,
     read_samples,
     restarts_under_load,
+    saturated_spans,
     write_samples,
 )
 from tests.unit.factories import attempts
@@ -62,3 +63,17 @@ def test_restarts_under_load_count_only_restarts_with_a_sample() -> None:
     # Attempt 0 is no restart; restart 1 came at 95 %, restart 2 at 30 %; restart 3
     # has no sample near it and is not counted either way.
     assert restarts_under_load(samples, {"fast": records}) == {"fast": (1, 2)}
+
+
+def test_saturated_samples_join_into_spans_with_their_busiest_share() -> None:
+    s = 1_000_000_000
+    samples = [
+        CpuSample(10 * s, 0.5),
+        CpuSample(11 * s, 0.95),
+        CpuSample(12 * s, 0.99),
+        CpuSample(13 * s, 0.4),
+        CpuSample(14 * s, 0.92),
+    ]
+    assert saturated_spans(samples) == ((10 * s, 12 * s, 0.99), (13 * s, 14 * s, 0.92))
+    assert saturated_spans(samples, threshold=1.0) == ()
+    assert saturated_spans([]) == ()

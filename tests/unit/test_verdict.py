@@ -219,6 +219,41 @@ def test_an_overdue_restart_across_a_frozen_node_is_an_error() -> None:
     assert verdict.in_error
 
 
+def test_an_overdue_restart_while_the_host_was_saturated_is_the_machine_s_lateness() -> None:
+    records = attempts(nominal(FAST, 4))
+    exit_ns = _last_exit(records)
+    busy = Observation(now_ns=exit_ns + 30 * NS, saturated=((exit_ns, exit_ns + 20 * NS, 0.97),))
+    verdict = judge_worker(records, FAST, observation=busy)
+    assert verdict.problems == ()
+    (error,) = verdict.errors
+    assert "the host was saturated (its CPUs 97% busy) for 20.000s" in error
+    assert verdict.in_error
+
+
+def test_a_late_restart_while_the_host_was_saturated_is_an_error_naming_the_load() -> None:
+    records = attempts([0.2, 2.1, 9.0])  # restart 3 waited 9s against a 2s back-off
+    late_from = records[2].finished_at_ns or 0
+    busy = Observation(saturated=((late_from + NS, late_from + 4 * NS, 0.99),))
+    verdict = judge_worker(records, FAST, observation=busy)
+    check = verdict.checks[2]
+    assert check.error
+    assert "99% busy" in check.reason
+    assert verdict.in_error
+    # The same delay with the host idle is the kubelet's: too late, a failure.
+    idle = judge_worker(records, FAST, observation=Observation())
+    assert "too late" in idle.checks[2].reason
+    assert not idle.in_error
+
+
+def test_load_outside_the_late_span_excuses_nothing() -> None:
+    records = attempts([0.2, 2.1, 9.0])
+    long_before = records[0].started_at_ns - 60 * NS
+    busy = Observation(saturated=((long_before, long_before + 5 * NS, 1.0),))
+    verdict = judge_worker(records, FAST, observation=busy)
+    assert not verdict.in_error
+    assert "too late" in verdict.checks[2].reason
+
+
 def test_a_too_early_restart_is_never_excused_by_a_frozen_node() -> None:
     records = attempts([0.3, 1.2])
     spans = ((records[1].finished_at_ns or 0, records[2].started_at_ns),)
