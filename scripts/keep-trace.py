@@ -42,9 +42,7 @@ def main() -> int:
     if context is None or outcome is None:
         parser.error(f"{source} has no context or outcome: a run that did not finish")
     summary = json.loads((args.run_dir / "summary.json").read_text())
-    versions = sorted(
-        {c.get("kubelet_version", "") for c in summary.get("configs", [])} - {""}
-    ) or [summary.get("cluster", {}).get("kubernetes", "?")]
+    version = summary.get("cluster", {}).get("kubernetes_version", "unknown")
     target = TRACES / args.name
     target.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target / TRACE_FILE)
@@ -57,7 +55,7 @@ def main() -> int:
         f"# {args.name}\n\n"
         f"{args.what}\n\n"
         f"- command: `{args.command}`\n"
-        f"- kubelet: {', '.join(versions)}; observer `{context['observer']}`; "
+        f"- Kubernetes: {version}; observer `{context['observer']}`; "
         f"profile `{context['profile']}`\n"
         f"- recorded: {started:%Y-%m-%d %H:%M} UTC, run `{context['run_id']}`\n"
         f"- outcome: `{outcome['status']}`"

@@ -95,7 +95,8 @@ class ApiRecorder:
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join(timeout=timeouts.API_REQUEST)
+        if self._thread.ident is not None:  # a replay never starts the watch
+            self._thread.join(timeout=timeouts.API_REQUEST)
         with self._lock:
             records = self.log.latest()
             self.log.close()

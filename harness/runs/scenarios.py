@@ -30,7 +30,7 @@ from harness.cluster.liveconfig import NodeConfigRow
 from harness.cluster.remote import RemoteCluster
 from harness.core import timeouts
 from harness.core.errors import HarnessError
-from harness.model.backoff import BackoffCurve
+from harness.model.backoff import BackoffCurve, curve_fields
 from harness.outputs.junit import write_junit
 from harness.outputs.summary import (
     KIND_SCENARIO_PREFIX,
@@ -146,6 +146,16 @@ def run_scenarios(
             for worker in nodes:
                 for manifest in catalog[name].manifests(worker, run_id, image):
                     live.create_object(manifest)
+        recorder.trace.write(
+            "context",
+            run="scenarios",
+            run_id=run_id,
+            namespace=namespace,
+            observer="selfreport" if live.remote else "events",
+            scenarios=list(wanted),
+            nodes=nodes,
+            curves={worker: curve_fields(curve) for worker, curve in result.curves.items()},
+        )
         result.status, result.reason = _observe(live, watches, progress, on_sample)
     except KeyboardInterrupt:
         result.status = "interrupted"

@@ -32,6 +32,10 @@ from freezegun import freeze_time
 from freezegun.api import FrozenDateTimeFactory, StepTickTimeFactory, TickingDateTimeFactory
 from kubernetes import client
 
+# Imported before any clock is frozen: pydantic builds the model classes at
+# import, and must see the real datetime then.
+from kubernetes.client.models.v1_pod import V1Pod
+
 from harness.core.errors import HarnessError
 from harness.model.backoff import BackoffCurve, curve_from_fields
 from harness.recording.apirecorder import ApiRecorder
@@ -49,6 +53,7 @@ TRACES = Path(__file__).parents[1] / "data" / "traces"
 NS_PER_S = 1_000_000_000
 # What the replayed check loop waits for between two looks, as the live one does.
 _FEED_KINDS = frozenset({"event", "event-error", "err", "ended", "pod", "watch", "host"})
+_REAL_TIME_FOR = ["kubernetes", "pydantic", "urllib3"]
 Clock = FrozenDateTimeFactory | StepTickTimeFactory | TickingDateTimeFactory
 
 
@@ -122,21 +127,16 @@ class Changes:
     interrupt_after_s: float | None = None
     # The ending applied instead of the recorded one.
     ending: RunEnding | None = None
-
-
-class _Response:
-    """What ApiClient.deserialize reads: a body."""
-
-    def __init__(self, body: Mapping[str, Any]) -> None:
-        self.data = json.dumps(body)
-
-
-_DESERIALISER = client.ApiClient()
+    # Inputs added, fed in time order among the recorded ones (a host under load).
+    add: tuple[TraceEntry, ...] = ()
 
 
 def pod_from(fields: Mapping[str, Any]) -> Any:
     """A traced pod as the client model the watch delivered."""
-    return _DESERIALISER.deserialize(_Response(fields["pod"]), "V1Pod")
+    pod = dict(fields["pod"])
+    # The trace keeps the spec's node alone; the model requires a container list.
+    pod["spec"] = {"containers": [], **pod.get("spec", {})}
+    return V1Pod.from_dict(pod)
 
 
 class _RecordedExec:
@@ -173,9 +173,10 @@ class _Feeder:
         self.clock = clock
         self.changes = changes
         self.now_ns = trace.entries[0].wall_ns
-        self._pending: Iterator[TraceEntry] = iter(
-            [e for e in trace.entries if e.kind in _FEED_KINDS]
-        )
+        fed = [e for e in trace.entries if e.kind in _FEED_KINDS]
+        if changes.add:
+            fed = sorted([*fed, *changes.add], key=lambda e: e.wall_ns)
+        self._pending: Iterator[TraceEntry] = iter(fed)
         self._next: TraceEntry | None = next(self._pending, None)
         self._streams: dict[str, NodeStream] = {}
         self.started_ns = trace.context_entry_ns
@@ -337,7 +338,9 @@ def replay_check(trace: Trace, run_dir: Path, changes: Changes | None = None) ->
     node_workers = {node: subject for subject, node in result.nodes.items() if "/" not in subject}
     run_dir.mkdir(parents=True, exist_ok=True)
     start = datetime.fromtimestamp(trace.entries[0].wall_ns / NS_PER_S, UTC)
-    with freeze_time(start) as clock:
+    # The client's lazily imported models must see the real datetime (pydantic
+    # builds their schemas at import); the harness's own modules see the clock.
+    with freeze_time(start, ignore=_REAL_TIME_FOR) as clock:
         inner: Recorder | ApiRecorder
         api = client.ApiClient()
         if context["observer"] == "selfreport":
@@ -388,3 +391,14 @@ def hide_backoff_messages(subject_pods: set[str]) -> Callable[[TraceEntry], Trac
         return dataclasses.replace(entry, fields={**entry.fields, "pod": pod})
 
     return edit
+
+
+def host_load(trace: Trace, busy: float, *, ticks_per_s: int = 100) -> tuple[TraceEntry, ...]:
+    """Host CPU readings once a second over the whole observation, ``busy`` of every core."""
+    start, end = trace.context_entry_ns, trace.first("ending").wall_ns
+    entries, total, used = [], 0, 0
+    for at_ns in range(start - NS_PER_S, end + NS_PER_S, NS_PER_S):
+        total += 2 * ticks_per_s
+        used += round(2 * ticks_per_s * busy)
+        entries.append(TraceEntry("host", at_ns, at_ns, {"busy": used, "total": total}))
+    return tuple(entries)

@@ -1,0 +1,165 @@
+"""Recorded checks from real clusters, replayed through the real recorder, loop and verdict.
+
+Each trace under tests/data/traces/ is a real run (its README says which);
+the replay must reach the verdict the live run reached, for the same reason,
+and a changed expectation or a hidden input must change it the way the
+verdict's rules say. See tests/replay/driver.py for how a replay runs.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from harness.model.backoff import BackoffCurve
+from harness.recording.trace import TraceEntry
+from harness.runs.check import CheckResult
+from harness.runs.ending import RunEnding
+from tests.replay.driver import Changes, Trace, hide_backoff_messages, host_load, replay_check
+from tests.unit.factories import neighbour_curve
+
+QUICK_135 = "v1.35.8-quick-check"
+STOPPED_135 = "v1.35.8-kubelet-stopped"
+EXISTING_135 = "v1.35.8-existing-quick-check"
+
+
+@pytest.fixture(scope="module")
+def quick() -> Trace:
+    return Trace.load(QUICK_135)
+
+
+def _assert_as_live(trace: Trace, result: CheckResult) -> None:
+    """The same bytes give the same attempts, delays and confirmed levels as the live run."""
+    assert result.status == trace.outcome["status"], result.reason
+    live = {w["worker"]: w for w in trace.summary["workers"]}
+    assert set(live) == set(result.verdicts)
+    for subject, verdict in result.verdicts.items():
+        assert verdict.passed == live[subject]["passed"], (subject, verdict.failures)
+        assert len(result.attempts[subject]) == live[subject]["attempts_recorded"], subject
+        assert verdict.reported_seen == live[subject]["reported_seen"], subject
+        # summary.json keeps milliseconds.
+        measured = [
+            None if c.measured_s is None else round(c.measured_s, 3) for c in verdict.checks
+        ]
+        assert measured == live[subject]["measured_s"][: len(measured)], subject
+
+
+def test_a_clean_quick_check_replays_to_its_live_verdict(quick: Trace, tmp_path: Path) -> None:
+    result = replay_check(quick, tmp_path / "run")
+    assert result.status == "passed", result.reason
+    _assert_as_live(quick, result)
+
+
+@pytest.mark.parametrize(
+    ("worker", "told", "restart"),
+    [
+        # The kubelet on the neighbour's curve: fast told 3s, reduced told a
+        # 30s max, default told a 40s max. Each is caught at the first restart
+        # whose delay or reported level the neighbour curve does not allow.
+        ("fast", neighbour_curve(3), "restart 2"),
+        ("reduced", neighbour_curve(30, reduced=True), "restart 7"),
+        ("default", neighbour_curve(40), "restart 5"),
+    ],
+)
+def test_a_neighbour_curve_is_caught_at_its_first_wrong_restart(
+    quick: Trace, tmp_path: Path, worker: str, told: BackoffCurve, restart: str
+) -> None:
+    result = replay_check(quick, tmp_path / "run", Changes(curves={worker: told}))
+    assert result.status == "failed", result.reason
+    verdict = result.verdicts[worker]
+    assert not verdict.passed
+    assert restart in verdict.failures[0], verdict.failures
+    assert worker in result.decided, "caught before the window ended"
+    others = [v for s, v in result.verdicts.items() if s != worker and "/" not in s]
+    assert all(v.passed for v in others), [v.failures for v in others]
+
+
+def test_an_interrupted_check_keeps_its_attempts_and_claims_no_verdict(
+    quick: Trace, tmp_path: Path
+) -> None:
+    result = replay_check(quick, tmp_path / "run", Changes(interrupt_after_s=20))
+    assert result.status == "interrupted"
+    assert sum(len(a) for a in result.attempts.values()) > 5
+    assert (tmp_path / "run" / "attempts.jsonl").stat().st_size > 0
+
+
+def test_a_kubelet_restart_reported_at_the_end_makes_the_run_an_error(
+    quick: Trace, tmp_path: Path
+) -> None:
+    ending = RunEnding(("the kubelet of node crashloop-worker restarted during the run",), (), None)
+    result = replay_check(quick, tmp_path / "run", Changes(ending=ending))
+    assert result.status == "error"
+    assert "restarted" in result.reason
+
+
+def test_a_stopped_kubelet_is_overdue_on_its_node(tmp_path: Path) -> None:
+    trace = Trace.load(STOPPED_135)
+    result = replay_check(trace, tmp_path / "run")
+    assert result.status == trace.outcome["status"] == "failed"
+    node = trace.context["nodes"]["default"]
+    assert "overdue" in result.decided["default"][1]
+    assert f"the kubelet of node {node} stopped" in result.reason
+    # Decided on the same restart as live. Which of two true readings came
+    # first (the restart too early, or the pending 1s level) depends on when
+    # the loop looked between two inputs, which a replay does not repeat.
+    live = trace.outcome["decided"]
+    assert set(result.decided) == set(live) == {"fast", "default"}
+    assert result.decided["default"][1] == live["default"][1]
+    assert live["fast"][1].startswith("fast: restart 2")
+    assert result.decided["fast"][1].startswith("fast: restart 2")
+    _assert_as_live(trace, result)
+
+
+def test_a_hidden_level_leaves_only_the_delays_to_judge(quick: Trace, tmp_path: Path) -> None:
+    pods = {pod for pod, subject in quick.context["pods"].items() if subject == "reduced"}
+
+    def drop_nothing(entry: TraceEntry) -> bool:
+        del entry
+        return False
+
+    result = replay_check(
+        quick,
+        tmp_path / "run",
+        Changes(edit=hide_backoff_messages(pods), drop=drop_nothing),
+    )
+    # The reduced worker's levels from 5s on must be confirmed: hidden, they are not.
+    assert not result.verdicts["reduced"].passed
+    assert result.status == "failed"
+
+
+def test_an_existing_cluster_check_replays_from_the_api_alone(tmp_path: Path) -> None:
+    trace = Trace.load(EXISTING_135)
+    assert trace.context["observer"] == "selfreport"
+    result = replay_check(trace, tmp_path / "run")
+    assert result.status == "passed", result.reason
+    # Every attempt merged from the workload's own reports, as live.
+    _assert_as_live(trace, result)
+
+
+def test_late_restarts_on_a_saturated_host_are_the_machine_s_not_the_kubelet_s(
+    quick: Trace, tmp_path: Path
+) -> None:
+    # Told a 0.5s curve (no kubelet takes it), the fast kubelet's 2s restarts are all late.
+    half_second = timedelta(milliseconds=500)
+    told = {"fast": BackoffCurve(initial=half_second, maximum=half_second)}
+    # Its "back-off 2s" messages hidden: the delays alone are judged.
+    quiet = hide_backoff_messages({"crash-fast"})
+    idle = replay_check(quick, tmp_path / "idle", Changes(curves=told, edit=quiet))
+    assert idle.status == "failed"
+    assert "too late" in idle.decided["fast"][1]
+    # The same restarts with every core busy throughout: the machine's lateness.
+    busy = replay_check(
+        quick,
+        tmp_path / "busy",
+        Changes(curves=told, edit=quiet, add=host_load(quick, busy=0.98)),
+    )
+    assert busy.status == "error", busy.reason
+    assert busy.verdicts["fast"].in_error
+    assert "the host was saturated (its CPUs 98% busy)" in busy.reason
+    # Busy below the threshold excuses nothing.
+    half = replay_check(
+        quick, tmp_path / "half", Changes(curves=told, edit=quiet, add=host_load(quick, busy=0.5))
+    )
+    assert half.status == "failed"
