@@ -8,6 +8,7 @@ verdict's rules say. See tests/replay/driver.py for how a replay runs.
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -163,3 +164,50 @@ def test_late_restarts_on_a_saturated_host_are_the_machine_s_not_the_kubelet_s(
         quick, tmp_path / "half", Changes(curves=told, edit=quiet, add=host_load(quick, busy=0.5))
     )
     assert half.status == "failed"
+
+
+@pytest.mark.parametrize(
+    ("name", "status", "says"),
+    [
+        # The kubelet restarted mid-run: its back-off state wiped, an error at once.
+        ("v1.35.8-kubelet-restarted", "error", "restarted during the run"),
+        # The node paused 12s: the late restart is the node's, an error.
+        ("v1.35.8-node-frozen", "error", "node frozen"),
+        # Every watch connection reset: the watch resumed, nothing lost.
+        ("v1.35.8-watch-dropped", "passed", ""),
+        # The API server paused: the runtime's events kept every attempt.
+        ("v1.35.8-api-unreachable", "passed", ""),
+    ],
+)
+def test_every_ending_replays_to_its_live_verdict(
+    name: str, status: str, says: str, tmp_path: Path
+) -> None:
+    trace = Trace.load(name)
+    result = replay_check(trace, tmp_path / "run")
+    assert result.status == status, result.reason
+    assert says in result.reason
+    _assert_as_live(trace, result)
+
+
+def test_a_kubelet_restart_ends_the_run_when_it_is_seen_not_at_the_window_s_end(
+    tmp_path: Path,
+) -> None:
+    trace = Trace.load("v1.35.8-kubelet-restarted")
+    result = replay_check(trace, tmp_path / "run")
+    node = trace.context["nodes"]["fast"]
+    assert f"the kubelet of node {node} restarted during the run" in result.reason
+    # The node's pulse saw a new process (its pid named), and the run ended then,
+    # long before its window: no verdict is claimed on a wiped curve.
+    assert re.search(r"\(pid \d+ -> \d+\)", result.reason), result.reason
+    assert result.status == "error"
+    assert sum(len(a) for a in result.attempts.values()) < 40
+
+
+def test_a_frozen_node_s_late_restart_is_never_the_kubelet_s_failure(tmp_path: Path) -> None:
+    trace = Trace.load("v1.35.8-node-frozen")
+    result = replay_check(trace, tmp_path / "run")
+    fast = result.verdicts["fast"]
+    assert fast.in_error, fast.failures
+    late = [c for c in fast.checks if c.error]
+    assert late, "the restart late across the freeze is marked the node's"
+    assert all(c.passed or c.error for c in fast.checks)
