@@ -281,7 +281,11 @@ def _pending_problems(
         )
         due_ns = last.finished_at_ns + upper_ns
         gap = _machine_lateness(
-            observation.unobserved, observation.saturated, last.finished_at_ns, observation.now_ns
+            observation.unobserved,
+            observation.saturated,
+            last.finished_at_ns,
+            observation.now_ns,
+            excess_ns=observation.now_ns - due_ns,
         )
         if observation.now_ns > due_ns and gap is not None:
             return problems, [f"error: restart {n} overdue, but {gap}"]
@@ -468,7 +472,11 @@ def _check_at(
             )
         elif delay_ns > upper_ns and (
             gap := _machine_lateness(
-                unobserved, saturated, previous.finished_at_ns, _decided_at(current)
+                unobserved,
+                saturated,
+                previous.finished_at_ns,
+                _decided_at(current),
+                excess_ns=delay_ns - upper_ns,
             )
         ):
             # Late, but the node (or the host under it) was not running as it should meanwhile.
@@ -538,17 +546,23 @@ def _machine_lateness(
     saturated: Sequence[tuple[int, int, float]],
     start_ns: int,
     end_ns: int,
+    *,
+    excess_ns: int,
 ) -> str | None:
     """Why a restart late between two moments is the machine's, None when nothing says so.
 
     A node not observed (frozen, paused) comes first; then a host whose CPUs
     were saturated: the nodes, the runtime and the kubelet all waited for them.
+    Saturation excuses only as much lateness as it lasted: a restart ``excess_ns``
+    past its bound needs at least that long of it between the two moments (a
+    busy second cannot account for a minute overdue).
     """
     frozen = _unobserved_within(unobserved, start_ns, end_ns)
     if frozen is not None:
         return frozen
     busy = [(a, b, share) for a, b, share in saturated if a < end_ns and b > start_ns]
-    if not busy:
+    saturated_ns = sum(min(b, end_ns) - max(a, start_ns) for a, b, _ in busy)
+    if not busy or saturated_ns < excess_ns:
         return None
     first, last = min(a for a, _, _ in busy), max(b for _, b, _ in busy)
     busiest = max(share for _, _, share in busy)

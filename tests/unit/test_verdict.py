@@ -222,18 +222,20 @@ def test_an_overdue_restart_across_a_frozen_node_is_an_error() -> None:
 def test_an_overdue_restart_while_the_host_was_saturated_is_the_machine_s_lateness() -> None:
     records = attempts(nominal(FAST, 4))
     exit_ns = _last_exit(records)
-    busy = Observation(now_ns=exit_ns + 30 * NS, saturated=((exit_ns, exit_ns + 20 * NS, 0.97),))
+    # 25.5s past its 4.5s bound, with the host saturated for 28s of that wait.
+    busy = Observation(now_ns=exit_ns + 30 * NS, saturated=((exit_ns, exit_ns + 28 * NS, 0.97),))
     verdict = judge_worker(records, FAST, observation=busy)
     assert verdict.problems == ()
     (error,) = verdict.errors
-    assert "the host was saturated (its CPUs 97% busy) for 20.000s" in error
+    assert "the host was saturated (its CPUs 97% busy) for 28.000s" in error
     assert verdict.in_error
 
 
 def test_a_late_restart_while_the_host_was_saturated_is_an_error_naming_the_load() -> None:
     records = attempts([0.2, 2.1, 9.0])  # restart 3 waited 9s against a 2s back-off
     late_from = records[2].finished_at_ns or 0
-    busy = Observation(saturated=((late_from + NS, late_from + 4 * NS, 0.99),))
+    # 4.5s past its bound, with the host saturated for 8s of the 9s wait.
+    busy = Observation(saturated=((late_from + NS, late_from + 9 * NS, 0.99),))
     verdict = judge_worker(records, FAST, observation=busy)
     check = verdict.checks[2]
     assert check.error
@@ -243,6 +245,16 @@ def test_a_late_restart_while_the_host_was_saturated_is_an_error_naming_the_load
     idle = judge_worker(records, FAST, observation=Observation())
     assert "too late" in idle.checks[2].reason
     assert not idle.in_error
+
+
+def test_a_busy_second_does_not_excuse_a_minute_overdue() -> None:
+    records = attempts(nominal(FAST, 4))
+    exit_ns = _last_exit(records)
+    brief = Observation(now_ns=exit_ns + 60 * NS, saturated=((exit_ns, exit_ns + NS, 0.95),))
+    verdict = judge_worker(records, FAST, observation=brief)
+    assert verdict.errors == ()
+    assert "restart 5 overdue" in verdict.problems[0]
+    assert not verdict.in_error
 
 
 def test_load_outside_the_late_span_excuses_nothing() -> None:
