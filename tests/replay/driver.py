@@ -180,6 +180,8 @@ class _Feeder:
         self._next: TraceEntry | None = next(self._pending, None)
         self._streams: dict[str, NodeStream] = {}
         self.started_ns = trace.context_entry_ns
+        # The live loop looked on until the run ended, inputs or none (a silent node).
+        self.end_ns = trace.first("ending").wall_ns
 
     def feed_until(self, wall_ns: int) -> None:
         """Everything that arrived by ``wall_ns`` (the readers' start, before the pods)."""
@@ -202,7 +204,7 @@ class _Feeder:
             if until_ns >= interrupt_ns:
                 self._move(interrupt_ns)
                 raise KeyboardInterrupt
-        if self._next is None:
+        if self._next is None and self.now_ns >= self.end_ns:
             raise ReplayError("the replayed check ran past the end of its trace")
         before = len(self.recorder.attempts())
         while self._next is not None and self._next.wall_ns <= until_ns:

@@ -211,3 +211,15 @@ def test_a_frozen_node_s_late_restart_is_never_the_kubelet_s_failure(tmp_path: P
     late = [c for c in fast.checks if c.error]
     assert late, "the restart late across the freeze is marked the node's"
     assert all(c.passed or c.error for c in fast.checks)
+
+
+def test_an_engine_stopped_mid_run_ends_it_an_error_naming_the_silent_nodes(
+    tmp_path: Path,
+) -> None:
+    trace = Trace.load("v1.35.8-engine-stopped")
+    result = replay_check(trace, tmp_path / "run")
+    assert result.status == "error", result.reason
+    assert "has not answered for 60s" in result.reason
+    assert "is the Docker engine running?" in result.reason
+    assert "the Docker engine stopped answering during the run" in result.reason
+    _assert_as_live(trace, result)
