@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import signal
 import threading
+import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -53,6 +55,9 @@ TRACES = Path(__file__).parents[1] / "data" / "traces"
 NS_PER_S = 1_000_000_000
 # What the replayed check loop waits for between two looks, as the live one does.
 _FEED_KINDS = frozenset({"event", "event-error", "err", "ended", "pod", "watch", "host"})
+# How long after its loop ended a live run still read its nodes (stopping the
+# readers, the final listing): inputs that late are fed before the verdict.
+_STOP_DRAIN_NS = 3 * NS_PER_S
 _REAL_TIME_FOR = ["kubernetes", "pydantic", "urllib3"]
 Clock = FrozenDateTimeFactory | StepTickTimeFactory | TickingDateTimeFactory
 
@@ -123,8 +128,11 @@ class Changes:
     drop: Callable[[TraceEntry], bool] | None = None
     # Inputs changed before they are fed (a pod's message rewritten).
     edit: Callable[[TraceEntry], TraceEntry] | None = None
-    # Seconds after the pods were created at which a signal interrupts the run.
-    interrupt_after_s: float | None = None
+    # Seconds after the pods were created at which this process gets ``signal``
+    # (SIGINT, or SIGTERM with the CLI's handlers installed): a real signal,
+    # delivered to the real handlers while the check loop waits.
+    signal_after_s: float | None = None
+    signal: int = signal.SIGINT
     # The ending applied instead of the recorded one.
     ending: RunEnding | None = None
     # Inputs added, fed in time order among the recorded ones (a host under load).
@@ -150,9 +158,14 @@ class _RecordedExec:
                 self._answers[key].append(entry)
 
     def __call__(self, node: str, argv: list[str]) -> str:
+        # Only what the live run had answered by now on the frozen clock (a
+        # replay interrupted early must not read the live run's last listing).
+        now_ns = time.time_ns() + _STOP_DRAIN_NS
         answers = self._answers.get((node, tuple(argv)))
-        if not answers:
-            raise HarnessError(f"replay: {node}: {' '.join(argv)} was never run in the live run")
+        while answers and len(answers) > 1 and answers[1].wall_ns <= now_ns:
+            answers.popleft()
+        if not answers or answers[0].wall_ns > now_ns:
+            raise HarnessError(f"replay: {node}: {' '.join(argv)} was not run by then live")
         entry = answers.popleft() if len(answers) > 1 else answers[0]
         if "error" in entry.fields:
             raise HarnessError(entry.fields["error"], entry.fields.get("fix", ""))
@@ -180,16 +193,18 @@ class _Feeder:
         self._next: TraceEntry | None = next(self._pending, None)
         self._streams: dict[str, NodeStream] = {}
         self.started_ns = trace.context_entry_ns
+        self.signalled = False
         # The live loop looked on until the run ended, inputs or none (a silent node).
         self.end_ns = trace.first("ending").wall_ns
 
-    def feed_until(self, wall_ns: int) -> None:
-        """Everything that arrived by ``wall_ns`` (the readers' start, before the pods)."""
+    def feed_until(self, wall_ns: int, *, move_clock: bool = True) -> None:
+        """Everything that arrived by ``wall_ns``; the clock then there, or at the last input."""
         while self._next is not None and self._next.wall_ns <= wall_ns:
             entry, self._next = self._next, next(self._pending, None)
             self._move(entry.wall_ns)
             self._feed(entry)
-        self._move(wall_ns)
+        if move_clock:
+            self._move(wall_ns)
 
     @property
     def exhausted(self) -> bool:
@@ -198,12 +213,13 @@ class _Feeder:
     def advance(self, timeout_s: float) -> None:
         """Feed everything that arrived within ``timeout_s``; stop early once the log changed."""
         until_ns = self.now_ns + int(timeout_s * NS_PER_S)
-        interrupt = self.changes.interrupt_after_s
-        if interrupt is not None:
-            interrupt_ns = self.started_ns + int(interrupt * NS_PER_S)
-            if until_ns >= interrupt_ns:
-                self._move(interrupt_ns)
-                raise KeyboardInterrupt
+        after_s = self.changes.signal_after_s
+        if after_s is not None and not self.signalled:
+            signal_ns = self.started_ns + int(after_s * NS_PER_S)
+            if until_ns >= signal_ns:
+                self._move(signal_ns)
+                self.signalled = True
+                signal.raise_signal(self.changes.signal)
         if self._next is None and self.now_ns >= self.end_ns:
             raise ReplayError("the replayed check ran past the end of its trace")
         before = len(self.recorder.attempts())
@@ -218,13 +234,6 @@ class _Feeder:
     def _move(self, wall_ns: int) -> None:
         self.now_ns = max(self.now_ns, wall_ns)
         self.clock.move_to(datetime.fromtimestamp(self.now_ns / NS_PER_S, UTC))
-
-    def feed_all(self) -> None:
-        """Whatever the live run read after its loop ended (before it stopped the readers)."""
-        while self._next is not None:
-            entry, self._next = self._next, next(self._pending, None)
-            self._move(entry.wall_ns)
-            self._feed(entry)
 
     def _feed(self, entry: TraceEntry) -> None:
         if self.changes.drop is not None and self.changes.drop(entry):
@@ -280,7 +289,7 @@ class _ReplayRecorder:
     def stop(self) -> None:
         # The live run's loop ended here; what its readers still delivered
         # before they were stopped is fed, then the final listing is taken.
-        self.feeder.feed_all()
+        self.feeder.feed_until(self.feeder.now_ns + _STOP_DRAIN_NS, move_clock=False)
         self.inner.stop()
 
     def attempts(self) -> list[AttemptRecord]:

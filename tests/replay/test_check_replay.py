@@ -9,11 +9,13 @@ verdict's rules say. See tests/replay/driver.py for how a replay runs.
 from __future__ import annotations
 
 import re
+import signal
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from harness.cli import interrupt_on_hangup_and_terminate
 from harness.model.backoff import BackoffCurve
 from harness.recording.trace import TraceEntry
 from harness.runs.check import CheckResult
@@ -77,12 +79,21 @@ def test_a_neighbour_curve_is_caught_at_its_first_wrong_restart(
     assert all(v.passed for v in others), [v.failures for v in others]
 
 
-def test_an_interrupted_check_keeps_its_attempts_and_claims_no_verdict(
-    quick: Trace, tmp_path: Path
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_mid_check_keeps_its_attempts_and_claims_no_verdict(
+    quick: Trace, tmp_path: Path, signum: int
 ) -> None:
-    result = replay_check(quick, tmp_path / "run", Changes(interrupt_after_s=20))
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    interrupt_on_hangup_and_terminate()  # as the CLI installs them
+    try:
+        result = replay_check(quick, tmp_path / "run", Changes(signal_after_s=20, signal=signum))
+    finally:
+        for restored, handler in before.items():
+            signal.signal(restored, handler)
     assert result.status == "interrupted"
-    assert sum(len(a) for a in result.attempts.values()) > 5
+    # What was measured in those 20 seconds is judged and kept, no pass or fail claimed.
+    assert 5 < sum(len(a) for a in result.attempts.values()) < 40
+    assert all(v.passed for v in result.verdicts.values())
     assert (tmp_path / "run" / "attempts.jsonl").stat().st_size > 0
 
 
