@@ -17,6 +17,7 @@ import pytest
 
 from harness.cluster.kubeletstate import KubeletChanges
 from harness.core import timeouts
+from harness.recording.hostcpu import SaturatedSpan
 from harness.recording.recorder import Recorder
 from harness.recording.records import AttemptRecord
 from harness.runs.check import CheckResult, observe
@@ -61,6 +62,9 @@ class FakeRecorder:
 
     def unobserved(self, _node: str) -> list[tuple[int, int]]:
         return []
+
+    def saturated(self) -> tuple[SaturatedSpan, ...]:
+        return ()
 
     def silent_nodes(self, longer_than: float) -> list[str]:
         assert longer_than == timeouts.NODE_SILENT

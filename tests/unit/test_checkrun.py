@@ -8,6 +8,7 @@ from typing import cast
 import pytest
 
 from harness.core import timeouts
+from harness.recording.hostcpu import SaturatedSpan
 from harness.recording.recorder import Recorder
 from harness.recording.records import AttemptRecord
 from harness.runs.check import CheckResult, decide_early, judge, take_sample
@@ -139,6 +140,9 @@ class _RecorderNow:
 
     def unobserved(self, _node: str) -> list[tuple[int, int]]:
         return []
+
+    def saturated(self) -> tuple[SaturatedSpan, ...]:
+        return ()
 
 
 def test_a_pending_level_is_dropped_once_its_restart_happened(tmp_path: Path) -> None:
