@@ -119,6 +119,10 @@ class ApiRecorder:
         del longer_than
         return []
 
+    def broken_nodes(self) -> list[str]:
+        """No node's runtime is asked directly: a broken one shows as restarts that stop."""
+        return []
+
     def kubelet_changes(self) -> KubeletChanges:
         """Not seen mid-run without node access; compared at the end (the kubelets' metrics)."""
         return KubeletChanges()

@@ -101,14 +101,21 @@ def gather_evidence(
 def stop_reason(recorder: AttemptRecorder) -> str | None:
     """Why a run must end now as an error, else None.
 
-    A node whose runtime stopped answering records nothing more; a kubelet
-    that restarted wiped its back-off state, so no later restart can be
-    judged against the old curve. Both are seen by the nodes' readers as
-    they happen, not at the end of the window.
+    A node that stopped answering, or whose container runtime did, records
+    nothing more; a kubelet that restarted wiped its back-off state, so no
+    later restart can be judged against the old curve. Both are seen by the
+    nodes' readers as they happen, not at the end of the window.
     """
     silent = recorder.silent_nodes(longer_than=timeouts.NODE_SILENT)
     if silent:
         return "; ".join(silent) + ": is the Docker engine running? (`crashloop status`)"
+    broken = recorder.broken_nodes()
+    if broken:
+        return (
+            "; ".join(broken)
+            + ": is containerd running in the node? (`docker exec <node> systemctl status "
+            "containerd`; `crashloop up` repairs or recreates the cluster)"
+        )
     restarted = recorder.kubelet_changes().restarted
     if restarted:
         return "; ".join(restarted)

@@ -286,6 +286,9 @@ class _ReplayRecorder:
     def silent_nodes(self, longer_than: float) -> list[str]:
         return self.inner.silent_nodes(longer_than)
 
+    def broken_nodes(self) -> list[str]:
+        return self.inner.broken_nodes()
+
     def kubelet_changes(self) -> Any:
         return self.inner.kubelet_changes()
 
