@@ -237,7 +237,8 @@ def observe(
         decide_early(result, time.monotonic() - started)
         if on_sample is not None:
             on_sample(result)
-        must_end = stop_reason(recorder)
+        # The check's pods are only ever deleted by its clean-up, after this loop.
+        must_end = stop_reason(recorder, result.pods)
         if must_end is not None:
             result.status, result.reason = "error", must_end
             return

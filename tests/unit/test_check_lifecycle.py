@@ -47,6 +47,8 @@ class FakeRecorder:
     silent: list[str] = field(default_factory=list)
     # (fake time, message): a node whose runtime stopped answering from then on.
     broken: list[tuple[float, str]] = field(default_factory=list)
+    # (fake time, pod name): a pod the watch saw deleted from then on.
+    deleted: list[tuple[float, str]] = field(default_factory=list)
     waits: int = 0
 
     def attempts(self) -> list[AttemptRecord]:
@@ -74,6 +76,9 @@ class FakeRecorder:
 
     def broken_nodes(self) -> list[str]:
         return [message for at, message in self.broken if at <= self.clock.now]
+
+    def deleted_pods(self) -> dict[str, str]:
+        return {name: f"t={at:.0f}" for at, name in self.deleted if at <= self.clock.now}
 
     def kubelet_changes(self) -> KubeletChanges:
         return KubeletChanges()
@@ -213,3 +218,31 @@ def test_a_broken_runtime_ends_the_run_as_an_error_whatever_was_decided(
     assert clock.now == pytest.approx(1020.0, abs=1.0), "at once, not at the window's end"
     judge(result, {"fast": 10})
     assert result.status == "error"
+
+
+def test_a_measured_pod_deleted_mid_run_is_an_error_never_a_failure(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    # Its restarts stop with it: left alone, the window would end it incomplete.
+    recorder = FakeRecorder(
+        clock, [(1000.0, attempts(ON_CURVE_TEN[:4]))], deleted=[(1010.0, "crashloop-fast")]
+    )
+    result = _result(tmp_path)
+    _watch(result, recorder)
+    assert result.status == "error"
+    assert clock.now == pytest.approx(1010.0, abs=1.0)
+    assert (
+        "pod crashloop-fast (worker fast) was deleted during the run (by someone else: the "
+        "kubelet did nothing wrong)"
+    ) in result.reason
+    judge(result, {"fast": 10})
+    assert result.status == "error"
+
+
+def test_a_pod_the_check_does_not_measure_may_come_and_go(clock: FakeClock, tmp_path: Path) -> None:
+    recorder = FakeRecorder(
+        clock, [(1030.0, attempts(ON_CURVE_TEN))], deleted=[(1000.0, "someone-elses")]
+    )
+    result = _result(tmp_path)
+    _watch(result, recorder)
+    assert result.status == "observed"

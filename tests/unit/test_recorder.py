@@ -578,3 +578,53 @@ def test_problems_that_are_not_the_runtime_failing_do_not_count(tmp_path: Path) 
         recorder.on_problem("node-1", "pulse: unexpected line 'bogus'")
         recorder.on_pulse("node-1", Tick())
     assert recorder.broken_nodes() == []
+
+
+# Pods deleted under the run -------------------------------------------------
+
+
+def _named_pod(name: str, uid: str, *, deleting: bool = False) -> client.V1Pod:
+    return client.V1Pod(
+        metadata=client.V1ObjectMeta(
+            name=name,
+            uid=uid,
+            resource_version="1",
+            deletion_timestamp=datetime(2026, 1, 1, 10, 0, 30, tzinfo=UTC) if deleting else None,
+        ),
+        spec=client.V1PodSpec(node_name="node-1", containers=[]),
+        status=client.V1PodStatus(container_statuses=[]),
+    )
+
+
+def test_a_pod_being_deleted_or_gone_is_named_with_when_it_was_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    watch = _recorder(tmp_path, FakeNode()).watch
+    for name in ("crash-fast", "crash-reduced", "crash-default"):
+        watch.on_watch_event("ADDED", _named_pod(name, f"uid-{name}"))
+    assert watch.deleted_pods() == {}
+    monkeypatch.setattr("harness.recording.podwatch._now_utc", lambda: "2026-01-01T10:00:00+00:00")
+    watch.on_watch_event("MODIFIED", _named_pod("crash-fast", "uid-crash-fast", deleting=True))
+    # Deleted with no grace period: the DELETED event may be all there is.
+    watch.on_watch_event("DELETED", _named_pod("crash-reduced", "uid-crash-reduced"))
+    # When the watch saw it, not the end of the grace period its deletion was given.
+    assert watch.deleted_pods() == {
+        "crash-fast": "2026-01-01T10:00:00+00:00",
+        "crash-reduced": "2026-01-01T10:00:00+00:00",
+    }
+
+
+def test_a_pod_replaced_under_its_name_or_missing_from_a_relist_was_deleted(
+    tmp_path: Path,
+) -> None:
+    recorder = _recorder(tmp_path, FakeNode())
+    watch = recorder.watch
+    watch.on_watch_event("ADDED", _named_pod("crash-fast", "uid-1"))
+    watch.on_watch_event("ADDED", _named_pod("crash-default", "uid-2"))
+    watch.on_watch_event("ADDED", _named_pod("crash-reduced", "uid-3"))
+    # The watch fell behind (410 Gone) and relisted: one pod came back under a
+    # new uid, another is gone; their DELETED events were never delivered.
+    watch.on_watch_event("LIST", _named_pod("crash-fast", "uid-9"))
+    watch.on_watch_event("LIST", _named_pod("crash-reduced", "uid-3"))
+    watch.on_relisted(["crash-fast", "crash-reduced"])
+    assert set(recorder.deleted_pods()) == {"crash-fast", "crash-default"}

@@ -49,6 +49,7 @@ class _Recorder:
 
     silent: list[str] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)
+    deleted: dict[str, str] = field(default_factory=dict)
 
     def silent_nodes(self, longer_than: float) -> list[str]:
         del longer_than
@@ -60,9 +61,12 @@ class _Recorder:
     def kubelet_changes(self) -> KubeletChanges:
         return KubeletChanges()
 
+    def deleted_pods(self) -> dict[str, str]:
+        return self.deleted
 
-def _stop_reason(recorder: _Recorder) -> str | None:
-    return stop_reason(cast(Recorder, recorder))
+
+def _stop_reason(recorder: _Recorder, measured: dict[str, str] | None = None) -> str | None:
+    return stop_reason(cast(Recorder, recorder), measured)
 
 
 BROKEN = "the container runtime of node w1 stopped answering: crictl ps failed: 'refused'"
@@ -80,3 +84,24 @@ def test_a_silent_node_is_named_before_a_broken_one() -> None:
     assert reason is not None
     assert reason.startswith("node w2 has not answered")
     assert "Docker engine" in reason
+
+
+def test_a_measured_pod_deleted_is_named_with_its_worker() -> None:
+    recorder = _Recorder(deleted={"crash-fast": "2026-01-01T10:00:00+00:00", "other": "x"})
+    reason = _stop_reason(recorder, {"crash-fast": "fast", "runs-5s-fast": "fast/runs-5s"})
+    assert reason is not None
+    assert reason.startswith(
+        "pod crash-fast (worker fast) was deleted during the run "
+        "(by someone else: the kubelet did nothing wrong), seen at 2026-01-01T10:00:00+00:00"
+    )
+    assert "other" not in reason
+    variant = _stop_reason(
+        _Recorder(deleted={"runs-5s-fast": "t"}), {"runs-5s-fast": "fast/runs-5s"}
+    )
+    assert variant is not None
+    assert variant.startswith("pod runs-5s-fast (worker fast) was deleted")
+
+
+def test_a_run_that_names_no_measured_pods_deletes_its_own() -> None:
+    # The scenarios delete and recreate pods on purpose.
+    assert _stop_reason(_Recorder(deleted={"crash-fast": "t"})) is None
