@@ -49,6 +49,9 @@ KIND_SCENARIO_PREFIX: Final = "scenario:"
 # The runtime's nanoseconds are far finer than anything a reader compares;
 # milliseconds are what the README and the tables show.
 _MS_DIGITS: Final = 3
+# How many of the recorder's notes a failed or errored run's reason quotes
+# (every one stays in ``recorder_notes``).
+REASON_NOTES: Final = 3
 
 
 class SummaryError(HarnessError):
@@ -229,6 +232,10 @@ class RunSummary:
     metrics: tuple[MetricSummary, ...] = ()
     # What observing the run cost (None where the recorder never ran).
     observer: ObserverCost | None = None
+    # What the recorder met on the way (a reader started again, a dropped
+    # watch): kept apart from ``reason``, which a passed run leaves free of
+    # failures. Empty in summaries written before they were kept apart.
+    recorder_notes: tuple[str, ...] = ()
     # The tolerances the verdicts used; empty in summaries written before
     # they were carried.
     bounds: tuple[JudgedBound, ...] = field(default_factory=bounds_in_force)
@@ -267,6 +274,7 @@ class RunSummary:
             "workers": [worker.to_dict() for worker in self.workers],
             "metrics": [asdict(metric) for metric in self.metrics],
             "observer": None if self.observer is None else self.observer.to_dict(),
+            "recorder_notes": list(self.recorder_notes),
             "bounds": [asdict(bound) for bound in self.bounds],
         }
 
@@ -375,6 +383,7 @@ def summarize(
     reason: str = "",
     metrics: Sequence[MetricSummary] = (),
     observer: ObserverCost | None = None,
+    recorder_notes: Sequence[str] = (),
 ) -> RunSummary:
     """The run's summary.
 
@@ -382,6 +391,8 @@ def summarize(
     ``attempts_recorded`` is keyed by worker name. An interrupted or errored
     run keeps that status whatever its verdicts say: what it measured is in
     the workers, but it did not measure everything it meant to.
+    ``recorder_notes`` are kept in the summary; only a failed or errored
+    run's reason quotes the first of them, where they may be its cause.
     """
     workers = tuple(
         summarize_worker(v, _config_for(v, configs), attempts_recorded.get(v.worker, 0))
@@ -401,6 +412,8 @@ def summarize(
     else:
         passed = all(w.passed for w in workers) and all(m.passed for m in metrics)
         status = "passed" if passed else "failed"
+    if status in ("failed", "error"):
+        reason = "; ".join(filter(None, [reason, *recorder_notes[:REASON_NOTES]]))
     return RunSummary(
         run_id=run_id,
         kind=check_kind(kind),
@@ -413,6 +426,7 @@ def summarize(
         workers=workers,
         metrics=tuple(metrics),
         observer=observer,
+        recorder_notes=tuple(recorder_notes),
     )
 
 

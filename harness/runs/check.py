@@ -331,8 +331,9 @@ def summary_of(result: CheckResult, cluster: Target) -> RunSummary:
         configs=result.rows,
         attempts_recorded={worker: len(records) for worker, records in result.attempts.items()},
         outcome=outcome_of(result.status),
-        reason="; ".join(filter(None, [result.reason, *result.recorder_errors[:3]])),
+        reason=result.reason,
         observer=result.observer,
+        recorder_notes=result.recorder_errors,
     )
 
 

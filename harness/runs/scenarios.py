@@ -320,8 +320,9 @@ def summary_of(result: ScenarioRun, cluster: Target) -> RunSummary:
         configs=[],
         attempts_recorded={},
         outcome=outcome_of(result.status),
-        reason="; ".join(filter(None, [result.reason, *result.recorder_errors[:3]])),
+        reason=result.reason,
         observer=result.observer,
+        recorder_notes=result.recorder_errors,
         metrics=[
             MetricSummary(
                 scenario=scenario,

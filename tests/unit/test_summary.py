@@ -33,6 +33,7 @@ from tests.unit.factories import (
     ROWS,
     attempts,
     check,
+    default_verdict,
     empty_verdict,
     failing_summary,
     fast_verdict,
@@ -122,6 +123,42 @@ def test_an_unfinished_run_keeps_its_status_and_measurements(outcome: str) -> No
     assert summary.reason == "SIGINT after restart 5"
     assert summary.workers[0].passed
     assert len(summary.workers[0].checks) == 5
+
+
+NOTES = (
+    "reading crashloop-worker: the node's reader ended (exit code 0); starting it again",
+    "pod watch: ProtocolError: Connection broken",
+    "reading crashloop-worker2: crictl ps failed: 'connection refused'",
+    "inspecting on crashloop-worker3: container gone",
+)
+
+
+def test_a_passed_runs_reason_carries_no_recorder_note() -> None:
+    summary = make_summary(fast_verdict(), recorder_notes=NOTES)
+    assert summary.status == "passed"
+    assert summary.reason == ""
+    assert summary.recorder_notes == NOTES
+
+
+@pytest.mark.parametrize("outcome", ["completed", "error"])
+def test_a_failed_or_errored_runs_reason_quotes_the_first_recorder_notes(outcome: str) -> None:
+    summary = make_summary(
+        fast_verdict(),
+        default_verdict(),
+        outcome=outcome,
+        reason="why it ended",
+        recorder_notes=NOTES,
+    )
+    assert summary.status in ("failed", "error")
+    assert summary.reason == "; ".join(["why it ended", *NOTES[:3]])
+    assert summary.recorder_notes == NOTES
+
+
+def test_an_interrupted_runs_reason_is_only_why_it_was_interrupted() -> None:
+    summary = make_summary(
+        fast_verdict(), outcome="interrupted", reason="SIGINT", recorder_notes=NOTES
+    )
+    assert summary.reason == "SIGINT"
 
 
 def test_a_run_that_judged_nothing_fails() -> None:
@@ -345,6 +382,16 @@ def test_the_observers_cost_round_trips_and_older_summaries_have_none(tmp_path: 
     del raw["observer"]
     (tmp_path / SUMMARY_FILE).write_text(json.dumps(raw))
     assert read_summary(tmp_path).observer is None
+
+
+def test_recorder_notes_round_trip_and_older_summaries_have_none(tmp_path: Path) -> None:
+    summary = make_summary(fast_verdict(), recorder_notes=NOTES)
+    assert read_summary(write_summary(tmp_path, summary)) == summary
+    raw = json.loads((tmp_path / SUMMARY_FILE).read_text())
+    assert raw["recorder_notes"] == list(NOTES)
+    del raw["recorder_notes"]
+    (tmp_path / SUMMARY_FILE).write_text(json.dumps(raw))
+    assert read_summary(tmp_path).recorder_notes == ()
 
 
 def test_restart_cost_is_the_decision_overshoot_plus_the_start() -> None:
