@@ -17,10 +17,12 @@ them.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Final, Literal, cast, get_args
 
 from harness.cluster.liveconfig import NodeConfigRow
@@ -36,8 +38,17 @@ SUMMARY_FILE: Final = "summary.json"
 # (``bounds`` came that way).
 SCHEMA_VERSION: Final = 1
 
-# "scenarios": a scenario run, judged by its metrics rather than a check profile.
-RunProfile = Literal["quick", "full", "scenarios"]
+# A run's profile is the name of what it ran: a check profile ("quick",
+# "full", "demo", a drill's own), or "scenarios" for a scenario run, judged by
+# its metrics rather than a check profile.
+PROFILE_SCENARIOS: Final = "scenarios"
+# The check profiles whose runs may be pooled (a matrix, a flakiness series):
+# the ones `crashloop check` runs, each judged to the end of its needs. A demo
+# watches a fixed window and a drill its own needs; their numbers are no
+# sample of the same thing.
+POOLED_PROFILES: Final = ("quick", "full")
+# How a check's run id names its profile (harness.runs.lifecycle.new_run_dir).
+_CHECK_RUN_ID: Final = re.compile(r"^\d{8}T\d{6}Z-check-(?P<profile>.+)-[0-9a-f]{4}$")
 RunStatus = Literal["passed", "failed", "interrupted", "error"]
 # How the run ended, as the caller knows it; the verdicts decide the rest.
 # "failed" is for a run that failed beyond its verdicts (a kubelet stopped).
@@ -221,7 +232,7 @@ class RunSummary:
 
     run_id: str
     kind: str
-    profile: RunProfile
+    profile: str
     started_at: str
     finished_at: str
     status: RunStatus
@@ -243,8 +254,8 @@ class RunSummary:
 
     def __post_init__(self) -> None:
         check_kind(self.kind)
-        if self.profile not in get_args(RunProfile):
-            raise ValueError(f"profile must be one of {get_args(RunProfile)}, got {self.profile!r}")
+        if not self.profile.strip():
+            raise ValueError("profile must name what the run ran, got an empty name")
         if self.status not in get_args(RunStatus):
             raise ValueError(f"status must be one of {get_args(RunStatus)}, got {self.status!r}")
 
@@ -280,6 +291,37 @@ class RunSummary:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2) + "\n"
+
+
+def check_profile_of(summary: RunSummary) -> str:
+    """The profile a run ran, as its summary names it or, where that cannot be right, its run id.
+
+    Summaries written before they carried every profile's own name read
+    "quick" for any check that was not "full" (a demo, a drill); the run id
+    of a check (``<time>-check-<profile>-<hex>``) names the profile it ran.
+    """
+    if summary.kind == KIND_CONFORMANCE and summary.profile in POOLED_PROFILES:
+        named = _CHECK_RUN_ID.match(summary.run_id)
+        if named is not None:
+            return named["profile"]
+    return summary.profile
+
+
+def require_pooled_check(summary: RunSummary, run_dir: Path) -> None:
+    """HarnessError unless ``summary`` is a quick or full check, which may be pooled with others."""
+    profile = check_profile_of(summary)
+    if summary.kind == KIND_CONFORMANCE and profile in POOLED_PROFILES:
+        return
+    what = (
+        f"a check with profile {profile}"
+        if summary.kind == KIND_CONFORMANCE
+        else f"a {summary.kind} run (profile {profile})"
+    )
+    raise HarnessError(
+        f"{run_dir}: run {summary.run_id} is {what}, not a quick or full check",
+        f"only {' and '.join(POOLED_PROFILES)} check runs (`crashloop check --profile "
+        f"{'|'.join(POOLED_PROFILES)}`) can be pooled; leave this run out",
+    )
 
 
 def outcome_of(status: str) -> RunOutcome:
@@ -372,7 +414,7 @@ def summarize(
     *,
     run_id: str,
     kind: str,
-    profile: RunProfile,
+    profile: str,
     started_at: datetime,
     finished_at: datetime,
     cluster: ClusterInfo,

@@ -19,7 +19,6 @@ from harness.outputs.summary import (
     JudgedBound,
     LiveConfig,
     MetricSummary,
-    RunProfile,
     RunStatus,
     RunSummary,
     SummaryError,
@@ -69,8 +68,8 @@ def _run_from(obj: _Obj) -> RunSummary:
     return RunSummary(
         run_id=obj.string("run_id"),
         kind=obj.string("kind"),
-        # RunSummary.__post_init__ checks both against their Literals.
-        profile=cast(RunProfile, obj.string("profile")),
+        # RunSummary.__post_init__ checks the status against its Literal.
+        profile=obj.string("profile"),
         started_at=obj.string("started_at"),
         finished_at=obj.string("finished_at"),
         status=cast(RunStatus, obj.string("status")),

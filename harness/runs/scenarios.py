@@ -34,6 +34,7 @@ from harness.model.backoff import BackoffCurve
 from harness.outputs.junit import write_junit
 from harness.outputs.summary import (
     KIND_SCENARIO_PREFIX,
+    PROFILE_SCENARIOS,
     MetricSummary,
     RunSummary,
     outcome_of,
@@ -312,7 +313,7 @@ def summary_of(result: ScenarioRun, cluster: Target) -> RunSummary:
     return summarize(
         run_id=result.run_id,
         kind=f"{KIND_SCENARIO_PREFIX}{'+'.join(result.scenarios)}",
-        profile="scenarios",
+        profile=PROFILE_SCENARIOS,
         started_at=result.started_at,
         finished_at=result.finished_at or datetime.now(UTC),
         cluster=cluster_info(cluster, result.rows),

@@ -13,7 +13,7 @@ from harness.recording.hostcpu import SaturatedSpan
 from harness.recording.recorder import Recorder
 from harness.recording.records import AttemptRecord
 from harness.runs.check import CheckResult, decide_early, judge, summary_of, take_sample
-from harness.runs.checkprofiles import CHECK_PROFILES
+from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile
 from tests.unit.factories import FAST, NS, attempts
 
 
@@ -217,3 +217,11 @@ def test_a_failed_check_names_the_recorders_first_notes_in_its_reason(tmp_path: 
     summary = summary_of(result, CLUSTER)
     assert summary.status == "failed"
     assert summary.reason.endswith(READER_ENDED)
+
+
+@pytest.mark.parametrize("name", ["quick", "full", "demo", "mutation", "drill"])
+def test_a_checks_summary_names_the_profile_it_ran(name: str, tmp_path: Path) -> None:
+    result = _result("observed", ON_CURVE, tmp_path)
+    result.profile = CheckProfile(name, 60.0, CHECK_PROFILES["quick"].rule)
+    judge(result, SEEN)
+    assert summary_of(result, CLUSTER).profile == name
