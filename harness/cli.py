@@ -223,6 +223,13 @@ def _run_and_report_check(
     if summary.observer is not None:
         out.print(summary.observer.headline(), soft_wrap=True)
     out.print(f"{summary.status.upper()}: {summary.reason or 'every worker on its curve'}")
+    if summary.passed and summary.recorder_notes:
+        # A pass's reason carries no failure; what the recorder met is still worth a look.
+        out.print(
+            f"recorder notes: {len(summary.recorder_notes)} (summary.json recorder_notes), "
+            f"the first: {summary.recorder_notes[0]}",
+            soft_wrap=True,
+        )
     if not summary.passed:
         out.print(Text(explain(summary), style="bold red"))
     return result, summary

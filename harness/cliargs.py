@@ -252,7 +252,8 @@ def _add_flakiness(
         dest="runs_from",
         nargs="+",
         metavar="RUN_DIR",
-        help="run nothing: aggregate the summaries of these finished check runs",
+        help="run nothing: aggregate the summaries of these finished quick or full check runs "
+        "(a demo, a drill or a scenario run is refused)",
     )
 
 
@@ -342,8 +343,9 @@ def _add_matrix(commands: _Commands[argparse.ArgumentParser]) -> None:
         dest="runs_from",
         nargs="+",
         metavar="DIR",
-        help="run nothing: line up the check runs found under these directories (one job's "
-        "runs/ per release, as the nightly workflow downloads them)",
+        help="run nothing: line up the quick or full check runs found under these directories "
+        "(one job's runs/ per release, as the nightly workflow downloads them; scenario runs "
+        "are passed over, a check of another profile refused)",
     )
     matrix.add_argument(
         "--markdown",

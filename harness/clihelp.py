@@ -150,7 +150,7 @@ DESCRIPTIONS: Final[dict[str, tuple[str, str]]] = {
     "matrix": (
         "The check on each pinned Kubernetes release in turn, each on a cluster of its own; "
         "matrix.json, a table, a plot and the behaviour changes between neighbouring releases. "
-        "With --from, line up check runs already made.",
+        "With --from, line up quick or full check runs already made.",
         MEASURING_CODES,
     ),
     "demo": (

@@ -17,10 +17,12 @@ them.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Final, Literal, cast, get_args
 
 from harness.cluster.liveconfig import NodeConfigRow
@@ -36,8 +38,17 @@ SUMMARY_FILE: Final = "summary.json"
 # (``bounds`` came that way).
 SCHEMA_VERSION: Final = 1
 
-# "scenarios": a scenario run, judged by its metrics rather than a check profile.
-RunProfile = Literal["quick", "full", "scenarios"]
+# A run's profile is the name of what it ran: a check profile ("quick",
+# "full", "demo", a drill's own), or "scenarios" for a scenario run, judged by
+# its metrics rather than a check profile.
+PROFILE_SCENARIOS: Final = "scenarios"
+# The check profiles whose runs may be pooled (a matrix, a flakiness series):
+# the ones `crashloop check` runs, each judged to the end of its needs. A demo
+# watches a fixed window and a drill its own needs; their numbers are no
+# sample of the same thing.
+POOLED_PROFILES: Final = ("quick", "full")
+# How a check's run id names its profile (harness.runs.lifecycle.new_run_dir).
+_CHECK_RUN_ID: Final = re.compile(r"^\d{8}T\d{6}Z-check-(?P<profile>.+)-[0-9a-f]{4}$")
 RunStatus = Literal["passed", "failed", "interrupted", "error"]
 # How the run ended, as the caller knows it; the verdicts decide the rest.
 # "failed" is for a run that failed beyond its verdicts (a kubelet stopped).
@@ -49,6 +60,9 @@ KIND_SCENARIO_PREFIX: Final = "scenario:"
 # The runtime's nanoseconds are far finer than anything a reader compares;
 # milliseconds are what the README and the tables show.
 _MS_DIGITS: Final = 3
+# How many of the recorder's notes a failed or errored run's reason quotes
+# (every one stays in ``recorder_notes``).
+REASON_NOTES: Final = 3
 
 
 class SummaryError(HarnessError):
@@ -218,7 +232,7 @@ class RunSummary:
 
     run_id: str
     kind: str
-    profile: RunProfile
+    profile: str
     started_at: str
     finished_at: str
     status: RunStatus
@@ -229,6 +243,10 @@ class RunSummary:
     metrics: tuple[MetricSummary, ...] = ()
     # What observing the run cost (None where the recorder never ran).
     observer: ObserverCost | None = None
+    # What the recorder met on the way (a reader started again, a dropped
+    # watch): kept apart from ``reason``, which a passed run leaves free of
+    # failures. Empty in summaries written before they were kept apart.
+    recorder_notes: tuple[str, ...] = ()
     # The tolerances the verdicts used; empty in summaries written before
     # they were carried.
     bounds: tuple[JudgedBound, ...] = field(default_factory=bounds_in_force)
@@ -236,8 +254,8 @@ class RunSummary:
 
     def __post_init__(self) -> None:
         check_kind(self.kind)
-        if self.profile not in get_args(RunProfile):
-            raise ValueError(f"profile must be one of {get_args(RunProfile)}, got {self.profile!r}")
+        if not self.profile.strip():
+            raise ValueError("profile must name what the run ran, got an empty name")
         if self.status not in get_args(RunStatus):
             raise ValueError(f"status must be one of {get_args(RunStatus)}, got {self.status!r}")
 
@@ -267,11 +285,43 @@ class RunSummary:
             "workers": [worker.to_dict() for worker in self.workers],
             "metrics": [asdict(metric) for metric in self.metrics],
             "observer": None if self.observer is None else self.observer.to_dict(),
+            "recorder_notes": list(self.recorder_notes),
             "bounds": [asdict(bound) for bound in self.bounds],
         }
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2) + "\n"
+
+
+def check_profile_of(summary: RunSummary) -> str:
+    """The profile a run ran, as its summary names it or, where that cannot be right, its run id.
+
+    Summaries written before they carried every profile's own name read
+    "quick" for any check that was not "full" (a demo, a drill); the run id
+    of a check (``<time>-check-<profile>-<hex>``) names the profile it ran.
+    """
+    if summary.kind == KIND_CONFORMANCE and summary.profile in POOLED_PROFILES:
+        named = _CHECK_RUN_ID.match(summary.run_id)
+        if named is not None:
+            return named["profile"]
+    return summary.profile
+
+
+def require_pooled_check(summary: RunSummary, run_dir: Path) -> None:
+    """HarnessError unless ``summary`` is a quick or full check, which may be pooled with others."""
+    profile = check_profile_of(summary)
+    if summary.kind == KIND_CONFORMANCE and profile in POOLED_PROFILES:
+        return
+    what = (
+        f"a check with profile {profile}"
+        if summary.kind == KIND_CONFORMANCE
+        else f"a {summary.kind} run (profile {profile})"
+    )
+    raise HarnessError(
+        f"{run_dir}: run {summary.run_id} is {what}, not a quick or full check",
+        f"only {' and '.join(POOLED_PROFILES)} check runs (`crashloop check --profile "
+        f"{'|'.join(POOLED_PROFILES)}`) can be pooled; leave this run out",
+    )
 
 
 def outcome_of(status: str) -> RunOutcome:
@@ -364,7 +414,7 @@ def summarize(
     *,
     run_id: str,
     kind: str,
-    profile: RunProfile,
+    profile: str,
     started_at: datetime,
     finished_at: datetime,
     cluster: ClusterInfo,
@@ -375,6 +425,7 @@ def summarize(
     reason: str = "",
     metrics: Sequence[MetricSummary] = (),
     observer: ObserverCost | None = None,
+    recorder_notes: Sequence[str] = (),
 ) -> RunSummary:
     """The run's summary.
 
@@ -382,6 +433,8 @@ def summarize(
     ``attempts_recorded`` is keyed by worker name. An interrupted or errored
     run keeps that status whatever its verdicts say: what it measured is in
     the workers, but it did not measure everything it meant to.
+    ``recorder_notes`` are kept in the summary; only a failed or errored
+    run's reason quotes the first of them, where they may be its cause.
     """
     workers = tuple(
         summarize_worker(v, _config_for(v, configs), attempts_recorded.get(v.worker, 0))
@@ -401,6 +454,8 @@ def summarize(
     else:
         passed = all(w.passed for w in workers) and all(m.passed for m in metrics)
         status = "passed" if passed else "failed"
+    if status in ("failed", "error"):
+        reason = "; ".join(filter(None, [reason, *recorder_notes[:REASON_NOTES]]))
     return RunSummary(
         run_id=run_id,
         kind=check_kind(kind),
@@ -413,6 +468,7 @@ def summarize(
         workers=workers,
         metrics=tuple(metrics),
         observer=observer,
+        recorder_notes=tuple(recorder_notes),
     )
 
 

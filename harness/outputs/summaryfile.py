@@ -19,7 +19,6 @@ from harness.outputs.summary import (
     JudgedBound,
     LiveConfig,
     MetricSummary,
-    RunProfile,
     RunStatus,
     RunSummary,
     SummaryError,
@@ -69,8 +68,8 @@ def _run_from(obj: _Obj) -> RunSummary:
     return RunSummary(
         run_id=obj.string("run_id"),
         kind=obj.string("kind"),
-        # RunSummary.__post_init__ checks both against their Literals.
-        profile=cast(RunProfile, obj.string("profile")),
+        # RunSummary.__post_init__ checks the status against its Literal.
+        profile=obj.string("profile"),
         started_at=obj.string("started_at"),
         finished_at=obj.string("finished_at"),
         status=cast(RunStatus, obj.string("status")),
@@ -85,6 +84,9 @@ def _run_from(obj: _Obj) -> RunSummary:
         metrics=tuple(_metric_from(m) for m in obj.objs("metrics")) if obj.has("metrics") else (),
         # Absent from summaries written before the observer measured itself.
         observer=_observer_from(found) if (found := _opt_new_obj(obj, "observer")) else None,
+        # Absent from summaries written before the recorder's notes were kept
+        # apart (they read in the reason then).
+        recorder_notes=obj.strings("recorder_notes") if obj.has("recorder_notes") else (),
         # Absent from summaries written before the table of bounds was carried.
         bounds=tuple(_bound_from(b) for b in obj.objs("bounds")) if obj.has("bounds") else (),
         schema_version=version,

@@ -120,6 +120,14 @@ class ApiRecorder:
         del longer_than
         return []
 
+    def broken_nodes(self) -> list[str]:
+        """No node's runtime is asked directly: a broken one shows as restarts that stop."""
+        return []
+
+    def deleted_pods(self) -> dict[str, str]:
+        """Pod name -> when (UTC, ISO 8601) the pod watch saw it deleted, evicted or replaced."""
+        return self.watch.deleted_pods()
+
     def kubelet_changes(self) -> KubeletChanges:
         """Not seen mid-run without node access; compared at the end (the kubelets' metrics)."""
         return KubeletChanges()

@@ -104,6 +104,14 @@ class Tick:
 PulseLine = Tick | Listing | KubeletProcess
 
 
+class ListingFailedError(CriFormatError):
+    """A listing line without the run's containers: crictl printed its own error instead.
+
+    The runtime did not answer the listing (containerd stopped, its socket
+    gone); the recorder counts these apart from a malformed line.
+    """
+
+
 def parse_pulse_line(line: str) -> PulseLine:
     """One stderr line of :data:`NODE_PROGRAM`; CriFormatError or ValueError for anything else."""
     word, _, rest = line.strip().partition(" ")
@@ -113,7 +121,14 @@ def parse_pulse_line(line: str) -> PulseLine:
         stamp, _, listing = rest.partition(" ")
         if not stamp.isdigit():
             raise CriFormatError(f"pulse: a listing without its node time: {line.strip()!r:.200}")
-        return Listing(int(stamp), tuple(parse_ps(listing)))
+        try:
+            containers = parse_ps(listing)
+        except CriFormatError as error:
+            # The listing runs `crictl ps ... 2>&1`: what it printed is the runtime's own error.
+            raise ListingFailedError(
+                f"crictl ps failed: {listing.strip()!r:.300} ({error})"
+            ) from error
+        return Listing(int(stamp), tuple(containers))
     if word == "kubelet":
         return parse_systemctl_show("\n".join(rest.split()))
     raise CriFormatError(f"pulse: unexpected line {line.strip()!r:.200}")
@@ -126,7 +141,13 @@ class StreamHandler(Protocol):
 
     def on_pulse(self, node: str, pulse: PulseLine) -> None: ...
 
-    def on_problem(self, node: str, message: str) -> None: ...
+    def on_problem(self, node: str, message: str, *, unanswered: bool = False) -> None:
+        """A problem reading ``node``; ``unanswered``: its runtime did not answer.
+
+        That is, the event subscription ended or a listing failed, as when
+        containerd stopped inside the node while the node itself runs on.
+        """
+        ...
 
 
 Spawn = Callable[[Sequence[str]], "subprocess.Popen[str]"]
@@ -222,7 +243,9 @@ class NodeStream:
         self.tap.write("ended", node=self.node, code=code, restarting=restarting)
         if restarting:
             self.handler.on_problem(
-                self.node, f"the node's reader ended (exit code {code}); starting it again"
+                self.node,
+                f"the node's reader ended (exit code {code}); starting it again",
+                unanswered=True,
             )
 
     def _read_events(self, stream: IO[str] | None) -> None:
@@ -268,6 +291,8 @@ class NodeStream:
         self.tap.write("err", node=self.node, line=line)
         try:
             self.handler.on_pulse(self.node, parse_pulse_line(line))
+        except ListingFailedError as error:
+            self.handler.on_problem(self.node, str(error), unanswered=True)
         except ValueError as error:  # CriFormatError included
             self.handler.on_problem(self.node, str(error))
 

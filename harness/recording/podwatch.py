@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Final, Protocol
 
 from kubernetes import client, watch
@@ -90,6 +91,12 @@ class PodWatch:
         # UIDs of pods being deleted whose containers have all stopped (the
         # kubelet posted their ends), or that are gone: nothing more to note.
         self.ended_pods: set[str] = set()
+        # Pod name -> when (UTC, ISO 8601) it was seen deleted, evicted (the
+        # eviction API deletes) or replaced by a pod of the same name; and the
+        # uid each name last had. Read from the run's thread.
+        self._deleted: dict[str, str] = {}
+        self._uids: dict[str, str] = {}
+        self._deleted_lock = threading.Lock()
         self._note = note
         self._problem = problem
         self._stop = stop
@@ -108,6 +115,7 @@ class PodWatch:
                     )
                     for pod in listed.items:
                         self.on_watch_event("LIST", pod)
+                    self.on_relisted([pod.metadata.name for pod in listed.items])
                     resource_version = listed.metadata.resource_version
                     self.relists += 1
                     self.requests += 1
@@ -156,6 +164,41 @@ class PodWatch:
         self.observe_pod(pod)
         if event_type == "DELETED":
             self.ended_pods.add(pod.metadata.uid)
+        self._note_deletion(event_type, pod)
+
+    def on_relisted(self, names: Iterable[str]) -> None:
+        """A relist shows every pod still there: one known before and missing was deleted.
+
+        Its DELETED event fell in the gap the relist covers (a watch too far
+        behind, 410 Gone).
+        """
+        listed = set(names)
+        self.tap.write("watch", relisted=sorted(listed))
+        with self._deleted_lock:
+            for name in self._uids.keys() - listed:
+                self._deleted.setdefault(name, _now_utc())
+
+    def deleted_pods(self) -> dict[str, str]:
+        """Pod name -> when it was seen deleted, evicted or replaced (UTC, ISO 8601)."""
+        with self._deleted_lock:
+            return dict(self._deleted)
+
+    def _note_deletion(self, event_type: str, pod: Any) -> None:
+        """Remember a pod being deleted or gone, or replaced by another of its name.
+
+        Stamped when the watch saw it: a graceful deletion's deletionTimestamp
+        is the end of its grace period, not the moment of the deletion.
+        """
+        name, uid = pod.metadata.name, pod.metadata.uid
+        # A deletion with no grace period may come as DELETED alone, without a deletionTimestamp.
+        deleting = event_type == "DELETED" or pod.metadata.deletion_timestamp is not None
+        with self._deleted_lock:
+            # The same name with a new uid: the pod seen before was deleted and
+            # another created in its place (a missed DELETED event).
+            replaced = self._uids.get(name, uid) != uid
+            self._uids[name] = uid
+            if deleting or replaced:
+                self._deleted.setdefault(name, _now_utc())
 
     def observe_pod(self, pod: Any) -> None:
         """Note what one pod's container statuses say about each attempt."""
@@ -207,6 +250,10 @@ class PodWatch:
                     # started: a deletion can only end the current one.
                     ended=_ended(pod, last, current=False),
                 )
+
+
+def _now_utc() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _serialised(pod: Any) -> dict[str, Any]:

@@ -84,6 +84,14 @@ UNOBSERVED_GAP: Final = BOUNDS["unobserved_gap"].as_seconds()
 # A listing that shows a container the events have not delivered yet waits
 # this long for the event before the container is inspected directly.
 EVENT_GRACE: Final = 1.0
+# A node whose runtime failed this many times in a row (its event subscription
+# ended, a listing came back as crictl's error) with no complete listing
+# between, while the node itself kept answering, is broken: containerd stopped
+# inside it. Its reader would start again forever and its pulse keep the node
+# from ever looking silent. One dropped subscription recovers with one
+# reconnect and a good listing (a single failure); a third failure in a row
+# leaves no doubt, a few seconds after the runtime stopped.
+BROKEN_AFTER: Final = 3
 
 
 @dataclass
@@ -120,6 +128,8 @@ class AttemptRecorder(Protocol):
     def stop(self) -> None: ...
     def attempts(self) -> list[AttemptRecord]: ...
     def silent_nodes(self, longer_than: float) -> list[str]: ...
+    def broken_nodes(self) -> list[str]: ...
+    def deleted_pods(self) -> dict[str, str]: ...
     def kubelet_changes(self) -> KubeletChanges: ...
     def listed_at_ns(self, node: str) -> int | None: ...
     def unobserved(self, node: str) -> list[tuple[int, int]]: ...
@@ -170,6 +180,11 @@ class Recorder:
         # Per node: when it last spoke (monotonic), and how it last failed.
         self._answered_at = dict.fromkeys(self.node_workers, time.monotonic())
         self._last_failure: dict[str, str] = {}
+        # Per node: how often its runtime failed since its last complete listing,
+        # the latest failure, and whether the node itself answered meanwhile.
+        self._runtime_failures: dict[str, int] = {}
+        self._runtime_failure: dict[str, str] = {}
+        self._answered_while_failing: set[str] = set()
         # Per node: node clock minus host clock, and the node-clock time of its
         # last complete listing (taken just before the listing was asked for).
         self._clock_offset_ns: dict[str, int] = {}
@@ -294,6 +309,26 @@ class Recorder:
                 if now - answered > longer_than
             ]
 
+    def broken_nodes(self) -> list[str]:
+        """Nodes whose container runtime stopped answering, with its last failure.
+
+        Broken: BROKEN_AFTER failures of the runtime in a row, and the node
+        itself heard meanwhile. A node that answers nothing at all (its
+        container stopped, the Docker engine gone) is silent instead, and
+        :meth:`silent_nodes` names that cause.
+        """
+        with self._lock:
+            return [
+                f"the container runtime of node {node} stopped answering: "
+                f"{self._runtime_failure[node]}"
+                for node, failures in self._runtime_failures.items()
+                if failures >= BROKEN_AFTER and node in self._answered_while_failing
+            ]
+
+    def deleted_pods(self) -> dict[str, str]:
+        """Pod name -> when (UTC, ISO 8601) the pod watch saw it deleted, evicted or replaced."""
+        return self.watch.deleted_pods()
+
     def kubelet_changes(self) -> KubeletChanges:
         """What happened to each node's kubelet between its first and latest pulse."""
         with self._lock:
@@ -376,10 +411,13 @@ class Recorder:
             return
         self._check_listing(node, pulse)
 
-    def on_problem(self, node: str, message: str) -> None:
+    def on_problem(self, node: str, message: str, *, unanswered: bool = False) -> None:
         self.errors.add(f"reading {node}: {message}")
         with self._lock:
             self._last_failure[node] = message
+            if unanswered:
+                self._runtime_failures[node] = self._runtime_failures.get(node, 0) + 1
+                self._runtime_failure[node] = message
 
     def _check_listing(self, node: str, listing: Listing) -> None:
         """Count the listing once every container it shows is recorded.
@@ -442,9 +480,15 @@ class Recorder:
             self._answered_at[node] = now
             self._heard_ns[node] = now_ns
             self._last_failure.pop(node, None)
+            if self._runtime_failures.get(node):
+                self._answered_while_failing.add(node)
 
     def _set_listed(self, node: str, listed_ns: int) -> None:
         with self._changed:
+            # A complete listing: the runtime answers, whatever failed before.
+            self._runtime_failures.pop(node, None)
+            self._runtime_failure.pop(node, None)
+            self._answered_while_failing.discard(node)
             if listed_ns > self._listed_at_ns.get(node, 0):
                 self._listed_at_ns[node] = listed_ns
                 self._changed.notify_all()

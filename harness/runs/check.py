@@ -237,7 +237,8 @@ def observe(
         decide_early(result, time.monotonic() - started)
         if on_sample is not None:
             on_sample(result)
-        must_end = stop_reason(recorder)
+        # The check's pods are only ever deleted by its clean-up, after this loop.
+        must_end = stop_reason(recorder, result.pods)
         if must_end is not None:
             result.status, result.reason = "error", must_end
             return
@@ -322,7 +323,8 @@ def summary_of(result: CheckResult, cluster: Target) -> RunSummary:
     return summarize(
         run_id=result.run_id,
         kind="conformance",
-        profile="full" if result.profile.name == "full" else "quick",
+        # Its own name: a demo or a drill is no quick check (see POOLED_PROFILES).
+        profile=result.profile.name,
         started_at=result.started_at,
         finished_at=result.finished_at or datetime.now(UTC),
         cluster=cluster_info(cluster, result.rows),
@@ -330,8 +332,9 @@ def summary_of(result: CheckResult, cluster: Target) -> RunSummary:
         configs=result.rows,
         attempts_recorded={worker: len(records) for worker, records in result.attempts.items()},
         outcome=outcome_of(result.status),
-        reason="; ".join(filter(None, [result.reason, *result.recorder_errors[:3]])),
+        reason=result.reason,
         observer=result.observer,
+        recorder_notes=result.recorder_errors,
     )
 
 

@@ -98,21 +98,48 @@ def gather_evidence(
         export_kind_logs(cluster.kind_bin, cluster.name, evidence / "kind-logs")
 
 
-def stop_reason(recorder: AttemptRecorder) -> str | None:
+def stop_reason(
+    recorder: AttemptRecorder, measured_pods: Mapping[str, str] | None = None
+) -> str | None:
     """Why a run must end now as an error, else None.
 
-    A node whose runtime stopped answering records nothing more; a kubelet
-    that restarted wiped its back-off state, so no later restart can be
-    judged against the old curve. Both are seen by the nodes' readers as
-    they happen, not at the end of the window.
+    A node that stopped answering, or whose container runtime did, records
+    nothing more; a kubelet that restarted wiped its back-off state, so no
+    later restart can be judged against the old curve. Both are seen by the
+    nodes' readers as they happen, not at the end of the window.
+
+    ``measured_pods`` (pod name -> subject, "<worker>" or "<worker>/<variant>")
+    are pods the run judges and never deletes before its observation ends:
+    one deleted, evicted or replaced meanwhile was ended by someone else, and
+    the restarts it no longer shows are nobody's failure. Runs that delete
+    their own pods on purpose (the scenarios) leave it out.
     """
     silent = recorder.silent_nodes(longer_than=timeouts.NODE_SILENT)
     if silent:
         return "; ".join(silent) + ": is the Docker engine running? (`crashloop status`)"
+    broken = recorder.broken_nodes()
+    if broken:
+        return (
+            "; ".join(broken)
+            + ": is containerd running in the node? (`docker exec <node> systemctl status "
+            "containerd`; `crashloop up` repairs or recreates the cluster)"
+        )
     restarted = recorder.kubelet_changes().restarted
     if restarted:
         return "; ".join(restarted)
+    deleted = deleted_during_run(recorder.deleted_pods(), measured_pods or {})
+    if deleted:
+        return "; ".join(deleted) + ": run it again, and leave its pods alone until it ends"
     return None
+
+
+def deleted_during_run(deleted: Mapping[str, str], measured_pods: Mapping[str, str]) -> list[str]:
+    """One message per measured pod the run saw deleted, evicted or replaced, by name."""
+    return [
+        f"pod {name} (worker {measured_pods[name].split('/')[0]}) was deleted during the run "
+        f"(by someone else: the kubelet did nothing wrong), seen at {deleted[name]}"
+        for name in sorted(deleted.keys() & measured_pods.keys())
+    ]
 
 
 def engine_gone_reason() -> str | None:

@@ -17,7 +17,12 @@ from harness.core.errors import HarnessError, first_line
 from harness.core.pins import DEFAULT_KUBERNETES, KubernetesPin
 from harness.outputs.matrix import Matrix, MatrixEntry, entry_of, matrix_of_runs, write_matrix
 from harness.outputs.plots import plot_matrix
-from harness.outputs.summary import KIND_CONFORMANCE, SUMMARY_FILE, RunSummary
+from harness.outputs.summary import (
+    KIND_CONFORMANCE,
+    SUMMARY_FILE,
+    RunSummary,
+    require_pooled_check,
+)
 from harness.outputs.summaryfile import read_summary
 from harness.profiles import load_cluster_spec
 from harness.runs.check import run_check
@@ -67,7 +72,9 @@ def run_matrix(
 def matrix_from_runs(directories: Sequence[Path]) -> tuple[Matrix, Path]:
     """A matrix of the check runs found under ``directories`` (run nothing); written as above.
 
-    Scenario runs are passed over: only a check judges a kubelet's curve.
+    Scenario runs are passed over: only a check judges a kubelet's curve. A
+    check of another profile than quick or full (a demo, a drill) is refused
+    by name: lined up beside the others it would pass for one of them.
     """
     runs: list[tuple[RunSummary, Path]] = []
     for directory in directories:
@@ -78,6 +85,7 @@ def matrix_from_runs(directories: Sequence[Path]) -> tuple[Matrix, Path]:
         for path in sorted(directory.rglob(SUMMARY_FILE)):
             summary = read_summary(path)
             if summary.kind == KIND_CONFORMANCE:
+                require_pooled_check(summary, path.parent)
                 runs.append((summary, path.parent))
     if not runs:
         raise HarnessError(

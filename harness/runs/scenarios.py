@@ -34,6 +34,7 @@ from harness.model.backoff import BackoffCurve, curve_fields
 from harness.outputs.junit import write_junit
 from harness.outputs.summary import (
     KIND_SCENARIO_PREFIX,
+    PROFILE_SCENARIOS,
     MetricSummary,
     RunSummary,
     outcome_of,
@@ -322,7 +323,7 @@ def summary_of(result: ScenarioRun, cluster: Target) -> RunSummary:
     return summarize(
         run_id=result.run_id,
         kind=f"{KIND_SCENARIO_PREFIX}{'+'.join(result.scenarios)}",
-        profile="scenarios",
+        profile=PROFILE_SCENARIOS,
         started_at=result.started_at,
         finished_at=result.finished_at or datetime.now(UTC),
         cluster=cluster_info(cluster, result.rows),
@@ -330,8 +331,9 @@ def summary_of(result: ScenarioRun, cluster: Target) -> RunSummary:
         configs=[],
         attempts_recorded={},
         outcome=outcome_of(result.status),
-        reason="; ".join(filter(None, [result.reason, *result.recorder_errors[:3]])),
+        reason=result.reason,
         observer=result.observer,
+        recorder_notes=result.recorder_errors,
         metrics=[
             MetricSummary(
                 scenario=scenario,

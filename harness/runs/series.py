@@ -14,7 +14,7 @@ import urllib3
 from kubernetes.client import ApiException
 
 from harness.core.errors import HarnessError, first_line
-from harness.outputs.summary import SUMMARY_FILE, RunSummary
+from harness.outputs.summary import SUMMARY_FILE, RunSummary, require_pooled_check
 from harness.outputs.summaryfile import read_summary
 from harness.runs.check import CheckResult
 
@@ -31,7 +31,11 @@ class Series:
 
 
 def summaries_in(run_dirs: Sequence[Path]) -> Series:
-    """A series of checks already run, from their run directories."""
+    """A series of checks already run, from their run directories: quick or full checks only.
+
+    A scenario run, a demo or a drill measured something else; pooled with
+    the checks it would pass for one of them.
+    """
     summaries = []
     for run_dir in run_dirs:
         path = run_dir / SUMMARY_FILE
@@ -40,7 +44,9 @@ def summaries_in(run_dirs: Sequence[Path]) -> Series:
                 f"{run_dir} holds no {SUMMARY_FILE}: name the run directories of finished checks "
                 "(runs/<id>-check-<profile>-<hex>)"
             )
-        summaries.append(read_summary(path))
+        summary = read_summary(path)
+        require_pooled_check(summary, run_dir)
+        summaries.append(summary)
     return Series(summaries)
 
 

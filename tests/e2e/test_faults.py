@@ -11,6 +11,10 @@
   a relay in front of the API server): the watch resumes from its
   resourceVersion, the kubelet's reported back-off keeps arriving, and no
   attempt is lost.
+- containerd stopped inside a worker's node while the node runs on: the run
+  ends as an error naming the node's runtime, never as a pass.
+- A measured pod deleted by someone else mid-check: an error naming the pod,
+  never the kubelet's failure.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from kubernetes import client
 
 from harness.cluster.lifecycle import Cluster
 from harness.core.proc import run
@@ -104,6 +109,43 @@ def test_a_frozen_node_is_an_error_not_the_kubelets_failure(crashloop_cluster: C
     fast = result.verdicts["fast"]
     assert fast.in_error, fast.failures
     assert any(check.error for check in fast.checks) or fast.errors
+
+
+def test_a_stopped_container_runtime_is_an_error_never_a_pass(crashloop_cluster: Cluster) -> None:
+    node = f"{crashloop_cluster.name}-worker"
+
+    def stop_containerd() -> None:
+        run(["docker", "exec", node, "systemctl", "stop", "containerd"], timeout=60)
+
+    try:
+        result = _observe_with(crashloop_cluster, 3, stop_containerd)
+    finally:
+        run(["docker", "exec", node, "systemctl", "start", "containerd"], timeout=60)
+    assert result.status == "error", result.reason
+    assert f"the container runtime of node {node} stopped answering" in result.reason
+
+
+def test_a_pod_deleted_mid_run_is_an_error_not_the_kubelets_failure(
+    crashloop_cluster: Cluster,
+) -> None:
+    core = client.CoreV1Api(crashloop_cluster.api())
+    deleted: list[str] = []
+
+    def delete_the_fast_pod(result: CheckResult) -> None:
+        fast = result.attempts.get("fast", [])
+        if not deleted and len(fast) > 3:
+            deleted.append(fast[-1].pod)
+            core.delete_namespaced_pod(fast[-1].pod, fast[-1].namespace)
+
+    result = run_check(
+        crashloop_cluster,
+        FAST_ONLY,
+        lambda m: print(f"[drill] {m}"),
+        on_sample=delete_the_fast_pod,
+    )
+    assert deleted, "the pod was never deleted"
+    assert result.status == "error", result.reason
+    assert f"pod {deleted[0]} (worker fast) was deleted during the run" in result.reason
 
 
 def _assert_contiguous(records: list[AttemptRecord]) -> None:

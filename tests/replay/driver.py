@@ -246,8 +246,7 @@ class _Feeder:
         elif entry.kind == "pod":
             self.recorder.watch.on_watch_event(entry.fields["type"], pod_from(entry.fields))
         elif entry.kind == "watch":
-            if "problem" in entry.fields:
-                self.recorder.watch.problem(entry.fields["problem"])
+            self._feed_watch(entry)
         elif isinstance(self.recorder, Recorder):
             stream = self._stream(entry.node)
             if entry.kind == "event":
@@ -258,6 +257,13 @@ class _Feeder:
                 stream.pulse_line(entry.fields["line"])
             elif entry.kind == "ended":
                 stream.reader_ended(entry.fields["code"], restarting=entry.fields["restarting"])
+
+    def _feed_watch(self, entry: TraceEntry) -> None:
+        """What the watch met besides pods: a failed request, a relist's names."""
+        if "problem" in entry.fields:
+            self.recorder.watch.problem(entry.fields["problem"])
+        elif "relisted" in entry.fields:
+            self.recorder.watch.on_relisted(entry.fields["relisted"])
 
     def _stream(self, node: str) -> NodeStream:
         if node not in self._streams:
@@ -297,6 +303,12 @@ class _ReplayRecorder:
 
     def silent_nodes(self, longer_than: float) -> list[str]:
         return self.inner.silent_nodes(longer_than)
+
+    def broken_nodes(self) -> list[str]:
+        return self.inner.broken_nodes()
+
+    def deleted_pods(self) -> dict[str, str]:
+        return self.inner.deleted_pods()
 
     def kubelet_changes(self) -> Any:
         return self.inner.kubelet_changes()

@@ -17,9 +17,10 @@ import pytest
 
 from harness.cluster.kubeletstate import KubeletChanges
 from harness.core import timeouts
+from harness.recording.hostcpu import SaturatedSpan
 from harness.recording.recorder import Recorder
 from harness.recording.records import AttemptRecord
-from harness.runs.check import CheckResult, observe
+from harness.runs.check import CheckResult, judge, observe
 from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 from tests.unit.factories import FAST, attempts
 
@@ -44,6 +45,10 @@ class FakeRecorder:
     # (fake time, attempts known from then on)
     timeline: list[tuple[float, list[AttemptRecord]]] = field(default_factory=list)
     silent: list[str] = field(default_factory=list)
+    # (fake time, message): a node whose runtime stopped answering from then on.
+    broken: list[tuple[float, str]] = field(default_factory=list)
+    # (fake time, pod name): a pod the watch saw deleted from then on.
+    deleted: list[tuple[float, str]] = field(default_factory=list)
     waits: int = 0
 
     def attempts(self) -> list[AttemptRecord]:
@@ -62,9 +67,18 @@ class FakeRecorder:
     def unobserved(self, _node: str) -> list[tuple[int, int]]:
         return []
 
+    def saturated(self) -> tuple[SaturatedSpan, ...]:
+        return ()
+
     def silent_nodes(self, longer_than: float) -> list[str]:
         assert longer_than == timeouts.NODE_SILENT
         return list(self.silent)
+
+    def broken_nodes(self) -> list[str]:
+        return [message for at, message in self.broken if at <= self.clock.now]
+
+    def deleted_pods(self) -> dict[str, str]:
+        return {name: f"t={at:.0f}" for at, name in self.deleted if at <= self.clock.now}
 
     def kubelet_changes(self) -> KubeletChanges:
         return KubeletChanges()
@@ -176,3 +190,59 @@ def test_a_restart_off_the_curve_decides_the_worker_early(clock: FakeClock, tmp_
     assert result.status == "observed"
     assert "restart 3" in result.decided["fast"][1]
     assert clock.now - 1000.0 < QUICK.timeout_s
+
+
+LATE_THIRD = [1.0, 2.0, 30.0]  # the third restart 30s after a 2s back-off: far over its bound
+
+
+def test_a_broken_runtime_ends_the_run_as_an_error_whatever_was_decided(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    broken = f"the container runtime of node {NODE} stopped answering: crictl ps failed"
+    recorder = FakeRecorder(clock, [(1000.0, attempts(LATE_THIRD))], broken=[(1020.0, broken)])
+    result = CheckResult(
+        run_id="run",
+        run_dir=tmp_path,
+        profile=CheckProfile("fixed", 60.0, QUICK.rule, fixed_window=True),
+        rows=[],
+        curves={"fast": FAST},
+        nodes={"fast": NODE},
+        needs={"fast": Need(min_restarts=10)},
+        pods={"crashloop-fast": "fast"},
+    )
+    _watch(result, recorder)
+    assert "restart 3" in result.decided["fast"][1], "decided before the runtime broke"
+    assert result.status == "error"
+    assert broken in result.reason
+    assert "is containerd running" in result.reason
+    assert clock.now == pytest.approx(1020.0, abs=1.0), "at once, not at the window's end"
+    judge(result, {"fast": 10})
+    assert result.status == "error"
+
+
+def test_a_measured_pod_deleted_mid_run_is_an_error_never_a_failure(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    # Its restarts stop with it: left alone, the window would end it incomplete.
+    recorder = FakeRecorder(
+        clock, [(1000.0, attempts(ON_CURVE_TEN[:4]))], deleted=[(1010.0, "crashloop-fast")]
+    )
+    result = _result(tmp_path)
+    _watch(result, recorder)
+    assert result.status == "error"
+    assert clock.now == pytest.approx(1010.0, abs=1.0)
+    assert (
+        "pod crashloop-fast (worker fast) was deleted during the run (by someone else: the "
+        "kubelet did nothing wrong)"
+    ) in result.reason
+    judge(result, {"fast": 10})
+    assert result.status == "error"
+
+
+def test_a_pod_the_check_does_not_measure_may_come_and_go(clock: FakeClock, tmp_path: Path) -> None:
+    recorder = FakeRecorder(
+        clock, [(1030.0, attempts(ON_CURVE_TEN))], deleted=[(1000.0, "someone-elses")]
+    )
+    result = _result(tmp_path)
+    _watch(result, recorder)
+    assert result.status == "observed"

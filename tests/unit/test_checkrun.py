@@ -7,11 +7,13 @@ from typing import cast
 
 import pytest
 
+from harness.cluster.remote import RemoteCluster
 from harness.core import timeouts
+from harness.recording.hostcpu import SaturatedSpan
 from harness.recording.recorder import Recorder
 from harness.recording.records import AttemptRecord
-from harness.runs.check import CheckResult, decide_early, judge, take_sample
-from harness.runs.checkprofiles import CHECK_PROFILES
+from harness.runs.check import CheckResult, decide_early, judge, summary_of, take_sample
+from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile
 from tests.unit.factories import FAST, NS, attempts
 
 
@@ -140,6 +142,9 @@ class _RecorderNow:
     def unobserved(self, _node: str) -> list[tuple[int, int]]:
         return []
 
+    def saturated(self) -> tuple[SaturatedSpan, ...]:
+        return ()
+
 
 def test_a_pending_level_is_dropped_once_its_restart_happened(tmp_path: Path) -> None:
     result = _result("running", [], tmp_path)
@@ -183,3 +188,40 @@ def test_a_worker_decided_early_is_not_also_incomplete(tmp_path: Path) -> None:
     assert result.status == "failed"
     assert "incomplete" not in result.reason
     assert "restart 3" in result.reason
+
+
+CLUSTER = RemoteCluster(
+    kubeconfig=Path("kubeconfig"),
+    context=None,
+    nodes=("crashloop-worker",),
+    workload_image="workload:x",
+    name="existing",
+)
+READER_ENDED = "reading crashloop-worker: the node's reader ended (exit code 0); starting it again"
+
+
+def test_a_passed_check_keeps_the_recorders_notes_out_of_its_reason(tmp_path: Path) -> None:
+    result = _result("observed", ON_CURVE, tmp_path)
+    result.recorder_errors = [READER_ENDED]
+    judge(result, SEEN)
+    summary = summary_of(result, CLUSTER)
+    assert summary.status == "passed"
+    assert summary.reason == ""
+    assert summary.recorder_notes == (READER_ENDED,)
+
+
+def test_a_failed_check_names_the_recorders_first_notes_in_its_reason(tmp_path: Path) -> None:
+    result = _result("observed", OFF_CURVE, tmp_path)
+    result.recorder_errors = [READER_ENDED]
+    judge(result, SEEN)
+    summary = summary_of(result, CLUSTER)
+    assert summary.status == "failed"
+    assert summary.reason.endswith(READER_ENDED)
+
+
+@pytest.mark.parametrize("name", ["quick", "full", "demo", "mutation", "drill"])
+def test_a_checks_summary_names_the_profile_it_ran(name: str, tmp_path: Path) -> None:
+    result = _result("observed", ON_CURVE, tmp_path)
+    result.profile = CheckProfile(name, 60.0, CHECK_PROFILES["quick"].rule)
+    judge(result, SEEN)
+    assert summary_of(result, CLUSTER).profile == name

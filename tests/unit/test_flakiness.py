@@ -12,6 +12,7 @@ from rich.console import Console
 from harness import cli
 from harness.outputs.flakiness import distribution, flakiness_of, p95
 from harness.outputs.render import flakiness_table
+from harness.outputs.summary import RunSummary
 from harness.outputs.summaryfile import write_summary
 from harness.recording.observercost import ObserverCost
 from tests.unit.factories import (
@@ -19,8 +20,11 @@ from tests.unit.factories import (
     check,
     default_verdict,
     failing_summary,
+    fast_verdict,
     make_summary,
     passing_summary,
+    scenario_metric,
+    scenario_summary,
 )
 
 
@@ -103,6 +107,35 @@ def test_a_directory_without_a_summary_is_named(
 ) -> None:
     assert cli.main(["flakiness", "--from", str(tmp_path)]) == 2
     assert f"{tmp_path} holds no summary.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("summary", "named"),
+    [
+        (make_summary(fast_verdict(), profile="demo"), "a check with profile demo"),
+        # A demo written before summaries named their profile: its run id does.
+        (
+            make_summary(fast_verdict(), run_id="20260101T100000Z-check-demo-0a1b"),
+            "a check with profile demo",
+        ),
+        (make_summary(fast_verdict(), profile="mutation"), "a check with profile mutation"),
+        (
+            scenario_summary(scenario_metric(True)),
+            "a scenario:fast-restart run (profile scenarios)",
+        ),
+    ],
+)
+def test_a_run_that_is_not_a_quick_or_full_check_is_refused_by_name(
+    summary: RunSummary, named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    passed, other = tmp_path / "passed", tmp_path / "other"
+    for run_dir, written in ((passed, passing_summary()), (other, summary)):
+        run_dir.mkdir()
+        write_summary(run_dir, written)
+    assert cli.main(["flakiness", "--from", str(passed), str(other)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"run {summary.run_id} is {named}, not a quick or full check" in err
+    assert "only quick and full check runs" in err
 
 
 @pytest.mark.parametrize("runs", ["0", "-3", "ten"])

@@ -180,6 +180,21 @@ def test_a_matrix_from_run_directories_takes_only_conformance_runs(
     assert json.loads((where / MATRIX_FILE).read_text())["passed"] is True
 
 
+def test_a_matrix_from_run_directories_refuses_a_check_of_another_profile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CRASHLOOP_RUNS_DIR", str(tmp_path / "out"))
+    downloaded = tmp_path / "nightly"
+    for name, summary in [
+        ("20261130T000000Z-check-full-0001", _summary_on("v1.36.4")),
+        ("20261130T000000Z-check-demo-0002", replace(_summary_on("v1.35.8"), profile="demo")),
+    ]:
+        (downloaded / name).mkdir(parents=True)
+        write_summary(downloaded / name, summary)
+    with pytest.raises(HarnessError, match="is a check with profile demo, not a quick or full"):
+        matrix_from_runs([downloaded])
+
+
 def test_a_matrix_from_directories_without_a_check_run_is_refused(tmp_path: Path) -> None:
     with pytest.raises(HarnessError, match="no check run"):
         matrix_from_runs([tmp_path])

@@ -25,6 +25,7 @@ from harness.recording.cri import (
 from harness.recording.nodestream import (
     NODE_PROGRAM,
     Listing,
+    ListingFailedError,
     NodeStream,
     PulseLine,
     Tick,
@@ -130,6 +131,31 @@ def test_anything_else_on_the_pulse_is_a_problem_not_a_guess(line: str) -> None:
         parse_pulse_line(line)
 
 
+# What crictl prints instead of its listing when containerd stopped in the node.
+_REFUSED = (
+    'time="2026-01-01T10:00:00Z" level=fatal msg="validate service connection: rpc error: '
+    "code = Unavailable desc = connection error: dial unix /run/containerd/containerd.sock: "
+    'connect: connection refused"'
+)
+
+
+def test_a_listing_that_is_crictls_error_names_what_crictl_said() -> None:
+    with pytest.raises(ListingFailedError, match="connection refused"):
+        parse_pulse_line(f"list 1796059452468416603 {_REFUSED}")
+
+
+def test_only_the_runtime_not_answering_is_reported_as_unanswered() -> None:
+    handler = _Handler()
+    stream = NodeStream("node-1", [], handler)
+    stream.pulse_line(f"list 17 {_REFUSED}")
+    stream.reader_ended(0, restarting=True)
+    stream.pulse_line("bogus")
+    stream.reader_ended(0, restarting=False)  # the run stopped it: no problem at all
+    assert len(handler.problems) == 3
+    assert handler.unanswered == handler.problems[:2]
+    assert "connection refused" in handler.unanswered[0]
+
+
 def test_the_node_program_is_valid_shell_that_ends_with_its_stdin() -> None:
     assert subprocess.run(["bash", "-n", "-c", NODE_PROGRAM], check=False).returncode == 0
     argv = docker_exec_argv("crashloop-worker", "ns-1")
@@ -143,6 +169,8 @@ class _Handler:
         self.events: list[CriEvent] = []
         self.pulses: list[PulseLine] = []
         self.problems: list[str] = []
+        # The problems that say the runtime did not answer.
+        self.unanswered: list[str] = []
         self.changed = threading.Condition()
 
     def on_event(self, _node: str, event: CriEvent) -> None:
@@ -155,9 +183,11 @@ class _Handler:
             self.pulses.append(pulse)
             self.changed.notify_all()
 
-    def on_problem(self, _node: str, message: str) -> None:
+    def on_problem(self, _node: str, message: str, *, unanswered: bool = False) -> None:
         with self.changed:
             self.problems.append(message)
+            if unanswered:
+                self.unanswered.append(message)
             self.changed.notify_all()
 
     def wait_for(self, condition: object, timeout: float = 10.0) -> bool:

@@ -526,3 +526,105 @@ def test_a_later_status_without_the_workload_s_report_keeps_what_it_said(
     (second,) = [r for r in recorder.attempts() if r.attempt == 2]
     assert (second.self_started_at_ns, second.self_finished_at_ns) == (5, 9)
     assert second.self_finish_is_heartbeat
+
+
+# A node whose runtime stopped ---------------------------------------------
+
+_ENDED = "the node's reader ended (exit code 0); starting it again"
+_REFUSED = "crictl ps failed: 'connect: connection refused'"
+_EMPTY_LISTING = Listing(1_000, ())
+
+
+def test_a_runtime_that_keeps_failing_while_its_node_answers_is_broken(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path, FakeNode(), {"node-1": "fast", "node-2": "default"})
+    # containerd stopped: each new reader's listing fails, its pulse ticks, its subscription ends.
+    recorder.on_problem("node-1", _ENDED, unanswered=True)
+    recorder.on_problem("node-1", _REFUSED, unanswered=True)
+    recorder.on_pulse("node-1", Tick())
+    assert recorder.broken_nodes() == []
+    recorder.on_problem("node-1", _ENDED, unanswered=True)
+    assert recorder.broken_nodes() == [
+        f"the container runtime of node node-1 stopped answering: {_ENDED}"
+    ]
+    # A complete listing: the runtime answers again.
+    recorder.on_pulse("node-1", _EMPTY_LISTING)
+    assert recorder.broken_nodes() == []
+
+
+def test_subscriptions_dropped_now_and_then_never_make_a_broken_node(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path, FakeNode())
+    for _ in range(5):
+        # One reconnect and a good listing after each drop.
+        recorder.on_problem("node-1", _ENDED, unanswered=True)
+        recorder.on_pulse("node-1", Tick())
+        recorder.on_pulse("node-1", _EMPTY_LISTING)
+    assert recorder.broken_nodes() == []
+
+
+def test_a_node_that_answers_nothing_is_silent_not_broken(tmp_path: Path) -> None:
+    # The Docker engine gone: every reader ends at once and the node never
+    # speaks; silent_nodes names that, with its hint about the engine.
+    recorder = _recorder(tmp_path, FakeNode())
+    for _ in range(5):
+        recorder.on_problem(
+            "node-1", "the node's reader ended (exit code 1); starting it again", unanswered=True
+        )
+    assert recorder.broken_nodes() == []
+
+
+def test_problems_that_are_not_the_runtime_failing_do_not_count(tmp_path: Path) -> None:
+    recorder = _recorder(tmp_path, FakeNode())
+    for _ in range(5):
+        recorder.on_problem("node-1", "pulse: unexpected line 'bogus'")
+        recorder.on_pulse("node-1", Tick())
+    assert recorder.broken_nodes() == []
+
+
+# Pods deleted under the run -------------------------------------------------
+
+
+def _named_pod(name: str, uid: str, *, deleting: bool = False) -> client.V1Pod:
+    return client.V1Pod(
+        metadata=client.V1ObjectMeta(
+            name=name,
+            uid=uid,
+            resource_version="1",
+            deletion_timestamp=datetime(2026, 1, 1, 10, 0, 30, tzinfo=UTC) if deleting else None,
+        ),
+        spec=client.V1PodSpec(node_name="node-1", containers=[]),
+        status=client.V1PodStatus(container_statuses=[]),
+    )
+
+
+def test_a_pod_being_deleted_or_gone_is_named_with_when_it_was_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    watch = _recorder(tmp_path, FakeNode()).watch
+    for name in ("crash-fast", "crash-reduced", "crash-default"):
+        watch.on_watch_event("ADDED", _named_pod(name, f"uid-{name}"))
+    assert watch.deleted_pods() == {}
+    monkeypatch.setattr("harness.recording.podwatch._now_utc", lambda: "2026-01-01T10:00:00+00:00")
+    watch.on_watch_event("MODIFIED", _named_pod("crash-fast", "uid-crash-fast", deleting=True))
+    # Deleted with no grace period: the DELETED event may be all there is.
+    watch.on_watch_event("DELETED", _named_pod("crash-reduced", "uid-crash-reduced"))
+    # When the watch saw it, not the end of the grace period its deletion was given.
+    assert watch.deleted_pods() == {
+        "crash-fast": "2026-01-01T10:00:00+00:00",
+        "crash-reduced": "2026-01-01T10:00:00+00:00",
+    }
+
+
+def test_a_pod_replaced_under_its_name_or_missing_from_a_relist_was_deleted(
+    tmp_path: Path,
+) -> None:
+    recorder = _recorder(tmp_path, FakeNode())
+    watch = recorder.watch
+    watch.on_watch_event("ADDED", _named_pod("crash-fast", "uid-1"))
+    watch.on_watch_event("ADDED", _named_pod("crash-default", "uid-2"))
+    watch.on_watch_event("ADDED", _named_pod("crash-reduced", "uid-3"))
+    # The watch fell behind (410 Gone) and relisted: one pod came back under a
+    # new uid, another is gone; their DELETED events were never delivered.
+    watch.on_watch_event("LIST", _named_pod("crash-fast", "uid-9"))
+    watch.on_watch_event("LIST", _named_pod("crash-reduced", "uid-3"))
+    watch.on_relisted(["crash-fast", "crash-reduced"])
+    assert set(recorder.deleted_pods()) == {"crash-fast", "crash-default"}

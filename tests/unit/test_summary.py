@@ -10,21 +10,26 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.errors import HarnessError
 from harness.model.releases import (
     KUBELET_CRASHLOOP_BACKOFF_MAX,
     REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
 )
 from harness.outputs.summary import (
+    POOLED_PROFILES,
     SUMMARY_FILE,
     SummaryError,
+    check_profile_of,
     machine_restart_cost,
     outcome_of,
     overshoot,
+    require_pooled_check,
     restart_cost,
     utc_iso,
 )
 from harness.outputs.summaryfile import read_summary, write_summary
 from harness.recording.observercost import ObserverCost
+from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.scenarios.headline import ScenarioMetric
 from harness.verdict import judge_worker
 from tests.unit.factories import (
@@ -33,6 +38,7 @@ from tests.unit.factories import (
     ROWS,
     attempts,
     check,
+    default_verdict,
     empty_verdict,
     failing_summary,
     fast_verdict,
@@ -124,6 +130,42 @@ def test_an_unfinished_run_keeps_its_status_and_measurements(outcome: str) -> No
     assert len(summary.workers[0].checks) == 5
 
 
+NOTES = (
+    "reading crashloop-worker: the node's reader ended (exit code 0); starting it again",
+    "pod watch: ProtocolError: Connection broken",
+    "reading crashloop-worker2: crictl ps failed: 'connection refused'",
+    "inspecting on crashloop-worker3: container gone",
+)
+
+
+def test_a_passed_runs_reason_carries_no_recorder_note() -> None:
+    summary = make_summary(fast_verdict(), recorder_notes=NOTES)
+    assert summary.status == "passed"
+    assert summary.reason == ""
+    assert summary.recorder_notes == NOTES
+
+
+@pytest.mark.parametrize("outcome", ["completed", "error"])
+def test_a_failed_or_errored_runs_reason_quotes_the_first_recorder_notes(outcome: str) -> None:
+    summary = make_summary(
+        fast_verdict(),
+        default_verdict(),
+        outcome=outcome,
+        reason="why it ended",
+        recorder_notes=NOTES,
+    )
+    assert summary.status in ("failed", "error")
+    assert summary.reason == "; ".join(["why it ended", *NOTES[:3]])
+    assert summary.recorder_notes == NOTES
+
+
+def test_an_interrupted_runs_reason_is_only_why_it_was_interrupted() -> None:
+    summary = make_summary(
+        fast_verdict(), outcome="interrupted", reason="SIGINT", recorder_notes=NOTES
+    )
+    assert summary.reason == "SIGINT"
+
+
 def test_a_run_that_judged_nothing_fails() -> None:
     summary = make_summary()
     assert summary.status == "failed"
@@ -160,9 +202,43 @@ def test_scenario_kinds_are_accepted_and_others_refused() -> None:
             make_summary(kind=bad)
 
 
-def test_an_unknown_profile_is_refused() -> None:
-    with pytest.raises(ValueError, match="profile must be one of"):
-        make_summary(profile="nightly")
+def test_a_run_is_summarised_under_the_profile_it_ran(tmp_path: Path) -> None:
+    for name in ("quick", "full", "demo", "mutation", "drill"):
+        summary = make_summary(fast_verdict(), profile=name)
+        assert read_summary(write_summary(tmp_path, summary)).profile == name
+    with pytest.raises(ValueError, match="profile must name what the run ran"):
+        make_summary(profile=" ")
+
+
+@pytest.mark.parametrize(
+    ("profile", "run_id", "ran"),
+    [
+        ("quick", "20260101T100000Z-check-quick-0a1b", "quick"),
+        ("demo", "20260101T100000Z-check-demo-0a1b", "demo"),
+        # Written before summaries named every profile: the run id says what ran.
+        ("quick", "20260101T100000Z-check-demo-0a1b", "demo"),
+        ("quick", "20260101T100000Z-check-mutation-0a1b", "mutation"),
+        ("full", "20260101T100000Z-check-full-0a1b", "full"),
+        # A run id of another shape says nothing.
+        ("quick", "20260101T100000Z-conformance", "quick"),
+    ],
+)
+def test_the_profile_a_check_ran_reads_from_older_summaries_too(
+    profile: str, run_id: str, ran: str
+) -> None:
+    assert check_profile_of(make_summary(fast_verdict(), profile=profile, run_id=run_id)) == ran
+
+
+def test_only_quick_and_full_checks_may_be_pooled(tmp_path: Path) -> None:
+    assert set(POOLED_PROFILES) == set(CHECK_PROFILES)
+    require_pooled_check(make_summary(fast_verdict(), profile="full"), tmp_path)
+    old_demo = make_summary(fast_verdict(), run_id="20260101T100000Z-check-demo-0a1b")
+    with pytest.raises(HarnessError, match="is a check with profile demo") as refused:
+        require_pooled_check(old_demo, tmp_path)
+    assert refused.value.problem.startswith(f"{tmp_path}: run 20260101T100000Z-check-demo-0a1b")
+    assert "quick and full check runs" in refused.value.fix
+    with pytest.raises(HarnessError, match=r"is a scenario:fast-restart run \(profile scenarios\)"):
+        require_pooled_check(scenario_summary(scenario_metric(True)), tmp_path)
 
 
 def test_times_are_utc_and_naive_ones_refused() -> None:
@@ -345,6 +421,16 @@ def test_the_observers_cost_round_trips_and_older_summaries_have_none(tmp_path: 
     del raw["observer"]
     (tmp_path / SUMMARY_FILE).write_text(json.dumps(raw))
     assert read_summary(tmp_path).observer is None
+
+
+def test_recorder_notes_round_trip_and_older_summaries_have_none(tmp_path: Path) -> None:
+    summary = make_summary(fast_verdict(), recorder_notes=NOTES)
+    assert read_summary(write_summary(tmp_path, summary)) == summary
+    raw = json.loads((tmp_path / SUMMARY_FILE).read_text())
+    assert raw["recorder_notes"] == list(NOTES)
+    del raw["recorder_notes"]
+    (tmp_path / SUMMARY_FILE).write_text(json.dumps(raw))
+    assert read_summary(tmp_path).recorder_notes == ()
 
 
 def test_restart_cost_is_the_decision_overshoot_plus_the_start() -> None:

@@ -35,7 +35,7 @@ class _Handler:
     def on_pulse(self, node: str, pulse: PulseLine) -> None:
         self.pulses.append(pulse)
 
-    def on_problem(self, node: str, message: str) -> None:
+    def on_problem(self, node: str, message: str, *, unanswered: bool = False) -> None:
         self.problems.append(message)
 
 
