@@ -234,3 +234,13 @@ def test_an_engine_stopped_mid_run_ends_it_an_error_naming_the_silent_nodes(
     assert "is the Docker engine running?" in result.reason
     assert "the Docker engine stopped answering during the run" in result.reason
     _assert_as_live(trace, result)
+
+
+def test_a_pod_deleted_by_someone_else_is_an_error_not_the_kubelet_s_failure(
+    tmp_path: Path,
+) -> None:
+    trace = Trace.load("v1.35.8-pod-deleted")
+    result = replay_check(trace, tmp_path / "run")
+    assert result.status == "error", result.reason
+    assert "pod crash-fast (worker fast) was deleted during the run" in result.reason
+    assert "overdue" not in result.reason.split(";")[0]
