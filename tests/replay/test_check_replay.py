@@ -8,6 +8,7 @@ verdict's rules say. See tests/replay/driver.py for how a replay runs.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import signal
 from datetime import timedelta
@@ -17,6 +18,7 @@ import pytest
 
 from harness.cli import interrupt_on_hangup_and_terminate
 from harness.model.backoff import BackoffCurve
+from harness.model.releases import AT_EXPIRY
 from harness.recording.trace import TraceEntry
 from harness.runs.check import CheckResult
 from harness.runs.ending import RunEnding
@@ -244,3 +246,26 @@ def test_a_pod_deleted_by_someone_else_is_an_error_not_the_kubelet_s_failure(
     assert result.status == "error", result.reason
     assert "pod crash-fast (worker fast) was deleted during the run" in result.reason
     assert "overdue" not in result.reason.split(";")[0]
+
+
+def test_a_v1_34_check_replays_to_its_live_verdict(tmp_path: Path) -> None:
+    trace = Trace.load("v1.34.11-quick-check")
+    result = replay_check(trace, tmp_path / "run")
+    assert result.status == "passed", result.reason
+    _assert_as_live(trace, result)
+
+
+def test_v1_34_restarts_judged_with_v1_35_s_requeue_are_too_late(tmp_path: Path) -> None:
+    # The same kubelet configs, judged as if the pod worker requeued at the
+    # back-off's expiry (v1.35) instead of retrying every 10-15 s (v1.34):
+    # the release's semantics, not only its config, set each restart's bound.
+    trace = Trace.load("v1.34.11-quick-check")
+    curves = trace.curves()
+    assert {c.requeue for c in curves.values()} == {"every-10-15s"}
+    at_expiry = {s: dataclasses.replace(c, requeue=AT_EXPIRY) for s, c in curves.items()}
+    result = replay_check(trace, tmp_path / "run", Changes(curves=at_expiry))
+    assert result.status == "failed"
+    # Each caught waiting past the v1.35 bound: overdue before it came, or too late.
+    late = [m for _, m in result.decided.values() if "overdue" in m or "too late" in m]
+    assert late, result.decided
+    assert "fast" in result.decided
