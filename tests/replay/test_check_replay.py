@@ -269,3 +269,12 @@ def test_v1_34_restarts_judged_with_v1_35_s_requeue_are_too_late(tmp_path: Path)
     late = [m for _, m in result.decided.values() if "overdue" in m or "too late" in m]
     assert late, result.decided
     assert "fast" in result.decided
+
+
+def test_a_stopped_runtime_ends_the_run_an_error_naming_the_node(tmp_path: Path) -> None:
+    trace = Trace.load("v1.35.8-containerd-stopped")
+    result = replay_check(trace, tmp_path / "run")
+    node = trace.context["nodes"]["fast"]
+    assert result.status == "error", result.reason
+    assert f"the container runtime of node {node} stopped answering" in result.reason
+    _assert_as_live(trace, result)
