@@ -4,9 +4,10 @@
     scripts/keep-trace.py RUN_DIR NAME --command "crashloop check --profile quick" \
         --what "a clean quick check"
 
-Copies trace.jsonl.gz and summary.json from the run directory and writes a
-README.md that says what the trace is: the command, the release and kind, the
-date, the run id, what happened in it and how the run ended.
+Copies trace.jsonl.gz from the run directory, keeps from its summary.json what
+a replay is compared with (live.json: per worker its verdict, attempts, levels
+seen and measured delays), and writes a README.md that says what the trace is:
+the command, the release, the date, the run id, what happened and how it ended.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ sys.path.insert(0, str(ROOT))
 from harness.recording.trace import TRACE_FILE, read_trace  # noqa: E402
 
 TRACES = ROOT / "tests" / "data" / "traces"
+# What a replay compares with its live run, per worker.
+LIVE_KEYS = ("worker", "node", "passed", "attempts_recorded", "reported_seen", "measured_s")
 
 
 def main() -> int:
@@ -46,7 +49,12 @@ def main() -> int:
     target = TRACES / args.name
     target.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target / TRACE_FILE)
-    shutil.copyfile(args.run_dir / "summary.json", target / "summary.json")
+    live = {
+        "run_id": summary.get("run_id"),
+        "status": summary.get("status"),
+        "workers": [{key: worker.get(key) for key in LIVE_KEYS} for worker in summary["workers"]],
+    }
+    (target / "live.json").write_text(json.dumps(live, indent=1) + "\n")
     started = datetime.fromtimestamp(entries[0].wall_ns / 1e9, UTC)
     kinds: dict[str, int] = {}
     for entry in entries:

@@ -92,8 +92,8 @@ class Trace:
 
     @property
     def summary(self) -> Mapping[str, Any]:
-        """The live run's summary.json, kept beside its trace."""
-        loaded: Mapping[str, Any] = json.loads((self.path.parent / "summary.json").read_text())
+        """What the live run concluded per worker (live.json, from its summary.json)."""
+        loaded: Mapping[str, Any] = json.loads((self.path.parent / "live.json").read_text())
         return loaded
 
     @property
