@@ -280,11 +280,13 @@ def _pending_problems(
             to_ns(curve.upper_tolerance(curve.delay_before_restart(p))) for p in positions
         )
         due_ns = last.finished_at_ns + upper_ns
+        nominal_ns = min(to_ns(curve.delay_before_restart(p)) for p in positions)
         gap = _machine_lateness(
             observation.unobserved,
             observation.saturated,
             last.finished_at_ns,
             observation.now_ns,
+            busy_from_ns=last.finished_at_ns + nominal_ns,
             excess_ns=observation.now_ns - due_ns,
         )
         if observation.now_ns > due_ns and gap is not None:
@@ -476,6 +478,7 @@ def _check_at(
                 saturated,
                 previous.finished_at_ns,
                 _decided_at(current),
+                busy_from_ns=previous.finished_at_ns + expected_ns,
                 excess_ns=delay_ns - upper_ns,
             )
         ):
@@ -547,28 +550,31 @@ def _machine_lateness(
     start_ns: int,
     end_ns: int,
     *,
+    busy_from_ns: int,
     excess_ns: int,
 ) -> str | None:
     """Why a restart late between two moments is the machine's, None when nothing says so.
 
-    A node not observed (frozen, paused) comes first; then a host whose CPUs
-    were saturated: the nodes, the runtime and the kubelet all waited for them.
-    Saturation excuses only as much lateness as it lasted: a restart ``excess_ns``
-    past its bound needs at least that long of it between the two moments (a
-    busy second cannot account for a minute overdue).
+    A node not observed (frozen, paused) from the exit on comes first: a
+    paused kubelet's timers do not fire. Then a host whose CPUs were
+    saturated once the back-off had passed (``busy_from_ns``): load during the
+    wait cannot make a restart late, only load once it is due. It excuses only
+    as much lateness as it lasted: a restart ``excess_ns`` past its bound needs
+    at least that long of it (a busy second cannot account for a minute overdue).
     """
     frozen = _unobserved_within(unobserved, start_ns, end_ns)
     if frozen is not None:
         return frozen
-    busy = [(a, b, share) for a, b, share in saturated if a < end_ns and b > start_ns]
-    saturated_ns = sum(min(b, end_ns) - max(a, start_ns) for a, b, _ in busy)
+    busy = [(a, b, share) for a, b, share in saturated if a < end_ns and b > busy_from_ns]
+    saturated_ns = sum(min(b, end_ns) - max(a, busy_from_ns) for a, b, _ in busy)
     if not busy or saturated_ns < excess_ns:
         return None
-    first, last = min(a for a, _, _ in busy), max(b for _, b, _ in busy)
     busiest = max(share for _, _, share in busy)
+    first = max(min(a for a, _, _ in busy), busy_from_ns)
     return (
-        f"the host was saturated (its CPUs {busiest:.0%} busy) for {_s(last - first)} from "
-        f"{_s(first)} (Unix): the delay is the machine's lateness, not the kubelet's alone"
+        f"the host was saturated (its CPUs {busiest:.0%} busy) for {_s(saturated_ns)} after "
+        f"{_s(first)} (Unix), once the back-off had passed: the delay is the machine's "
+        "lateness, not the kubelet's alone"
     )
 
 

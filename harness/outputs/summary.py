@@ -36,7 +36,10 @@ SUMMARY_FILE: Final = "summary.json"
 # instead of misreading it. An added optional field is no such change: an
 # older reader ignores it and this one reads its absence from older files
 # (``bounds`` came that way).
-SCHEMA_VERSION: Final = 1
+# 2: ``profile`` names what ran (demo, a drill's own name), not quick or full
+# alone; ``recorder_notes`` beside the reason. Version 1 files still read.
+SCHEMA_VERSION: Final = 2
+READABLE_SCHEMA_VERSIONS: Final = (1, 2)
 
 # A run's profile is the name of what it ran: a check profile ("quick",
 # "full", "demo", a drill's own), or "scenarios" for a scenario run, judged by

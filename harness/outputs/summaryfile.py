@@ -13,7 +13,7 @@ from typing import cast
 
 from harness.core.atomicfile import write_atomically
 from harness.outputs.summary import (
-    SCHEMA_VERSION,
+    READABLE_SCHEMA_VERSIONS,
     SUMMARY_FILE,
     ClusterInfo,
     JudgedBound,
@@ -59,9 +59,10 @@ def read_summary(path: Path) -> RunSummary:
 
 def _run_from(obj: _Obj) -> RunSummary:
     version = obj.integer("schema_version")
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_SCHEMA_VERSIONS:
         raise SummaryError(
-            f"schema_version {version}, this harness reads {SCHEMA_VERSION}",
+            f"schema_version {version}, this harness reads "
+            f"{', '.join(map(str, READABLE_SCHEMA_VERSIONS))}",
             "read it with the harness version that wrote it",
         )
     cluster = obj.obj("cluster")

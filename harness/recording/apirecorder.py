@@ -38,7 +38,7 @@ from harness.recording.observercost import CpuReading, ObserverCost, observer_co
 from harness.recording.podwatch import Ended, PodWatch
 from harness.recording.recorder import ApiView, RecorderErrors, note_into, pending_from
 from harness.recording.records import SOURCE_SELF, AttemptKey, AttemptLog, AttemptRecord
-from harness.recording.trace import TRACE_FILE, TraceWriter
+from harness.recording.trace import TRACE_FILE, NoTrace, Tap, TraceWriter
 
 NS_PER_S: Final = 1_000_000_000
 # How long a started attempt may stay unknown to the watch: the report is
@@ -61,14 +61,16 @@ class ApiRecorder:
         run_dir: Path,
         node_workers: Mapping[str, str],
         label_selector: str = "",
+        keep_trace: bool = True,
     ) -> None:
         self.namespace = namespace
         self.run_id = run_id
         self.node_workers = dict(node_workers)
         self.log = AttemptLog(run_dir)
         self.errors = RecorderErrors()
-        # Every pod the watch delivers, for a replay of this run.
-        self.trace = TraceWriter(run_dir / TRACE_FILE)
+        # Every pod the watch delivers, for a replay of this run; not where the
+        # serialising would add to the very cost a run measures (overhead cells).
+        self.trace: Tap = TraceWriter(run_dir / TRACE_FILE) if keep_trace else NoTrace()
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
@@ -101,6 +103,8 @@ class ApiRecorder:
             records = self.log.latest()
             self.log.close()
             self._closed = True
+        if self.trace.problem:
+            self.errors.add(self.trace.problem)
         if self._cpu_before is not None:
             self.cost = observer_cost(
                 observer=self.observer,

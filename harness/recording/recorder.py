@@ -70,7 +70,7 @@ from harness.recording.nodestream import (
 from harness.recording.observercost import CpuReading, ObserverCost, observer_cost, read_cpu
 from harness.recording.podwatch import Ended, PodWatch
 from harness.recording.records import AttemptKey, AttemptLog, AttemptRecord
-from harness.recording.trace import TRACE_FILE, TraceWriter
+from harness.recording.trace import TRACE_FILE, Tap, TraceWriter
 
 Observer = Literal["events", "poll", "selfreport"]
 OBSERVERS: Final[tuple[Observer, ...]] = ("events", "poll", "selfreport")
@@ -122,7 +122,9 @@ class AttemptRecorder(Protocol):
 
     errors: RecorderErrors
     cost: ObserverCost | None
-    trace: TraceWriter
+
+    @property
+    def trace(self) -> Tap: ...
 
     def start(self) -> None: ...
     def stop(self) -> None: ...
@@ -269,6 +271,8 @@ class Recorder:
             records = self.log.latest()
             self.log.close()
             self._closed = True
+        if self.trace.problem:
+            self.errors.add(self.trace.problem)
         if self._cpu_before is not None:
             self.cost = observer_cost(
                 observer=self.observer,
@@ -409,6 +413,12 @@ class Recorder:
                 self._kubelet_first.setdefault(node, pulse)
                 self._kubelet_last[node] = pulse
             return
+        with self._lock:
+            # A listing that parsed: the runtime answered, whatever failed before
+            # (it need not be complete: a container removed meanwhile is no fault).
+            self._runtime_failures.pop(node, None)
+            self._runtime_failure.pop(node, None)
+            self._answered_while_failing.discard(node)
         self._check_listing(node, pulse)
 
     def on_problem(self, node: str, message: str, *, unanswered: bool = False) -> None:

@@ -99,32 +99,51 @@ class TraceWriter:
         self._lock = threading.Lock()
         self._file: IO[str] | None = None
         self._closed = False
+        # Why the trace stopped early, if it did (a full disk): a note for the run.
+        self.problem: str | None = None
 
     def write(self, kind: str, **fields: Any) -> None:
-        line = {"kind": kind, "t": time.time_ns(), "m": time.monotonic_ns(), **fields}
-        data = json.dumps(line, separators=(",", ":"), default=str) + "\n"
-        with self._lock:
-            if self._closed:
-                return
-            if self._file is None:
-                self._file = self.plain.open("w", encoding="utf-8", buffering=1)
-                self._file.write(json.dumps({"kind": "trace", "version": TRACE_VERSION}) + "\n")
-            self._file.write(data)
+        """Append one entry; never raises: a trace that fails stops, the recording goes on."""
+        try:
+            line = {"kind": kind, "t": time.time_ns(), "m": time.monotonic_ns(), **fields}
+            data = json.dumps(line, separators=(",", ":"), default=str) + "\n"
+            with self._lock:
+                if self._closed:
+                    return
+                if self._file is None:
+                    self._file = self.plain.open("w", encoding="utf-8", buffering=1)
+                    header = {"kind": "trace", "version": TRACE_VERSION}
+                    self._file.write(json.dumps(header) + "\n")
+                self._file.write(data)
+        except (OSError, ValueError) as error:
+            self._give_up(error)
 
     def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            if self._file is None:
-                return
-            self._file.close()
-            self._file = None
-            with self.plain.open("rb") as source, gzip.open(self.path, "wb") as target:
-                shutil.copyfileobj(source, target)
-            self.plain.unlink()
+        """Compress what was written; never raises (the plain file stays where this fails)."""
+        try:
+            with self._lock:
+                self._closed = True
+                if self._file is None:
+                    return
+                self._file.close()
+                self._file = None
+                with self.plain.open("rb") as source, gzip.open(self.path, "wb") as target:
+                    shutil.copyfileobj(source, target)
+                self.plain.unlink()
+        except OSError as error:
+            self._give_up(error)
+
+    def _give_up(self, error: Exception) -> None:
+        # A full disk must not end a reader thread or the pod watch: the trace
+        # is for replays, the attempts are the run's record.
+        self.problem = self.problem or f"trace {self.plain}: {error}; the trace stops here"
+        self._closed = True
 
 
 class NoTrace:
-    """A writer that keeps nothing (runs that record without a run directory of their own)."""
+    """A writer that keeps nothing (runs whose inputs no replay reads: the overhead cells)."""
+
+    problem: str | None = None
 
     def write(self, kind: str, **fields: Any) -> None:
         del kind, fields

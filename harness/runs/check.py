@@ -238,7 +238,10 @@ def observe(
         if on_sample is not None:
             on_sample(result)
         # The check's pods are only ever deleted by its clean-up, after this loop.
-        must_end = stop_reason(recorder, result.pods)
+        # Only pods still measured: a pod whose worker is decided (a stopped
+        # kubelet's node tainted, its pods evicted minutes later) changes nothing.
+        measured_pods = {pod: s for pod, s in result.pods.items() if s not in result.decided}
+        must_end = stop_reason(recorder, measured_pods)
         if must_end is not None:
             result.status, result.reason = "error", must_end
             return

@@ -20,7 +20,7 @@ from harness.cluster.remote import RemoteCluster, kubelet_start_times, restarted
 from harness.core import timeouts
 from harness.outputs.evidence import collect_failure_evidence, export_kind_logs
 from harness.recording.recorder import AttemptRecorder
-from harness.recording.trace import TraceWriter
+from harness.recording.trace import Tap
 from harness.runs.lifecycle import RunState, Target
 from harness.substrate.engine import engine_answers
 
@@ -64,7 +64,7 @@ def apply_ending(state: RunState, ending: RunEnding) -> None:
         state.reason = _joined(state.reason, ending.stopped)
 
 
-def trace_outcome(trace: TraceWriter, result: RunState, ending: RunEnding) -> None:
+def trace_outcome(trace: Tap, result: RunState, ending: RunEnding) -> None:
     """How the run ended and what it concluded, for a replay to compare with."""
     trace.write(
         "ending",

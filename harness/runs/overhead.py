@@ -210,6 +210,7 @@ def _measure_cell(sweep: _Sweep, target: WorkerTarget, *, pods: int, crashing: b
         run_dir=cell_dir,
         node_workers={target.node: target.worker},
         label_selector=f"{SAMPLED_LABEL}=true",
+        keep_trace=False,
     )
     # This cell's own node rid of the cells before, before its first pod: once
     # its pods are there, a sandbox on it no longer tells whose it is. (With three

@@ -46,7 +46,7 @@ from harness.recording.nodestream import NodeStream
 from harness.recording.observercost import ObserverCost
 from harness.recording.recorder import ApiView, Recorder, RecorderErrors
 from harness.recording.records import AttemptKey, AttemptRecord
-from harness.recording.trace import TraceEntry, TraceWriter, read_trace
+from harness.recording.trace import Tap, TraceEntry, read_trace
 from harness.runs.check import CheckResult, conclude, observe
 from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need, NeedRule
 from harness.runs.ending import RunEnding, apply_ending
@@ -279,7 +279,7 @@ class _ReplayRecorder:
         self.inner = inner
         self.feeder = feeder
         self.errors: RecorderErrors = inner.errors
-        self.trace: TraceWriter = inner.trace
+        self.trace: Tap = inner.trace
 
     @property
     def cost(self) -> ObserverCost | None:

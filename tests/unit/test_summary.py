@@ -261,7 +261,7 @@ def test_summary_json_round_trips(tmp_path: Path) -> None:
 
 def test_summary_json_is_plain_and_readable(tmp_path: Path) -> None:
     raw = json.loads(write_summary(tmp_path, failing_summary()).read_text())
-    assert raw["schema_version"] == 1
+    assert raw["schema_version"] == 2
     assert raw["passed"] is False
     assert raw["status"] == "failed"
     assert raw["cluster"]["node_image"] == "kindest/node:v1.35.0"
@@ -323,8 +323,8 @@ def test_a_missing_field_is_named(tmp_path: Path) -> None:
 
 
 def test_another_schema_version_is_refused(tmp_path: Path) -> None:
-    path = rewrite(tmp_path, lambda raw: raw.update(schema_version=2))
-    with pytest.raises(SummaryError, match="schema_version 2"):
+    path = rewrite(tmp_path, lambda raw: raw.update(schema_version=3))
+    with pytest.raises(SummaryError, match="schema_version 3"):
         read_summary(path)
 
 
@@ -463,3 +463,8 @@ def test_a_headline_with_the_restart_cost_adds_it_per_restart() -> None:
     assert metric.with_restart_cost(None) is None
     assert dataclasses.replace(metric, restarts=None).with_restart_cost(1.0) is None
     assert dataclasses.replace(metric, measured=None).ratio() is None
+
+
+def test_a_version_1_summary_still_reads(tmp_path: Path) -> None:
+    path = rewrite(tmp_path, lambda raw: raw.update(schema_version=1))
+    assert read_summary(path).schema_version == 1

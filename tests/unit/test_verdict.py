@@ -227,7 +227,8 @@ def test_an_overdue_restart_while_the_host_was_saturated_is_the_machine_s_latene
     verdict = judge_worker(records, FAST, observation=busy)
     assert verdict.problems == ()
     (error,) = verdict.errors
-    assert "the host was saturated (its CPUs 97% busy) for 28.000s" in error
+    # Counted once the 2s back-off had passed: 26s of the 28s.
+    assert "the host was saturated (its CPUs 97% busy) for 26.000s" in error
     assert verdict.in_error
 
 
@@ -245,6 +246,21 @@ def test_a_late_restart_while_the_host_was_saturated_is_an_error_naming_the_load
     idle = judge_worker(records, FAST, observation=Observation())
     assert "too late" in idle.checks[2].reason
     assert not idle.in_error
+
+
+def test_load_during_the_back_off_wait_excuses_no_lateness_after_it() -> None:
+    # The default curve's 300s level: the host busy for the first 100s of the
+    # wait, idle after; the restart 68.5s overdue is the kubelet's.
+    records = attempts(nominal(DEFAULT, 6), reported=expected_reports(DEFAULT, 6))
+    exit_ns = _last_exit(records)
+    due_s = DEFAULT.upper_tolerance(DEFAULT.delay_before_restart(7)).total_seconds()
+    busy_early = Observation(
+        now_ns=exit_ns + int((due_s + 68.5) * NS),
+        saturated=((exit_ns, exit_ns + 100 * NS, 1.0),),
+    )
+    verdict = judge_worker(records, DEFAULT, observation=busy_early)
+    assert verdict.errors == ()
+    assert "restart 7 overdue" in verdict.problems[0]
 
 
 def test_a_busy_second_does_not_excuse_a_minute_overdue() -> None:
