@@ -139,3 +139,14 @@ def test_a_trimmed_event_parses_to_the_same_attempts_as_the_whole_one() -> None:
         trimmed = trimmed_event(document)
         assert parse_event(trimmed) == parse_event(document)
         assert len(json.dumps(trimmed)) < len(json.dumps(document)) / 2
+
+
+def test_a_trace_that_cannot_be_written_stops_and_says_why_never_raising(
+    tmp_path: Path,
+) -> None:
+    writer = TraceWriter(tmp_path / "gone" / TRACE_FILE)  # no such directory
+    writer.write("err", node="a", line="tick\n")
+    writer.write("err", node="a", line="tick\n")
+    writer.close()
+    assert writer.problem is not None
+    assert "the trace stops here" in writer.problem
