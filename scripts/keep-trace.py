@@ -27,6 +27,7 @@ from harness.recording.trace import TRACE_FILE, read_trace  # noqa: E402
 TRACES = ROOT / "tests" / "data" / "traces"
 # What a replay compares with its live run, per worker.
 LIVE_KEYS = ("worker", "node", "passed", "attempts_recorded", "reported_seen", "measured_s")
+METRIC_KEYS = ("scenario", "worker", "name", "measured", "passed")
 
 
 def main() -> int:
@@ -53,6 +54,10 @@ def main() -> int:
         "run_id": summary.get("run_id"),
         "status": summary.get("status"),
         "workers": [{key: worker.get(key) for key in LIVE_KEYS} for worker in summary["workers"]],
+        # A scenario run's metrics, each as the run measured and judged it.
+        "metrics": [
+            {key: metric.get(key) for key in METRIC_KEYS} for metric in summary.get("metrics", [])
+        ],
     }
     (target / "live.json").write_text(json.dumps(live, indent=1) + "\n")
     started = datetime.fromtimestamp(entries[0].wall_ns / 1e9, UTC)
@@ -64,7 +69,7 @@ def main() -> int:
         f"{args.what}\n\n"
         f"- command: `{args.command}`\n"
         f"- Kubernetes: {version}; observer `{context['observer']}`; "
-        f"profile `{context['profile']}`\n"
+        f"profile `{context.get('profile') or ', '.join(context.get('scenarios', []))}`\n"
         f"- recorded: {started:%Y-%m-%d %H:%M} UTC, run `{context['run_id']}`\n"
         f"- outcome: `{outcome['status']}`"
         + (f": {outcome['reason']}" if outcome["reason"] else "")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
 from kubernetes import client
@@ -56,6 +56,12 @@ class LiveRun:
         self.recorder.wait_for_change(timeout=timeout)
 
     def pods(self, role: str) -> list[LivePod]:
+        listed = self._list_pods(role)
+        # A replay answers the scenarios with what the run answered them.
+        self.recorder.trace.write("view", op="pods", role=role, pods=[asdict(p) for p in listed])
+        return listed
+
+    def _list_pods(self, role: str) -> list[LivePod]:
         try:
             found = self.core.list_namespaced_pod(
                 self.namespace,
@@ -69,6 +75,11 @@ class LiveRun:
 
     def read_pod_file(self, pod: LivePod, file: str) -> str | None:
         """A file of the pod's records emptyDir, read from the node's disk; None if absent."""
+        text = self._read_pod_file(pod, file)
+        self.recorder.trace.write("view", op="file", pod=pod.name, file=file, text=text)
+        return text
+
+    def _read_pod_file(self, pod: LivePod, file: str) -> str | None:
         if self.remote:
             return self._read_echoed(pod, file)
         node = self.nodes[pod.worker]
@@ -99,6 +110,7 @@ class LiveRun:
         """Create a Pod or a StatefulSet of the run (bound to its node on an existing cluster)."""
         kind, name = manifest["kind"], manifest["metadata"]["name"]
         node = self.nodes[manifest["metadata"]["labels"][WORKER_LABEL]]
+        self.recorder.trace.write("view", op="create", object=kind, name=name)
         if self.remote:
             manifest = on_existing_node(manifest, node)
         try:
@@ -118,6 +130,7 @@ class LiveRun:
 
     def delete_statefulset(self, name: str) -> None:
         """Delete the StatefulSet, orphaning its pods: they stay, to be read and ended."""
+        self.recorder.trace.write("view", op="delete", object="StatefulSet", name=name)
         try:
             self._apps().delete_namespaced_stateful_set(
                 name, self.namespace, propagation_policy="Orphan"
@@ -132,6 +145,7 @@ class LiveRun:
         return client.AppsV1Api(self.core.api_client)
 
     def delete_pod(self, name: str) -> None:
+        self.recorder.trace.write("view", op="delete", object="Pod", name=name)
         try:
             self.core.delete_namespaced_pod(name, self.namespace, grace_period_seconds=0)
         except client.ApiException as error:

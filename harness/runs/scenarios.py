@@ -154,6 +154,8 @@ def run_scenarios(
             namespace=namespace,
             observer="selfreport" if live.remote else "events",
             scenarios=list(wanted),
+            image=image,
+            kubelet_versions=live.kubelet_versions,
             nodes=nodes,
             curves={worker: curve_fields(curve) for worker, curve in result.curves.items()},
         )
