@@ -30,7 +30,8 @@ whole-second rounding.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final
@@ -38,6 +39,7 @@ from typing import Final
 from harness.model.backoff import BackoffCurve
 from harness.model.bounds import BOUNDS
 from harness.model.durations import NS_PER_S, format_duration, to_ns
+from harness.model.releases import AT_EXPIRY
 from harness.recording.cri import CriFormatError, parse_rfc3339_nano
 from harness.recording.records import SOURCE_SELF, AttemptRecord
 
@@ -70,6 +72,16 @@ API_ROUNDING: Final = BOUNDS["api_rounding"].as_timedelta()
 # in for: tests/e2e/test_existing_cluster.py holds every attempt within it.
 SELF_REPORT_SLACK: Final = BOUNDS["self_report_max"].as_timedelta()
 ZERO: Final = timedelta(0)
+
+# Evidence a worker needs beyond each restart's own window. Below CONFIRM_FROM
+# a level's window holds its neighbour's delays, so most restarts must show
+# the kubelet's own level (judged once LEVEL_SHARE_FROM should have), and the
+# restarts at the cap must not sit, in median, further past it than a sound
+# kubelet's do (judged from CAP_MEDIAN_FROM of them).
+LEVEL_SHARE_MIN: Final = BOUNDS["level_share_min"].as_fraction()
+LEVEL_SHARE_FROM: Final = 4
+CAP_MEDIAN_OVERSHOOT: Final = BOUNDS["cap_median_overshoot"].as_seconds()
+CAP_MEDIAN_FROM: Final = 5
 
 # A reported back-off is Go duration text, parsed to microseconds and carried
 # as float seconds; anything closer than this is the same value.
@@ -236,6 +248,11 @@ def judge_worker(
     last = max(by_attempt)
     pending_problems, errors = _pending_problems(curve, by_attempt[last], curve_n, observation)
     problems += pending_problems
+    evidence_problems, evidence_errors = _evidence_problems(
+        curve, checks, by_attempt, confirm_levels=confirm_levels, saturated=observation.saturated
+    )
+    problems += evidence_problems
+    errors += evidence_errors
     expected_reports = [c for c in checks if curve.expected_reported_backoff(c.curve_n) is not None]
     return WorkerVerdict(
         worker=worker,
@@ -307,6 +324,68 @@ def _pending_problems(
             f"{seen}, attempt {last.attempt} {state}"
         )
     return problems, []
+
+
+def _evidence_problems(
+    curve: BackoffCurve,
+    checks: Sequence[RestartCheck],
+    by_attempt: Mapping[int, AttemptRecord],
+    *,
+    confirm_levels: bool,
+    saturated: Sequence[tuple[int, int, float]],
+) -> tuple[list[str], list[str]]:
+    """What the worker's restarts together fail to show: its levels, a sound cap.
+
+    Problems, then errors (the cap's median overshoot while the host was
+    saturated through most of those restarts: the machine's lateness).
+    """
+    problems: list[str] = []
+    waited = [
+        c
+        for c in checks
+        if c.measured_s is not None and curve.expected_reported_backoff(c.curve_n) is not None
+    ]
+    seen = sum(c.reported_s is not None for c in waited)
+    if confirm_levels and len(waited) >= LEVEL_SHARE_FROM and seen < LEVEL_SHARE_MIN * len(waited):
+        problems.append(
+            f"levels unconfirmed: the kubelet's back-off level was seen before {seen} of the "
+            f"{len(waited)} restarts that waited one; at least {LEVEL_SHARE_MIN:.0%} must show "
+            "it (bound level_share_min), or a kubelet at a neighbouring level passes on its "
+            "delays alone"
+        )
+    if curve.requeue != AT_EXPIRY:
+        return problems, []
+    cap_s = curve.maximum.total_seconds()
+    at_cap = [c for c in waited if c.curve_n >= 2 and c.expected_s == cap_s]
+    margins = [c.margin_s for c in at_cap if c.margin_s is not None]
+    if len(margins) < CAP_MEDIAN_FROM:
+        return problems, []
+    median = statistics.median(margins)
+    if median <= CAP_MEDIAN_OVERSHOOT:
+        return problems, []
+    message = (
+        f"the {len(margins)} restarts at the {_td(curve.maximum)} cap came {median:.3f}s past "
+        f"it in median, over the {CAP_MEDIAN_OVERSHOOT:g}s a kubelet keeping to "
+        f"{_td(curve.maximum)} shows (bound cap_median_overshoot): is its cap longer?"
+    )
+    busy = [c for c in at_cap if _saturated_during(saturated, by_attempt, c.n)]
+    if 2 * len(busy) > len(at_cap):
+        return problems, [
+            f"error: {message} But the host was saturated during {len(busy)} of them: "
+            "the machine's lateness, not the kubelet's alone"
+        ]
+    return [*problems, message], []
+
+
+def _saturated_during(
+    saturated: Sequence[tuple[int, int, float]], by_attempt: Mapping[int, AttemptRecord], n: int
+) -> bool:
+    """Whether the host was saturated between attempt n-1's exit and restart n."""
+    previous, current = by_attempt.get(n - 1), by_attempt.get(n)
+    if previous is None or current is None or previous.finished_at_ns is None:
+        return False
+    start, end = previous.finished_at_ns, _decided_at(current)
+    return any(a < end and b > start for a, b, _ in saturated)
 
 
 def _same_level(reported: float, level: timedelta | None) -> bool:

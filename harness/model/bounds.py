@@ -324,6 +324,49 @@ _TABLE: Final[tuple[Bound, ...]] = (
         ),
     ),
     Bound(
+        name="level_share_min",
+        value=0.5,
+        unit="fraction",
+        source_kind="measured",
+        source=(
+            "the share of a worker's waited restarts before which the kubelet's level was "
+            "seen, on 2026-12-04: 1.0 on every worker of the passed quick checks "
+            "20261204T161522Z-check-quick-72b7, 162930Z-check-quick-8e9d (fast 54/54, "
+            "reduced 7/7, default 4/4, fast/runs-5s 20/20) and 170321Z-check-quick-a37a; "
+            "the least, 0.67 (fast 6/9) and 0.75 (reduced 3/4), in run "
+            "164449Z-check-drill-672d, whose API server was unreachable for 20 s "
+            "(trace v1.35.8-api-unreachable)"
+        ),
+        why=(
+            "Below 5 s a level's window holds its neighbour's delays (a 3 s kubelet told "
+            "2 s restarts within 4.5 s): most restarts must show the kubelet's own level, "
+            "judged once four or more should have. Half leaves room for a watch that "
+            "missed a third of them, as the drill did"
+        ),
+    ),
+    Bound(
+        name="cap_median_overshoot",
+        value=1.2,
+        unit="s",
+        source_kind="measured",
+        source=(
+            "the median overshoot (created - previous exit - cap) of the fast worker's "
+            "restarts at its 2 s cap, per run, on 2026-12-04: 0.689 s (n=53) in "
+            "20261204T161522Z-check-quick-72b7, 0.682 s (n=54) and 0.728 s (fast/runs-5s, "
+            "n=20) in 162930Z-check-quick-8e9d, 0.698 s (n=17) in 164551Z-check-quick-3608, "
+            "0.668 s and 0.667 s (n=9) in the drills 164408Z-check-drill-d944 and "
+            "164449Z-check-drill-672d: at most 0.728 s. The v1.35.8 kubelet requeues at "
+            "the expiry plus a jitter of up to half the back-off (requeue_fraction)"
+        ),
+        why=(
+            "Each restart at the cap may be late by up to half the cap plus the overhead, "
+            "so a kubelet one level out still passes restart by restart; their median "
+            "cannot hide it. 1.2 s is 1.6 times the largest median measured, and under "
+            "the 1.6 s a 3 s kubelet told 2 s shows (the simulation's 3.6 s median). "
+            "Judged from five restarts at the cap, on kubelets that requeue at the expiry"
+        ),
+    ),
+    Bound(
         name="watch_slack",
         value=3.0,
         unit="s",

@@ -102,7 +102,8 @@ def _subjects(
     """Every pod of the check, registering each subject's curve, node, need and pod.
 
     On an existing cluster every subject is a node, its pod bound to it, and
-    no variant runs (variants belong to the harness's own worker profiles).
+    only the variants that run beside every worker run there (the others
+    belong to the harness's own worker profiles).
     """
     pods: list[dict[str, Any]] = []
     remote = isinstance(cluster, RemoteCluster)
@@ -113,15 +114,16 @@ def _subjects(
         pods.append(manifest)
         result.needs[worker] = result.profile.need_for(worker, result.curves[worker])
         result.pods[manifest["metadata"]["name"]] = worker
-        if isinstance(cluster, RemoteCluster):
-            continue
-        profile_name = cluster.spec.worker(worker).profile.name
+        profile_name = (
+            None if isinstance(cluster, RemoteCluster) else cluster.spec.worker(worker).profile.name
+        )
         for variant in result.profile.variants:
-            if variant.profile != profile_name:
+            if not variant.runs_beside(profile_name):
                 continue
             subject = variant.subject(worker)
             name = f"{variant.name}-{worker}"
-            pods.append(conformance_pod(name, worker, run_id, image, list(variant.args)))
+            variant_pod = conformance_pod(name, worker, run_id, image, list(variant.args))
+            pods.append(on_existing_node(variant_pod, worker) if remote else variant_pod)
             result.curves[subject] = result.curves[worker]
             result.nodes[subject] = result.nodes[worker]
             result.needs[subject] = variant.need

@@ -159,7 +159,7 @@ def run_scenarios(
             nodes=nodes,
             curves={worker: curve_fields(curve) for worker, curve in result.curves.items()},
         )
-        result.status, result.reason = _observe(live, watches, progress, on_sample)
+        result.status, result.reason = observe_scenarios(live, watches, progress, on_sample)
     except KeyboardInterrupt:
         result.status = "interrupted"
         result.reason = "interrupted (a signal) before every scenario was observed"
@@ -202,14 +202,7 @@ def _finish(
     live.recorder.stop()
     result.observer = live.recorder.cost
     ending = ending_of(kubelets)
-    if ending.engine_gone is None and not live.remote:
-        for watch in watches.values():
-            watch.collect()
-    attempts = live.recorder.attempts()
-    result.results = compute(watches, result.curves, live.nodes, attempts)
-    result.recorder_errors = list(live.recorder.errors.messages) + live.errors
-    _conclude(result)
-    apply_ending(result, ending)
+    conclude_scenarios(result, live, watches, ending)
     result.finished_at = datetime.now(UTC)
     trace_outcome(live.recorder.trace, result, ending)
     live.recorder.trace.close()
@@ -219,6 +212,24 @@ def _finish(
         progress(result.observer.headline())
     progress(f"run {result.run_id}: {result.status}; outputs in {result.run_dir}")
     return ending
+
+
+def conclude_scenarios(
+    result: ScenarioRun, live: LiveRun, watches: Mapping[str, Watch], ending: RunEnding
+) -> None:
+    """Read the pods' files (own cluster), measure every metric, conclude, apply the ending.
+
+    Everything after the recorder stopped that judges rather than touches the
+    cluster: a replay of the run's trace calls it too.
+    """
+    if ending.engine_gone is None and not live.remote:
+        for watch in watches.values():
+            watch.collect()
+    attempts = live.recorder.attempts()
+    result.results = compute(watches, result.curves, live.nodes, attempts)
+    result.recorder_errors = list(live.recorder.errors.messages) + live.errors
+    _conclude(result)
+    apply_ending(result, ending)
 
 
 def _end_pods_gracefully(live: LiveRun, recorder: ApiRecorder, progress: Progress) -> None:
@@ -255,7 +266,7 @@ def _end_pods_gracefully(live: LiveRun, recorder: ApiRecorder, progress: Progres
         )
 
 
-def _observe(
+def observe_scenarios(
     live: LiveRun,
     watches: Mapping[str, Watch],
     progress: Progress,

@@ -192,13 +192,18 @@ def test_the_check_passes_through_the_account_s_kubeconfig_alone(
 def test_its_verdict_equals_the_kind_mode_verdict(
     existing_mode: dict[str, Any], conformance: CheckResult
 ) -> None:
-    existing = {w["node"]: w["passed"] for w in existing_mode["summary"]["workers"]}
+    subjects = existing_mode["summary"]["workers"]
+    bare = [w for w in subjects if "/" not in w["worker"]]
+    existing = {w["node"]: w["passed"] for w in bare}
     kind_mode = {
         conformance.nodes[w]: v.passed for w, v in conformance.verdicts.items() if "/" not in w
     }
     assert existing == kind_mode
+    # Counting from the exit is probed there too, beside every node, as in kind mode.
+    variants = {w["worker"]: w["passed"] for w in subjects if "/" in w["worker"]}
+    assert variants == {f"{w['worker']}/runs-5s": True for w in bare}
     # Judged on the same curves: each node's live config gives what its profile says.
-    for worker in existing_mode["summary"]["workers"]:
+    for worker in bare:
         kind_worker = next(w for w, node in conformance.nodes.items() if node == worker["node"])
         expected = tuple(worker["expected_s"])
         assert expected == tuple(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import signal
 import threading
 import time
@@ -57,8 +58,8 @@ NS_PER_S = 1_000_000_000
 _FEED_KINDS = frozenset({"event", "event-error", "err", "ended", "pod", "watch", "host"})
 # How long after its loop ended a live run still read its nodes (stopping the
 # readers, the final listing): inputs that late are fed before the verdict.
-_STOP_DRAIN_NS = 3 * NS_PER_S
-_REAL_TIME_FOR = ["kubernetes", "pydantic", "urllib3"]
+STOP_DRAIN_NS = 3 * NS_PER_S
+REAL_TIME_FOR = ["kubernetes", "pydantic", "urllib3"]
 Clock = FrozenDateTimeFactory | StepTickTimeFactory | TickingDateTimeFactory
 
 
@@ -160,7 +161,7 @@ class _RecordedExec:
     def __call__(self, node: str, argv: list[str]) -> str:
         # Only what the live run had answered by now on the frozen clock (a
         # replay interrupted early must not read the live run's last listing).
-        now_ns = time.time_ns() + _STOP_DRAIN_NS
+        now_ns = time.time_ns() + STOP_DRAIN_NS
         answers = self._answers.get((node, tuple(argv)))
         while answers and len(answers) > 1 and answers[1].wall_ns <= now_ns:
             answers.popleft()
@@ -172,7 +173,7 @@ class _RecordedExec:
         return str(entry.fields["output"])
 
 
-class _Feeder:
+class Feeder:
     """The recorded inputs fed into the recorder as the frozen clock passes their time."""
 
     def __init__(
@@ -272,10 +273,10 @@ class _Feeder:
         return self._streams[node]
 
 
-class _ReplayRecorder:
+class ReplayRecorder:
     """The real recorder, whose waits move the frozen clock and feed the trace."""
 
-    def __init__(self, inner: Recorder | ApiRecorder, feeder: _Feeder) -> None:
+    def __init__(self, inner: Recorder | ApiRecorder, feeder: Feeder) -> None:
         self.inner = inner
         self.feeder = feeder
         self.errors: RecorderErrors = inner.errors
@@ -295,7 +296,7 @@ class _ReplayRecorder:
     def stop(self) -> None:
         # The live run's loop ended here; what its readers still delivered
         # before they were stopped is fed, then the final listing is taken.
-        self.feeder.feed_until(self.feeder.now_ns + _STOP_DRAIN_NS, move_clock=False)
+        self.feeder.feed_until(self.feeder.now_ns + STOP_DRAIN_NS, move_clock=False)
         self.inner.stop()
 
     def attempts(self) -> list[AttemptRecord]:
@@ -343,6 +344,34 @@ def _profile(context: Mapping[str, Any]) -> CheckProfile:
     )
 
 
+def build_recorder(
+    trace: Trace, run_dir: Path, node_workers: Mapping[str, str]
+) -> Recorder | ApiRecorder:
+    """The recorder the live run had, prepared and never started (call on the frozen clock)."""
+    context = trace.context
+    api = client.ApiClient()
+    if context["observer"] == "selfreport":
+        return ApiRecorder(
+            api=api,
+            namespace=context["namespace"],
+            run_id=str(context["run_id"]),
+            run_dir=run_dir,
+            node_workers=node_workers,
+        )
+    recorder = Recorder(
+        api=api,
+        namespace=context["namespace"],
+        run_id=str(context["run_id"]),
+        run_dir=run_dir,
+        node_workers=node_workers,
+        exec_in_node=_RecordedExec(trace.entries),
+        # The host's load comes from the trace, never from this machine's.
+        read_host=lambda: None,
+    )
+    recorder.prepare()
+    return recorder
+
+
 def replay_check(trace: Trace, run_dir: Path, changes: Changes | None = None) -> CheckResult:
     """The check of ``trace`` run again on the real code; the verdict it reaches now."""
     changes = changes or Changes()
@@ -363,32 +392,11 @@ def replay_check(trace: Trace, run_dir: Path, changes: Changes | None = None) ->
     start = datetime.fromtimestamp(trace.entries[0].wall_ns / NS_PER_S, UTC)
     # The client's lazily imported models must see the real datetime (pydantic
     # builds their schemas at import); the harness's own modules see the clock.
-    with freeze_time(start, ignore=_REAL_TIME_FOR) as clock:
-        inner: Recorder | ApiRecorder
-        api = client.ApiClient()
-        if context["observer"] == "selfreport":
-            inner = ApiRecorder(
-                api=api,
-                namespace=context["namespace"],
-                run_id=result.run_id,
-                run_dir=run_dir,
-                node_workers=node_workers,
-            )
-        else:
-            inner = Recorder(
-                api=api,
-                namespace=context["namespace"],
-                run_id=result.run_id,
-                run_dir=run_dir,
-                node_workers=node_workers,
-                exec_in_node=_RecordedExec(trace.entries),
-                # The host's load comes from the trace, never from this machine's.
-                read_host=lambda: None,
-            )
-            inner.prepare()
-        feeder = _Feeder(trace, inner, clock, changes)
+    with freeze_time(start, ignore=REAL_TIME_FOR) as clock:
+        inner = build_recorder(trace, run_dir, node_workers)
+        feeder = Feeder(trace, inner, clock, changes)
         feeder.feed_until(trace.context_entry_ns)
-        recorder = _ReplayRecorder(inner, feeder)
+        recorder = ReplayRecorder(inner, feeder)
         try:
             observe(result, recorder, None, threading.Event())
         except KeyboardInterrupt:
@@ -411,6 +419,26 @@ def hide_backoff_messages(subject_pods: set[str]) -> Callable[[TraceEntry], Trac
             waiting = (status.get("state") or {}).get("waiting")
             if waiting is not None:
                 waiting.pop("message", None)
+        return dataclasses.replace(entry, fields={**entry.fields, "pod": pod})
+
+    return edit
+
+
+def rewrite_backoff_messages(
+    subject_pods: set[str], level: str
+) -> Callable[[TraceEntry], TraceEntry]:
+    """An edit that makes these pods' waiting messages report ``level`` (Go duration text)."""
+
+    def edit(entry: TraceEntry) -> TraceEntry:
+        if entry.kind != "pod" or entry.fields["pod"]["metadata"].get("name") not in subject_pods:
+            return entry
+        pod = json.loads(json.dumps(entry.fields["pod"]))
+        for status in pod["status"].get("containerStatuses", []) or []:
+            waiting = (status.get("state") or {}).get("waiting") or {}
+            if waiting.get("message"):
+                waiting["message"] = re.sub(
+                    r"back-off \S+", f"back-off {level}", waiting["message"]
+                )
         return dataclasses.replace(entry, fields={**entry.fields, "pod": pod})
 
     return edit

@@ -118,7 +118,12 @@ ROWS = (
 
 
 def fast_verdict() -> WorkerVerdict:
-    return judge_worker(attempts(FAST_DELAYS), FAST, worker="fast", node="crashloop-worker")
+    return judge_worker(
+        attempts(FAST_DELAYS, reported=expected_reports(FAST, len(FAST_DELAYS))),
+        FAST,
+        worker="fast",
+        node="crashloop-worker",
+    )
 
 
 def default_verdict() -> WorkerVerdict:

@@ -80,6 +80,15 @@ def _cluster(*profiles: str) -> Any:
 
 def test_a_variant_without_its_worker_is_refused_before_anything_runs() -> None:
     check_variants_have_workers(FULL, _cluster("fast", "reduced", "default"))
-    with pytest.raises(HarnessError, match="runs-5s beside a worker with profile fast") as error:
-        check_variants_have_workers(QUICK, _cluster("quick-2s", "reduced"))
+    with pytest.raises(
+        HarnessError, match="reset-610s, control-590s beside a worker with profile reduced"
+    ) as error:
+        check_variants_have_workers(FULL, _cluster("fast", "default"))
     assert "give one worker that profile" in str(error.value.fix)
+
+
+def test_counting_from_the_exit_is_probed_beside_every_worker_whatever_its_profile() -> None:
+    (runs_5s,) = QUICK.variants
+    assert runs_5s.runs_beside("quick-2s")
+    assert runs_5s.runs_beside(None)
+    check_variants_have_workers(QUICK, _cluster("quick-2s", "reduced"))

@@ -481,7 +481,8 @@ def test_repeated_attempts_are_refused() -> None:
 def test_a_long_run_resets_the_curve_and_is_explained() -> None:
     runs = [0.05, 0.05, 0.05, 700.0, 0.05, 0.05, 0.05]
     delays = [0.3, 1.3, 2.3, 0.4, 1.3, 2.2]
-    verdict = judge_worker(attempts(delays, runs_s=runs), REDUCED)
+    levels = [None, 1.0, 2.0, None, 1.0, 2.0]  # the kubelet's, the curve started over
+    verdict = judge_worker(attempts(delays, runs_s=runs, reported=levels), REDUCED)
     assert verdict.passed, verdict.failures
     assert [c.curve_n for c in verdict.checks] == [1, 2, 3, 1, 2, 3]
     assert "on the curve, at its restart 1 after a reset" in verdict.checks[3].reason
