@@ -38,6 +38,7 @@ from harness.core.paths import state_dir
 from harness.core.resources import spec_path
 from harness.demo import MAX_DURATION_S, DemoOptions, run_demo, run_replay
 from harness.model.releases import release_of
+from harness.outputs.coverage import uncovered
 from harness.outputs.explain import explain
 from harness.outputs.flakiness import flakiness_of
 from harness.outputs.jobsummary import write_job_summary
@@ -223,6 +224,10 @@ def _run_and_report_check(
     if summary.observer is not None:
         out.print(summary.observer.headline(), soft_wrap=True)
     out.print(f"{summary.status.upper()}: {summary.reason or 'every worker on its curve'}")
+    if summary.passed:
+        # A pass says what it did not check.
+        for line in uncovered({w.worker: w.coverage for w in summary.workers}):
+            out.print(f"  not covered by this pass: {line}", soft_wrap=True)
     if summary.passed and summary.recorder_notes:
         # A pass's reason carries no failure; what the recorder met is still worth a look.
         out.print(

@@ -120,6 +120,13 @@ def _add_properties(suite: ET.Element, summary: RunSummary) -> None:
         if w.overshoot_median_s is not None and w.overshoot_max_s is not None:
             values.append((f"{w.worker}.overshoot_median_s", f"{w.overshoot_median_s:.3f}"))
             values.append((f"{w.worker}.overshoot_max_s", f"{w.overshoot_max_s:.3f}"))
+        values += [
+            (
+                f"{w.worker}.coverage.{r.rule}",
+                f"{'covered' if r.covered else 'not covered'}: {r.detail}",
+            )
+            for r in w.coverage
+        ]
     for name, value in values:
         ET.SubElement(props, "property", name=_clean(name), value=_clean(value))
 

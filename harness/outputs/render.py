@@ -109,6 +109,7 @@ def summary_table(summary: RunSummary) -> Table:
     for column in ("restarts checked", "median overshoot", "max overshoot"):
         table.add_column(column, justify="right")
     table.add_column("verdict")
+    table.add_column("not covered")
     for worker in summary.workers:
         table.add_row(
             Text(worker.worker),
@@ -117,6 +118,7 @@ def summary_table(summary: RunSummary) -> Table:
             _seconds(worker.overshoot_median_s, "+.3f"),
             _seconds(worker.overshoot_max_s, "+.3f"),
             _result(worker.passed),
+            Text(", ".join(r.rule for r in worker.not_covered) or ("-" if worker.coverage else "")),
         )
     return table
 

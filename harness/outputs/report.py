@@ -263,6 +263,16 @@ def _worker_blocks(worker: WorkerSummary, busy: Mapping[int, float] | None = Non
     ]
     if worker.problems:
         blocks.append(Bullets(worker.problems))
+    if worker.coverage:
+        blocks.append(
+            Table(
+                ("rule", "covered", "what the run saw"),
+                tuple(
+                    (r.rule, "yes" if r.covered else "NOT COVERED", r.detail)
+                    for r in worker.coverage
+                ),
+            )
+        )
     if worker.notes:
         blocks.append(Bullets(worker.notes, folded=f"{len(worker.notes)} notes"))
     return blocks

@@ -28,6 +28,7 @@ from typing import Any, Final, Literal, cast, get_args
 from harness.cluster.liveconfig import NodeConfigRow
 from harness.core.errors import HarnessError
 from harness.model.bounds import BOUNDS, Bound
+from harness.outputs.coverage import RuleCoverage
 from harness.recording.observercost import ObserverCost
 from harness.verdict import RestartCheck, WorkerVerdict, waited_restarts
 
@@ -169,11 +170,18 @@ class WorkerSummary:
     # out of the delays the kubelet is judged on. None when none was recorded.
     start_latency_median_s: float | None = None
     start_latency_max_s: float | None = None
+    # What the verdict covered of the kubelet's rules, and what not (a bare
+    # worker of a check; empty for its variants and older summaries).
+    coverage: tuple[RuleCoverage, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["live_config"] = self.live_config.to_dict() if self.live_config else None
         return data
+
+    @property
+    def not_covered(self) -> tuple[RuleCoverage, ...]:
+        return tuple(r for r in self.coverage if not r.covered)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -378,7 +386,10 @@ def machine_restart_cost(summary: RunSummary) -> float | None:
 
 
 def summarize_worker(
-    verdict: WorkerVerdict, config: NodeConfigRow | None, attempts_recorded: int
+    verdict: WorkerVerdict,
+    config: NodeConfigRow | None,
+    attempts_recorded: int,
+    coverage: Sequence[RuleCoverage] = (),
 ) -> WorkerSummary:
     """One worker's summary from its verdict, live config row and record count."""
     median, worst = overshoot(verdict.checks)
@@ -410,6 +421,7 @@ def summarize_worker(
         overshoot_max_s=worst,
         start_latency_median_s=statistics.median(latencies) if latencies else None,
         start_latency_max_s=max(latencies) if latencies else None,
+        coverage=tuple(coverage),
     )
 
 
@@ -429,6 +441,7 @@ def summarize(
     metrics: Sequence[MetricSummary] = (),
     observer: ObserverCost | None = None,
     recorder_notes: Sequence[str] = (),
+    coverage: Mapping[str, Sequence[RuleCoverage]] | None = None,
 ) -> RunSummary:
     """The run's summary.
 
@@ -438,9 +451,16 @@ def summarize(
     the workers, but it did not measure everything it meant to.
     ``recorder_notes`` are kept in the summary; only a failed or errored
     run's reason quotes the first of them, where they may be its cause.
+    ``coverage`` is what each worker's verdict covered, by worker name.
     """
+    covered = coverage or {}
     workers = tuple(
-        summarize_worker(v, _config_for(v, configs), attempts_recorded.get(v.worker, 0))
+        summarize_worker(
+            v,
+            _config_for(v, configs),
+            attempts_recorded.get(v.worker, 0),
+            covered.get(v.worker, ()),
+        )
         for v in verdicts
     )
     status: RunStatus

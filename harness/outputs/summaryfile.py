@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import cast
 
 from harness.core.atomicfile import write_atomically
+from harness.outputs.coverage import RuleCoverage
 from harness.outputs.summary import (
     READABLE_SCHEMA_VERSIONS,
     SUMMARY_FILE,
@@ -164,6 +165,10 @@ def _worker_from(obj: _Obj) -> WorkerSummary:
         overshoot_max_s=obj.opt_number("overshoot_max_s"),
         start_latency_median_s=_opt_new_number(obj, "start_latency_median_s"),
         start_latency_max_s=_opt_new_number(obj, "start_latency_max_s"),
+        coverage=tuple(
+            RuleCoverage(c.string("rule"), c.boolean("covered"), c.string("detail"))
+            for c in (obj.objs("coverage") if obj.has("coverage") else [])
+        ),
     )
 
 

@@ -27,6 +27,7 @@ from harness.cluster.liveconfig import NodeConfigRow
 from harness.cluster.remote import RemoteCluster
 from harness.core import timeouts
 from harness.model.backoff import BackoffCurve, curve_fields
+from harness.outputs.coverage import RuleCoverage, coverage_of
 from harness.outputs.junit import write_junit
 from harness.outputs.summary import RunSummary, outcome_of, summarize
 from harness.outputs.summaryfile import write_summary
@@ -340,7 +341,19 @@ def summary_of(result: CheckResult, cluster: Target) -> RunSummary:
         reason=result.reason,
         observer=result.observer,
         recorder_notes=result.recorder_errors,
+        coverage=coverage(result),
     )
+
+
+def coverage(result: CheckResult) -> dict[str, tuple[RuleCoverage, ...]]:
+    """What each bare worker's verdict (its variants' included) covered of its curve's rules."""
+    return {
+        worker: coverage_of(
+            worker, result.verdicts, result.curves[worker], pending=result.pending.get(worker)
+        )
+        for worker in result.verdicts
+        if "/" not in worker and worker in result.curves
+    }
 
 
 def write_outputs(result: CheckResult, cluster: Target) -> RunSummary:
