@@ -367,6 +367,27 @@ _TABLE: Final[tuple[Bound, ...]] = (
         ),
     ),
     Bound(
+        name="lease_renew_gap",
+        value=12.0,
+        unit="s",
+        source_kind="kubelet-source",
+        source=(
+            "kubernetes v1.35.8 pkg/kubelet/kubelet.go (line 1079): the kubelet renews its "
+            "node's Lease every NodeLeaseDurationSeconds x nodeLeaseRenewIntervalFraction, "
+            "40 s (pkg/kubelet/apis/config/v1beta1/defaults.go line 151) x 0.25 "
+            "(pkg/kubelet/kubelet.go line 236) = 10 s; "
+            "staging/src/k8s.io/component-helpers/apimachinery/lease/controller.go Run "
+            "(line 148) waits wait.JitterUntil(sync, renewInterval, 0.04): at most 10.4 s "
+            "between two renewals. The other 1.6 s, for the update's round trip on a busy "
+            "API server, has no measured distribution yet"
+        ),
+        why=(
+            "On a cluster reached by a kubeconfig alone, two renewals further apart than "
+            "this mark a span in which the node was not observed (frozen, paused, cut off): "
+            "a restart late or overdue across it is an error, never the kubelet's failure"
+        ),
+    ),
+    Bound(
         name="watch_slack",
         value=3.0,
         unit="s",

@@ -34,6 +34,7 @@ from harness.cluster.kubeletstate import KubeletChanges
 from harness.core import timeouts
 from harness.model.bounds import BOUNDS
 from harness.recording.hostcpu import SaturatedSpan
+from harness.recording.leases import LeaseReader
 from harness.recording.observercost import CpuReading, ObserverCost, observer_cost, read_cpu
 from harness.recording.podwatch import Ended, PodWatch
 from harness.recording.recorder import ApiView, RecorderErrors, note_into, pending_from
@@ -87,6 +88,13 @@ class ApiRecorder:
             tap=self.trace,
         )
         self._thread = threading.Thread(target=self.watch.run, name="watch-pods", daemon=True)
+        # The nodes' own heartbeats: spans in which a node was not observed.
+        self.leases = LeaseReader(
+            api, self.node_workers, self.errors.add, self._stop, tap=self.trace
+        )
+        self._lease_thread = threading.Thread(
+            target=self.leases.run, name="read-leases", daemon=True
+        )
         self._cpu_before: CpuReading | None = None
         self.cost: ObserverCost | None = None
         self._closed = False
@@ -94,11 +102,13 @@ class ApiRecorder:
     def start(self) -> None:
         self._cpu_before = read_cpu()
         self._thread.start()
+        self._lease_thread.start()
 
     def stop(self) -> None:
         self._stop.set()
         if self._thread.ident is not None:  # a replay never starts the watch
             self._thread.join(timeout=timeouts.API_REQUEST)
+            self._lease_thread.join(timeout=timeouts.API_REQUEST)
         with self._lock:
             records = self.log.latest()
             self.log.close()
@@ -120,9 +130,8 @@ class ApiRecorder:
             return self.log.latest()
 
     def silent_nodes(self, longer_than: float) -> list[str]:
-        """No node is read directly: the API's failures surface as errors of their own."""
-        del longer_than
-        return []
+        """Nodes whose kubelet has not renewed its Lease for ``longer_than`` seconds."""
+        return self.leases.silent(longer_than)
 
     def broken_nodes(self) -> list[str]:
         """No node's runtime is asked directly: a broken one shows as restarts that stop."""
@@ -150,8 +159,9 @@ class ApiRecorder:
         return heard - ahead - int(WATCH_SLACK_S * NS_PER_S)
 
     def unobserved(self, node: str) -> list[tuple[int, int]]:
-        del node
-        return []
+        """Node-clock spans between two of its Lease's renewals further apart than a live
+        kubelet's (see :mod:`harness.recording.leases`)."""
+        return self.leases.unobserved(node)
 
     def saturated(self) -> tuple[SaturatedSpan, ...]:
         """The nodes are not this host's: its load says nothing of their lateness."""

@@ -13,6 +13,7 @@ replay runs the same parsers, recorder, verdict and endings on the same bytes:
   inspect) and its output, or the error it met;
 - ``pod``: a pod the watch delivered (``LIST``, ``ADDED``, ``MODIFIED``,
   ``DELETED``), trimmed to what the watch reads; ``watch``: a watch failure;
+- ``lease``: a renewal of a node's Lease the API-only recorder read;
 - ``view``: what a scenario run's own view answered its scenarios (the pods
   listed by role, a pod file's text) and the objects it created or deleted;
 - ``context`` and ``ending``: what the run was (profile, curves, pods) and how

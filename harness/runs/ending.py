@@ -115,6 +115,9 @@ def stop_reason(
     their own pods on purpose (the scenarios) leave it out.
     """
     silent = recorder.silent_nodes(longer_than=timeouts.NODE_SILENT)
+    if silent and getattr(recorder, "observer", None) == "selfreport":
+        # A node of a cluster reached through the API alone: its Lease went still.
+        return "; ".join(silent) + ": is the node running? (`kubectl get nodes`)"
     if silent:
         return "; ".join(silent) + ": is the Docker engine running? (`crashloop status`)"
     broken = recorder.broken_nodes()

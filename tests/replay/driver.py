@@ -55,7 +55,7 @@ from harness.runs.ending import RunEnding, apply_ending
 TRACES = Path(__file__).parents[1] / "data" / "traces"
 NS_PER_S = 1_000_000_000
 # What the replayed check loop waits for between two looks, as the live one does.
-_FEED_KINDS = frozenset({"event", "event-error", "err", "ended", "pod", "watch", "host"})
+_FEED_KINDS = frozenset({"event", "event-error", "err", "ended", "pod", "watch", "host", "lease"})
 # How long after its loop ended a live run still read its nodes (stopping the
 # readers, the final listing): inputs that late are fed before the verdict.
 STOP_DRAIN_NS = 3 * NS_PER_S
@@ -248,16 +248,23 @@ class Feeder:
             self.recorder.watch.on_watch_event(entry.fields["type"], pod_from(entry.fields))
         elif entry.kind == "watch":
             self._feed_watch(entry)
+        elif entry.kind == "lease":
+            if isinstance(self.recorder, ApiRecorder):
+                self.recorder.leases.on_renewed(entry.node, entry.fields["renewed_ns"])
         elif isinstance(self.recorder, Recorder):
-            stream = self._stream(entry.node)
-            if entry.kind == "event":
-                stream.event_document(entry.fields["document"])
-            elif entry.kind == "event-error":
-                self.recorder.on_problem(entry.node, entry.fields["error"])
-            elif entry.kind == "err":
-                stream.pulse_line(entry.fields["line"])
-            elif entry.kind == "ended":
-                stream.reader_ended(entry.fields["code"], restarting=entry.fields["restarting"])
+            self._feed_reader(self.recorder, entry)
+
+    def _feed_reader(self, recorder: Recorder, entry: TraceEntry) -> None:
+        """What a node's reader delivered: runtime events, pulse lines, its end."""
+        stream = self._stream(entry.node)
+        if entry.kind == "event":
+            stream.event_document(entry.fields["document"])
+        elif entry.kind == "event-error":
+            recorder.on_problem(entry.node, entry.fields["error"])
+        elif entry.kind == "err":
+            stream.pulse_line(entry.fields["line"])
+        elif entry.kind == "ended":
+            stream.reader_ended(entry.fields["code"], restarting=entry.fields["restarting"])
 
     def _feed_watch(self, entry: TraceEntry) -> None:
         """What the watch met besides pods: a failed request, a relist's names."""
