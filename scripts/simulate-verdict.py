@@ -11,7 +11,8 @@ in run 20261204T162930Z-check-quick-8e9d (tests/data/traces/v1.35.8-quick-check)
 scaled to the level where the kubelet's requeue jitter grows with it. The attempts go through
 :func:`harness.verdict.judge_worker` with the curve the profile expects and
 the restarts the quick and full profiles need; the table gives the share
-caught and the rule that caught it first. The kubelet's back-off messages are
+caught and the rules that fired (each counted once per run, the three most
+frequent). The kubelet's back-off messages are
 seen, or hidden (a watch that misses them), as the case says.
 """
 
@@ -184,13 +185,23 @@ def _caught(case: Case, profile: str, runs: int, rng: random.Random) -> tuple[in
         )
         if not verdict.passed:
             caught += 1
-            rules[_rule(verdict.failures[0])] += 1
-    return caught, ", ".join(f"{rule} {n}" for rule, n in rules.most_common(2))
+            # Every rule that fired, once per run: which ones a case relies on.
+            rules.update({_rule(failure) for failure in verdict.failures})
+    return caught, ", ".join(f"{rule} {n}" for rule, n in rules.most_common(3))
 
 
 def _rule(failure: str) -> str:
-    for rule in ("too early", "too late", "unconfirmed", "reported", "overdue", "incomplete"):
-        if rule in failure:
+    for name, rule in (
+        ("levels unconfirmed", "levels unconfirmed"),
+        ("cap came", "cap median"),
+        ("too early", "too early"),
+        ("too late", "too late"),
+        ("unconfirmed", "unconfirmed"),
+        ("reported", "reported"),
+        ("overdue", "overdue"),
+        ("incomplete", "incomplete"),
+    ):
+        if name in failure:
             return rule
     return failure.split(":")[1].strip()[:30] if ":" in failure else failure[:30]
 
