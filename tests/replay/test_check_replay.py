@@ -286,3 +286,38 @@ def test_a_stopped_runtime_ends_the_run_an_error_naming_the_node(tmp_path: Path)
     assert result.status == "error", result.reason
     assert f"the container runtime of node {node} stopped answering" in result.reason
     _assert_as_live(trace, result)
+
+
+def test_a_fast_worker_whose_levels_are_hidden_fails_for_want_of_them_not_its_delays(
+    quick: Trace, tmp_path: Path
+) -> None:
+    pods = {pod for pod, subject in quick.context["pods"].items() if subject == "fast"}
+    result = replay_check(quick, tmp_path / "run", Changes(edit=hide_backoff_messages(pods)))
+    fast = result.verdicts["fast"]
+    assert result.status == "failed"
+    # Below 5s no single restart needs its level; together most must show it.
+    assert all(check.passed for check in fast.checks)
+    (problem,) = fast.problems
+    assert problem.startswith("levels unconfirmed: the kubelet's back-off level was seen before 0")
+    # A sound kubelet's delays: the cap's median is not what failed it.
+    assert not any("cap came" in p for p in fast.problems)
+    assert result.verdicts["reduced"].passed
+
+
+def test_restarts_at_the_cap_later_than_a_sound_kubelet_s_fail_on_their_median(
+    quick: Trace, tmp_path: Path
+) -> None:
+    # The fast kubelet's 2s restarts judged as a 1.3s kubelet's: most fit the
+    # 1.3s level's window (up to 3.45s), their median sits 1.38s past the cap.
+    told = {"fast": BackoffCurve(initial=timedelta(seconds=1.3), maximum=timedelta(seconds=1.3))}
+    levels = rewrite_backoff_messages({"crash-fast"}, "1.3s")
+    result = replay_check(quick, tmp_path / "run", Changes(curves=told, edit=levels))
+    fast = result.verdicts["fast"]
+    assert result.status == "failed"
+    late = [check for check in fast.checks if not check.passed]
+    assert 0 < len(late) < len(fast.checks) // 4, fast.failures
+    (median,) = [p for p in fast.problems if "cap came" in p]
+    assert median.startswith("the 54 restarts at the 1.3s cap came 1.382s past it in median")
+    assert "over the 1.2s a kubelet keeping to 1.3s shows" in median
+    # Told the truth, the same restarts pass.
+    assert replay_check(quick, tmp_path / "told-2s").verdicts["fast"].passed
