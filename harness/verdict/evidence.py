@@ -1,0 +1,85 @@
+"""What a worker's restarts must show together: most of its levels, a sound median at its cap.
+
+Restart by restart, a kubelet one level out can pass below CONFIRM_FROM: a
+3 s kubelet told 2 s restarts inside the 2 s level's window. These rules
+judge the restarts together (docs/verdict.md).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+
+from harness.model.backoff import BackoffCurve
+from harness.model.releases import AT_EXPIRY
+from harness.recording.records import AttemptRecord
+from harness.verdict.restart import RestartCheck, decided_at
+from harness.verdict.tolerances import (
+    CAP_MEDIAN_FROM,
+    CAP_MEDIAN_OVERSHOOT,
+    LEVEL_SHARE_FROM,
+    LEVEL_SHARE_MIN,
+    dur,
+)
+
+
+def evidence_problems(
+    curve: BackoffCurve,
+    checks: Sequence[RestartCheck],
+    by_attempt: Mapping[int, AttemptRecord],
+    *,
+    confirm_levels: bool,
+    saturated: Sequence[tuple[int, int, float]],
+) -> tuple[list[str], list[str]]:
+    """What the worker's restarts together fail to show: its levels, a sound cap.
+
+    Problems, then errors (the cap's median overshoot while the host was
+    saturated through most of those restarts: the machine's lateness).
+    """
+    problems: list[str] = []
+    waited = [
+        c
+        for c in checks
+        if c.measured_s is not None and curve.expected_reported_backoff(c.curve_n) is not None
+    ]
+    seen = sum(c.reported_s is not None for c in waited)
+    if confirm_levels and len(waited) >= LEVEL_SHARE_FROM and seen < LEVEL_SHARE_MIN * len(waited):
+        problems.append(
+            f"levels unconfirmed: the kubelet's back-off level was seen before {seen} of the "
+            f"{len(waited)} restarts that waited one; at least {LEVEL_SHARE_MIN:.0%} must show "
+            "it (bound level_share_min), or a kubelet at a neighbouring level passes on its "
+            "delays alone"
+        )
+    if curve.requeue != AT_EXPIRY:
+        return problems, []
+    cap_s = curve.maximum.total_seconds()
+    at_cap = [c for c in waited if c.curve_n >= 2 and c.expected_s == cap_s]
+    margins = [c.margin_s for c in at_cap if c.margin_s is not None]
+    if len(margins) < CAP_MEDIAN_FROM:
+        return problems, []
+    median = statistics.median(margins)
+    if median <= CAP_MEDIAN_OVERSHOOT:
+        return problems, []
+    message = (
+        f"the {len(margins)} restarts at the {dur(curve.maximum)} cap came {median:.3f}s past "
+        f"it in median, over the {CAP_MEDIAN_OVERSHOOT:g}s a kubelet keeping to "
+        f"{dur(curve.maximum)} shows (bound cap_median_overshoot): is its cap longer?"
+    )
+    busy = [c for c in at_cap if _saturated_during(saturated, by_attempt, c.n)]
+    if 2 * len(busy) > len(at_cap):
+        return problems, [
+            f"error: {message} But the host was saturated during {len(busy)} of them: "
+            "the machine's lateness, not the kubelet's alone"
+        ]
+    return [*problems, message], []
+
+
+def _saturated_during(
+    saturated: Sequence[tuple[int, int, float]], by_attempt: Mapping[int, AttemptRecord], n: int
+) -> bool:
+    """Whether the host was saturated between attempt n-1's exit and restart n."""
+    previous, current = by_attempt.get(n - 1), by_attempt.get(n)
+    if previous is None or current is None or previous.finished_at_ns is None:
+        return False
+    start, end = previous.finished_at_ns, decided_at(current)
+    return any(a < end and b > start for a, b, _ in saturated)
