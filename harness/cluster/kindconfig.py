@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import yaml
 
-from harness.profiles import ClusterSpec
+from harness.cluster.profiles import ClusterSpec
 
 KIND_API_VERSION: Final = "kind.x-k8s.io/v1alpha4"
 # kind v0.33.0 generates kubeadm v1beta3 documents for Kubernetes < 1.36 and

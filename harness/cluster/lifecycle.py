@@ -35,11 +35,11 @@ from harness.cluster.kube import (
     wait_system_pods_ready,
 )
 from harness.cluster.liveconfig import NodeConfigRow, row_for
+from harness.cluster.profiles import ClusterSpec
 from harness.core import timeouts
 from harness.core.errors import HarnessError
 from harness.core.paths import state_dir
 from harness.core.proc import run, tail
-from harness.profiles import ClusterSpec
 from harness.substrate.engine import engine_cgroup_v1, ensure_engine
 from harness.substrate.kindbin import ensure_kind
 from harness.substrate.nodeselect import choose_node_image, kubectl_for

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.cluster.kindconfig import PROFILE_LABEL, WORKER_LABEL
+from harness.cluster.profiles import ClusterSpec
 from harness.model.backoff import BackoffCurve, curve_for
 from harness.model.durations import format_duration
 from harness.model.kubeletconfig import BACKOFF_GATES, KubeletBackoffConfig
@@ -20,7 +21,6 @@ from harness.model.releases import (
     KubeletRelease,
     release_of,
 )
-from harness.profiles import ClusterSpec
 
 CURVE_PREVIEW = 8
 

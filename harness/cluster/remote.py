@@ -23,9 +23,9 @@ from kubernetes.config.config_exception import ConfigException
 
 from harness.cluster.kube import NodeStatus, node_configz, node_statuses
 from harness.cluster.liveconfig import NodeConfigRow, row_for
+from harness.cluster.profiles import ClusterSpec
 from harness.core import timeouts
 from harness.core.errors import HarnessError, first_line
-from harness.profiles import ClusterSpec
 
 RBAC_HINT: Final = (
     "grant the check's role (harness/resources/rbac/crashloop-check.yaml: nodes get/list, "

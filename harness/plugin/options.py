@@ -16,10 +16,10 @@ from typing import Final
 
 import pytest
 
+from harness.cluster.profiles import ClusterSpec, ProfileError, load_cluster_spec
 from harness.core import pins
 from harness.core.errors import HarnessError
 from harness.core.resources import DEFAULT_SPEC_NAME, spec_path
-from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec
 
 KEEP_POLICIES: Final = ("never", "on-failure", "always")
 CHECK_PROFILE_NAMES: Final = ("quick", "full")

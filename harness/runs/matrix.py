@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Final
 
 from harness.cluster import lifecycle
+from harness.cluster.profiles import load_cluster_spec
 from harness.core.errors import HarnessError, first_line
 from harness.core.pins import DEFAULT_KUBERNETES, KubernetesPin
 from harness.outputs.matrix import Matrix, MatrixEntry, entry_of, matrix_of_runs, write_matrix
@@ -24,7 +25,6 @@ from harness.outputs.summary import (
     require_pooled_check,
 )
 from harness.outputs.summaryfile import read_summary
-from harness.profiles import load_cluster_spec
 from harness.runs.check import run_check
 from harness.runs.checkprofiles import CheckProfile
 from harness.runs.lifecycle import new_run_dir

@@ -16,10 +16,10 @@ from kubernetes import client
 
 from harness.cluster.kube import node_configz
 from harness.cluster.lifecycle import Cluster, live_config_rows
+from harness.cluster.profiles import ClusterSpec
 from harness.core import timeouts
 from harness.core.errors import HarnessError
 from harness.model.backoff import BackoffCurve
-from harness.profiles import ClusterSpec
 from harness.runs.lifecycle import worker_nodes
 
 # A baseline's window: running pods' cost holds steady (0.069 and 0.070 cores in

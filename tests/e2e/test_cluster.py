@@ -11,10 +11,10 @@ import pytest
 from harness.cluster import lifecycle
 from harness.cluster.kindconfig import WORKER_LABEL
 from harness.cluster.kube import node_statuses
+from harness.cluster.profiles import load_cluster_spec
 from harness.core.errors import HarnessError
 from harness.model.backoff import curve_for
 from harness.model.kubeletconfig import KubeletBackoffConfig
-from harness.profiles import load_cluster_spec
 
 pytestmark = pytest.mark.e2e
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import cli
-from harness.cliargs import build_parser
+from harness.cli import dispatch as cli
+from harness.cli.args import build_parser
 from harness.cluster import lifecycle
 from harness.cluster.kube import NodeStatus
 from harness.core import pins

@@ -11,15 +11,15 @@ import pytest
 import yaml
 from rich.console import Console
 
-from harness import cli
-from harness.cliargs import build_parser
-from harness.cliinfo import config_text
-from harness.cliout import SCREEN
+from harness.cli import dispatch as cli
+from harness.cli.args import build_parser
+from harness.cli.info import config_text
+from harness.cli.out import SCREEN
+from harness.cluster.profiles import load_cluster_spec
 from harness.core import pins
 from harness.core.errors import HarnessError
 from harness.core.resources import CLUSTERS_DIR, builtin_specs, spec_path
-from harness.demo import wait_for_enter
-from harness.profiles import load_cluster_spec
+from harness.live.demo import wait_for_enter
 from harness.runs.lifecycle import LATEST, new_run_dir
 
 

@@ -20,8 +20,8 @@ from harness.cluster.kindconfig import (
     worker_patch_dir,
     write_worker_patches,
 )
+from harness.cluster.profiles import ClusterSpec, load_cluster_spec
 from harness.core.resources import CLUSTERS_DIR
-from harness.profiles import ClusterSpec, load_cluster_spec
 
 CLUSTERS = CLUSTERS_DIR
 ROOT = PurePosixPath("/var/tmp/crashloop/patches")

@@ -10,9 +10,9 @@ import yaml
 
 from harness.cluster.kindconfig import PROFILE_LABEL, WORKER_LABEL
 from harness.cluster.liveconfig import row_for
+from harness.cluster.profiles import load_cluster_spec
 from harness.core.resources import CLUSTERS_DIR
 from harness.model.releases import AT_EXPIRY, EVERY_10_15S
-from harness.profiles import load_cluster_spec
 
 SPEC = load_cluster_spec(CLUSTERS_DIR / "crashloop.yaml")
 LABELS = {WORKER_LABEL: "fast", PROFILE_LABEL: "fast"}

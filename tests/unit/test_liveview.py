@@ -1,4 +1,4 @@
-"""The live demo view (harness.outputs.liveview): states from records, rich and plain rendering."""
+"""The live demo view (harness.live.view): states from records, rich and plain rendering."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from datetime import timedelta
 import pytest
 from rich.console import Console
 
-from harness.model.backoff import BackoffCurve
-from harness.outputs.liveview import (
+from harness.live.view import (
     THEMES,
     LiveView,
     Theme,
@@ -22,6 +21,7 @@ from harness.outputs.liveview import (
     states_from,
     timeline_bar,
 )
+from harness.model.backoff import BackoffCurve
 from harness.recording.records import AttemptRecord
 from tests.unit.factories import (
     DEFAULT,

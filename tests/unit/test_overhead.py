@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.cluster.profiles import load_cluster_spec
 from harness.core.errors import HarnessError
 from harness.core.resources import spec_path
 from harness.model.backoff import BackoffCurve
@@ -39,7 +40,6 @@ from harness.model.overhead import (
     time_to_cap,
 )
 from harness.outputs.overheadout import OVERHEAD_FILE, overhead_table, ratio_text, write_overhead
-from harness.profiles import load_cluster_spec
 from harness.runs.overhead import SAMPLED_LABEL, SAMPLED_PODS, overhead_pod
 from harness.runs.overheadplan import (
     OverheadPlan,

@@ -1,4 +1,4 @@
-"""Cluster spec and worker profile loading (harness.profiles)."""
+"""Cluster spec and worker profile loading (harness.cluster.profiles)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.cluster.profiles import ClusterSpec, ProfileError, load_cluster_spec, load_profile
 from harness.core.resources import CLUSTERS_DIR
-from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec, load_profile
 
 CLUSTERS = CLUSTERS_DIR
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import yaml
 
+from harness.cluster.profiles import load_cluster_spec
 from harness.core.resources import CLUSTERS_DIR
 from harness.outputs.workloads import NAMESPACE, replay_manifests, write_manifests
-from harness.profiles import load_cluster_spec
 from harness.scenarios import SCENARIOS
 from harness.substrate.workloadimage import STABLE_TAG
 

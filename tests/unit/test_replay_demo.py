@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.core.errors import HarnessError
-from harness.outputs.replay import AsOf, Recording, as_of, load_recording, replay
+from harness.live.replay import AsOf, Recording, as_of, load_recording, replay
 from harness.outputs.summaryfile import write_summary
 from harness.recording.records import AttemptLog
 from tests.unit.factories import (

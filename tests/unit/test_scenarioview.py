@@ -7,8 +7,8 @@ import io
 
 from rich.console import Console
 
-from harness.demo import scenario_takeaways
-from harness.outputs.liveview import LiveView, render
+from harness.live.demo import scenario_takeaways
+from harness.live.view import LiveView, render
 from harness.outputs.scenarioview import ScenarioCell, scenario_cells
 from harness.recording.records import AttemptRecord
 from tests.unit.factories import NS, T0, attempts, scenario_metrics

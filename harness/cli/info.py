@@ -9,15 +9,15 @@ from pathlib import Path
 import shtab
 import yaml
 
-from harness.cliargs import build_parser
+from harness.cli.args import build_parser
 from harness.cluster import lifecycle
 from harness.cluster.kindconfig import render_kind_config_yaml
+from harness.cluster.profiles import ClusterSpec, load_cluster_spec
 from harness.cluster.remote import RemoteCluster, connect
 from harness.core import pins
 from harness.core.errors import HarnessError
 from harness.core.paths import state_dir
 from harness.core.resources import RESOURCES, spec_path
-from harness.profiles import ClusterSpec, load_cluster_spec
 from harness.substrate.nodeselect import check_kubernetes_version
 from harness.substrate.workloadimage import image_tag
 

@@ -1,6 +1,6 @@
 """What each `crashloop` command's --help says beyond its one line: what it does, exit codes.
 
-Kept apart from the argument definitions (:mod:`harness.cliargs`) so the
+Kept apart from the argument definitions (:mod:`harness.cli.args`) so the
 prose can be read and reviewed as prose.
 """
 

@@ -23,16 +23,16 @@ from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElaps
 from rich.table import Table
 
 from harness.cluster import lifecycle
+from harness.cluster.profiles import ClusterSpec
 from harness.core import timeouts
-from harness.outputs.keys import HELP, keys_while_live
-from harness.outputs.liveview import LiveView, Theme, states_from
-from harness.outputs.replay import AsOf, load_recording, replay
+from harness.live.keys import HELP, keys_while_live
+from harness.live.replay import AsOf, load_recording, replay
+from harness.live.view import LiveView, Theme, states_from
 from harness.outputs.report import write_report
 from harness.outputs.scenarioview import PodMap, ScenarioCell, scenario_cells
 from harness.outputs.summary import RunSummary, machine_restart_cost
 from harness.outputs.summaryfile import read_summary
 from harness.pods.skeleton import pod_names
-from harness.profiles import ClusterSpec
 from harness.recording.hostcpu import (
     HOST_CPU_FILE,
     SATURATED,

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from harness.cliinfo import spec_of
-from harness.cliout import SCREEN, emit
+from harness.cli.info import spec_of
+from harness.cli.out import SCREEN, emit
 from harness.cluster import lifecycle
 from harness.core.errors import HarnessError
 from harness.model.overhead import (

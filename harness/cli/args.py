@@ -11,13 +11,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Final
 
-from harness.clihelp import ENVIRONMENT, describe
-from harness.cliout import FORMATS
+from harness.cli.help import ENVIRONMENT, describe
+from harness.cli.out import FORMATS
 from harness.core import pins
 from harness.core.resources import DEFAULT_SPEC_NAME
-from harness.demo import DEFAULT_DURATION_S, MAX_DURATION_S
+from harness.live.demo import DEFAULT_DURATION_S, MAX_DURATION_S
+from harness.live.view import THEMES
 from harness.model.overhead import REPEAT_WITHIN
-from harness.outputs.liveview import THEMES
 from harness.recording.recorder import OBSERVERS
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.overheadplan import DEFAULT_PODS as OVERHEAD_PODS

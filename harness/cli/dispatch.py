@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness.cliargs import build_parser
-from harness.cliinfo import (
+from harness.cli.args import build_parser
+from harness.cli.info import (
     cmd_completion,
     cmd_config,
     cmd_kubeconfig,
@@ -27,16 +27,17 @@ from harness.cliinfo import (
     existing_cluster,
     spec_of,
 )
-from harness.cliout import SCREEN, emit
-from harness.clioverhead import cmd_overhead, cmd_overhead_compare
+from harness.cli.out import SCREEN, emit
+from harness.cli.overhead import cmd_overhead, cmd_overhead_compare
 from harness.cluster import lifecycle
 from harness.cluster.kube import api_client, node_statuses, unready_system_pods
+from harness.cluster.profiles import ClusterSpec, ProfileError, load_cluster_spec
 from harness.core import pins, timeouts
 from harness.core.atomicfile import write_atomically
 from harness.core.errors import HarnessError, first_line
 from harness.core.paths import state_dir
 from harness.core.resources import spec_path
-from harness.demo import MAX_DURATION_S, DemoOptions, run_demo, run_replay
+from harness.live.demo import MAX_DURATION_S, DemoOptions, run_demo, run_replay
 from harness.model.releases import release_of
 from harness.outputs.coverage import uncovered
 from harness.outputs.explain import explain
@@ -54,7 +55,6 @@ from harness.outputs.report import write_report
 from harness.outputs.summary import SUMMARY_FILE, RunSummary
 from harness.outputs.summaryfile import read_summary
 from harness.outputs.workloads import write_manifests
-from harness.profiles import ClusterSpec, ProfileError, load_cluster_spec
 from harness.recording.recorder import Observer
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES
