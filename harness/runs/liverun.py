@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
@@ -144,8 +145,10 @@ class LiveRun:
     def _apps(self) -> client.AppsV1Api:
         return client.AppsV1Api(self.core.api_client)
 
-    def delete_pod(self, name: str) -> None:
-        self.recorder.trace.write("view", op="delete", object="Pod", name=name)
+    def delete_pod(self, name: str) -> int:
+        """Delete the pod at once; when the request went (host clock, ns)."""
+        sent_ns = time.time_ns()
+        self.recorder.trace.write("view", op="delete", object="Pod", name=name, sent_ns=sent_ns)
         try:
             self.core.delete_namespaced_pod(name, self.namespace, grace_period_seconds=0)
         except client.ApiException as error:
@@ -153,6 +156,7 @@ class LiveRun:
                 f"deleting pod {name}: {error.status} {error.reason}",
                 "see the run's evidence for the API server's state",
             ) from error
+        return sent_ns
 
     def problem(self, text: str) -> None:
         self.errors.append(text)

@@ -169,8 +169,7 @@ class _Watch:
                 name = pod["metadata"]["name"]
                 deleted_at = None
                 if previous is not None:
-                    deleted_at = time.time_ns()
-                    run.delete_pod(previous)
+                    deleted_at = run.delete_pod(previous)
                 run.create_object(pod)
                 started = self._wait_attempt(name, finished=False)
                 if started is None:

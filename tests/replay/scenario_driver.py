@@ -18,12 +18,15 @@ from __future__ import annotations
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import freezegun
+import freezegun.config
 from freezegun import freeze_time
 from kubernetes import client
 
@@ -153,8 +156,13 @@ class _ReplayRun(LiveRun):
     def create_object(self, manifest: dict[str, Any]) -> None:
         self.made.append(f"create {manifest['kind']} {manifest['metadata']['name']}")
 
-    def delete_pod(self, name: str) -> None:
+    def delete_pod(self, name: str) -> int:
+        """When the live run sent the same request (the trace's own stamp)."""
         self.made.append(f"delete Pod {name}")
+        sent = self.answers.entries.get(("delete", name))
+        if not sent:
+            raise ReplayError(f"the live run never deleted pod {name}")
+        return int(sent[0].fields.get("sent_ns", sent[0].wall_ns))
 
     def delete_statefulset(self, name: str) -> None:
         self.made.append(f"delete StatefulSet {name}")
@@ -170,6 +178,8 @@ def _answers(trace: Trace) -> _Answers:
             entries[("pods", entry.fields["role"])].append(entry)
         elif op == "file":
             entries[("file", entry.fields["pod"], entry.fields["file"])].append(entry)
+        elif op == "delete" and entry.fields["object"] == "Pod":
+            entries[("delete", entry.fields["name"])].append(entry)
     return _Answers(dict(entries))
 
 
@@ -191,6 +201,18 @@ class ScenarioReplay:
     made: list[str]
 
 
+@contextmanager
+def _threads_see_the_clock() -> Iterator[None]:
+    """freezegun gives code called from a thread's run() the real time by default:
+    the scenarios' own threads must read the replay's clock like the rest."""
+    default = list(freezegun.config.settings.default_ignore_list)
+    freezegun.configure(default_ignore_list=[m for m in default if m != "threading"])
+    try:
+        yield
+    finally:
+        freezegun.configure(default_ignore_list=default)
+
+
 def replay_scenarios(trace: Trace, run_dir: Path, changes: Changes | None = None) -> ScenarioReplay:
     """The scenario run of ``trace`` run again on the real code; the metrics it reaches now."""
     changes = changes or Changes()
@@ -208,13 +230,15 @@ def replay_scenarios(trace: Trace, run_dir: Path, changes: Changes | None = None
     run_dir.mkdir(parents=True, exist_ok=True)
     start = datetime.fromtimestamp(trace.entries[0].wall_ns / NS_PER_S, UTC)
     threads = _Threads()
-    with freeze_time(start, ignore=REAL_TIME_FOR) as clock:
+    # Built before the clock freezes: the client's models must see the real datetime.
+    core = client.CoreV1Api(client.ApiClient())
+    with _threads_see_the_clock(), freeze_time(start, ignore=REAL_TIME_FOR) as clock:
         inner = build_recorder(trace, run_dir, {node: worker for worker, node in nodes.items()})
         feeder = Feeder(trace, inner, clock, changes)
         feeder.feed_until(trace.context_entry_ns)
         recorder = _ThreadedReplayRecorder(inner, feeder, threads)
         live = _ReplayRun(
-            client.CoreV1Api(client.ApiClient()),
+            core,
             str(context["namespace"]),
             result.run_id,
             str(context["image"]),

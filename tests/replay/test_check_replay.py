@@ -321,3 +321,23 @@ def test_restarts_at_the_cap_later_than_a_sound_kubelet_s_fail_on_their_median(
     assert "over the 1.2s a kubelet keeping to 1.3s shows" in median
     # Told the truth, the same restarts pass.
     assert replay_check(quick, tmp_path / "told-2s").verdicts["fast"].passed
+
+
+NEIGHBOURS_135 = "v1.35.8-neighbour-caps"
+
+
+def test_a_real_3s_kubelet_with_its_messages_hidden_fails_on_its_delays(tmp_path: Path) -> None:
+    """The fast worker's kubelet ran at 3s, told 2s; the watch made to miss every level."""
+    trace = Trace.load(NEIGHBOURS_135)
+    live = replay_check(trace, tmp_path / "as-live")
+    assert live.status == "failed"
+    assert "3s back-off" in live.decided["fast"][1]
+    pods = {pod for pod, subject in trace.context["pods"].items() if subject == "fast"}
+    result = replay_check(trace, tmp_path / "hidden", Changes(edit=hide_backoff_messages(pods)))
+    fast = result.verdicts["fast"]
+    assert result.status == "failed"
+    assert "fast" in result.decided
+    # Its delays alone give it away: their median at the 2s cap, not the level.
+    (median,) = [p for p in fast.problems if "cap came" in p]
+    assert "restarts at the 2s cap came" in median
+    assert not any("reported" in failure for failure in fast.failures)

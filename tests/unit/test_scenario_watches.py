@@ -94,8 +94,9 @@ class FakeRun:
             self.created.append(name)
             self.recorded.append(_attempt(name, 0, time.time_ns(), run_s=0.001))
 
-    def delete_pod(self, name: str) -> None:
+    def delete_pod(self, name: str) -> int:
         self.deleted.append(name)
+        return time.time_ns()
 
     def delete_statefulset(self, name: str) -> None:
         self.deleted.append(name)
