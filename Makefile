@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CRASHLOOP := $(BIN)/crashloop
 
-.PHONY: help demo demo-rehearse demo-replay test test-all e2e-all unit package e2e lint engine kind node-image cluster status check flakiness matrix overhead conformance down clean workload-image manifests
+.PHONY: help demo demo-rehearse demo-replay test test-all e2e-all unit package e2e lint docs engine kind node-image cluster status check flakiness matrix overhead conformance down clean workload-image manifests
 
 help:
 	@echo "make demo        set up, then the talk's demo live (5 minutes), plots and a report"
@@ -15,6 +15,7 @@ help:
 	@echo "make test        lint, unit and replay tests, the installed wheel, the fast e2e tier (CI)"
 	@echo "make test-all    the same with every e2e test: the slow and disruptive ones too (nightly)"
 	@echo "make package     build the wheel, install it outside the checkout, run its CLI and examples/"
+	@echo "make docs        build the documentation site into build/site (mkdocs, strict)"
 	@echo "make node-image  build the offline kind node image (no-op when up to date)"
 	@echo "make cluster     create or reuse the crashloop cluster"
 	@echo "make workload-image  build the workload image, load crashloop.local/workload:v1 into the cluster"
@@ -55,11 +56,16 @@ test: lint unit package e2e
 
 test-all: lint unit package e2e-all
 
-lint: $(STAMP)
+lint: $(STAMP) docs
 	$(BIN)/ruff check harness tests examples
 	$(BIN)/ruff format --check harness tests examples
 	$(BIN)/mypy
 	scripts/actionlint.sh
+
+# The documentation site (mkdocs.yml, docs/): strict, so a broken link or anchor, or a page
+# left out of the nav, fails the build. build/ is ignored.
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir build/site
 
 # The installed wheel, outside the checkout: its CLI and a suite using its fixtures.
 package: $(STAMP)

@@ -453,7 +453,7 @@ _TABLE: Final[tuple[Bound, ...]] = (
             "plus 150 ms for scheduling a process at its memory limit on a busy node; "
             "the 150 ms was chosen before any OOM kill was measured (commit 8eb157a). "
             "Measured since, on 2026-12-01: runs 030920Z-scenarios-b9c9 (25 kills) and "
-            "051701Z-scenarios-bba5 (27 kills), as the README names them, the last "
+            "051701Z-scenarios-bba5 (27 kills), as docs/results.md names them, the last "
             "heartbeat 18-29 ms (median) and at most 104-112 ms before the runtime's "
             "finish"
         ),

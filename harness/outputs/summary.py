@@ -2,8 +2,8 @@
 
 The attempt log (:mod:`harness.recording.records`) is the raw evidence; the summary is
 the conclusion drawn from it: per worker the live kubelet config, the curve
-it implies, every restart check and the overshoot statistics the README
-quotes, and the table of tolerances (:mod:`harness.model.bounds`) it was judged
+it implies, every restart check and the overshoot statistics the docs
+quote, and the table of tolerances (:mod:`harness.model.bounds`) it was judged
 with, so a run read later says which bounds it passed or failed against. It is
 written once, at the end of a run (also an interrupted or failed one),
 atomically, so a reader never sees half of it.
@@ -62,7 +62,7 @@ KIND_CONFORMANCE: Final = "conformance"
 KIND_SCENARIO_PREFIX: Final = "scenario:"
 
 # The runtime's nanoseconds are far finer than anything a reader compares;
-# milliseconds are what the README and the tables show.
+# milliseconds are what the docs and the tables show.
 _MS_DIGITS: Final = 3
 # How many of the recorder's notes a failed or errored run's reason quotes
 # (every one stays in ``recorder_notes``).

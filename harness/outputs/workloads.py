@@ -29,7 +29,8 @@ NAMESPACE_FILE: Final = "namespace.yaml"
 CONFORMANCE_FILE: Final = "conformance.yaml"
 _HEADER: Final = (
     "# Written by `crashloop manifests` from the code the harness deploys with; do not edit.\n"
-    "# Apply on the crashloop cluster after `make workload-image` (README: Replay the talk).\n"
+    "# Apply on the crashloop cluster after `make workload-image`\n"
+    "# (docs/scenarios.md: Replay the talk by hand).\n"
 )
 
 

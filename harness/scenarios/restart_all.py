@@ -17,7 +17,7 @@ What the kubelet's source predicts (read in source, k8s v1.35-v1.38):
   single-container pod may wait that long; from 1.36 the kubelet syncs again
   at once.
 
-Measured on 1.35.8 (see the README): the pod beside an app waited for the
+Measured on 1.35.8 (docs/results.md): the pod beside an app waited for the
 resync too. The reset kills and removes the app in one sync, inside one PLEG
 relist, so the relist sees it removed (``ContainerRemoved``, not a reason to
 sync), never died. Now and then a 1.35 re-run comes at once: a relist that

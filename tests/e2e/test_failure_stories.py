@@ -153,7 +153,7 @@ def test_a_reset_pod_re_runs_at_once_from_1_36_and_at_the_resync_before(
     # mostly the pod worker's resync, a minute or more later, but a relist
     # that lists the 0.5s trigger running and reads its status exited syncs
     # the pod twice, a second apart (measured: 1.7s once, in a CI run; 61-106s
-    # otherwise; the README's source reading). So on 1.35 most re-runs, not all, come
+    # otherwise; the source reading in docs/results.md). So on 1.35 most re-runs, not all, come
     # after the slack: a 1.35 kubelet that re-ran at once would fail this, as
     # would one 1.36 re-run that waited.
     run = scenario_runs[RESTART_ALL]

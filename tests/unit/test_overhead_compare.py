@@ -26,7 +26,7 @@ from tests.unit.test_overhead_pace import RERUN as RERUN_AN_HOUR_BEFORE
 from tests.unit.test_overhead_pace import SWEEP
 
 REPO = Path(__file__).resolve().parents[2]
-# Two real sweeps written before the request series were kept (the README's first comparison).
+# Two real sweeps written before the request series were kept (the first comparison of two sweeps).
 FIRST_RUN = REPO / "docs" / "overhead" / "overhead-20261201T033229Z.json"
 RERUN = REPO / "docs" / "overhead" / "overhead-20261201T060857Z.json"
 
@@ -181,7 +181,7 @@ def test_what_is_not_a_sweep_is_refused_naming_the_file(tmp_path: Path, bad: str
 def test_the_command_says_which_figure_moved_and_exits_by_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # The README's first comparison: the default worker's busiest-interval peak moved +21 %.
+    # The first comparison of two sweeps: the default worker's busiest-interval peak moved +21 %.
     assert cli.main(["overhead-compare", str(FIRST_RUN), str(RERUN)]) == 1
     out = capsys.readouterr()
     text = out.out + out.err
