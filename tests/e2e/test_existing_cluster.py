@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -32,12 +33,13 @@ from harness.cluster.kube import delete_namespace
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.remote import RemoteCluster
 from harness.core import timeouts
+from harness.core.proc import run as run_command
 from harness.core.resources import RESOURCES
 from harness.model.bounds import BOUNDS
 from harness.recording.records import read_attempts
 from harness.recording.selfreport import Agreement, agreement
 from harness.runs.check import CheckResult, run_check
-from harness.runs.checkprofiles import CHECK_PROFILES
+from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 from harness.runs.scenarios import ScenarioRun
 from harness.scenarios import NODE_FILE_SCENARIOS, REGISTRY, SCENARIOS
 from harness.scenarios.statefulset_ordinal import SHORT_FAIL_TIMES
@@ -356,3 +358,51 @@ def test_an_oom_killed_attempt_s_heartbeat_agrees_with_the_runtime(talk_run: Sce
     assert found.killed == found.attempts >= len(records) // 2 > 0, found
     assert found.killed_lag_max_ms is not None
     assert 0 <= found.killed_lag_max_ms <= KILLED_LAG_MAX_MS, found
+
+
+# The freeze's length, not a synchronisation: past two of the kubelet's 10 s
+# Lease renewals, well short of NODE_SILENT (a silent node ends the run sooner).
+FREEZE_S = 25.0
+
+
+@pytest.mark.slow
+@pytest.mark.disruptive
+def test_a_paused_node_is_an_error_not_the_kubelet_s_failure(
+    account_kubeconfig: Path, crashloop_workload_image: str, crashloop_cluster: Cluster
+) -> None:
+    """Through a kubeconfig alone, a node paused mid-run shows as a gap in its Lease."""
+    fast_node = f"{crashloop_cluster.name}-worker"
+    remote = RemoteCluster(
+        kubeconfig=account_kubeconfig,
+        context=None,
+        nodes=(fast_node,),
+        workload_image=crashloop_workload_image,
+        name="operator",
+        namespace=NAMESPACE,
+    )
+    profile = CheckProfile(
+        "drill", 180.0, CHECK_PROFILES["quick"].rule, overrides={fast_node: Need(min_restarts=10)}
+    )
+    fired = threading.Event()
+
+    def freeze() -> None:
+        run_command(["docker", "pause", fast_node], timeout=30)
+        try:
+            threading.Event().wait(FREEZE_S)
+        finally:
+            run_command(["docker", "unpause", fast_node], timeout=30)
+
+    def on_sample(result: CheckResult) -> None:
+        seen = result.attempts.get(fast_node, [])
+        if not fired.is_set() and len(seen) > 3 and seen[-1].finished_at_ns is not None:
+            fired.set()
+            threading.Thread(target=freeze, daemon=True).start()
+
+    result = run_check(
+        remote, profile, lambda message: print(f"[existing] {message}"), on_sample=on_sample
+    )
+    assert fired.is_set(), "the node was never paused"
+    assert result.status == "error", result.reason
+    assert "node frozen" in result.reason
+    verdict = result.verdicts[fast_node]
+    assert verdict.in_error, verdict.failures
