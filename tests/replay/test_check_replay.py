@@ -341,3 +341,18 @@ def test_a_real_3s_kubelet_with_its_messages_hidden_fails_on_its_delays(tmp_path
     (median,) = [p for p in fast.problems if "cap came" in p]
     assert "restarts at the 2s cap came" in median
     assert not any("reported" in failure for failure in fast.failures)
+
+
+def test_an_existing_cluster_s_paused_node_is_an_error_read_from_its_lease(
+    tmp_path: Path,
+) -> None:
+    trace = Trace.load("v1.35.8-existing-node-paused")
+    result = replay_check(trace, tmp_path / "as-live")
+    assert result.status == trace.outcome["status"] == "error", result.reason
+    assert "overdue, but node frozen 25.599s" in result.reason
+    # Without the Lease's renewals the same silence reads as the kubelet's failure.
+    blind = replay_check(
+        trace, tmp_path / "blind", Changes(drop=lambda entry: entry.kind == "lease")
+    )
+    assert blind.status == "failed", blind.reason
+    assert "overdue" in blind.reason
