@@ -1,9 +1,11 @@
-"""The `crashloop` command: its parser (args), help texts (help), handlers (dispatch),
-output (out), the information verbs (info) and the overhead verbs (overhead).
+"""The `crashloop` command: one module per verb family (setup, cluster, measure,
+flakiness, matrix, overhead, demo), each with its commands' flags, help and
+handlers; what they share (common), exit codes (codes), text or JSON (out), and
+the command put together (app).
 
 ``main`` is the console script's entry point (``crashloop = harness.cli:main``).
 """
 
-from harness.cli.dispatch import main
+from harness.cli.app import main
 
 __all__ = ["main"]

@@ -1,5 +1,5 @@
 """`python -m harness.cli`: the same as the `crashloop` command."""
 
-from harness.cli.dispatch import main
+from harness.cli.app import main
 
 raise SystemExit(main())

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from harness.cli.info import spec_of
+from harness.cli.codes import COMPARE_CODES, OVERHEAD_CODES
+from harness.cli.common import Commands, Parents, add_command, output_option, progress, spec_of
 from harness.cli.out import SCREEN, emit
 from harness.cluster import lifecycle
 from harness.core.errors import HarnessError
@@ -43,7 +44,90 @@ from harness.runs.overheadplan import (
 )
 
 
-def cmd_overhead(args: argparse.Namespace, progress: Callable[[str], None]) -> int:
+def register(commands: Commands, parents: Parents) -> None:
+    _add_overhead(commands, parents)
+    _add_compare(commands, parents)
+
+
+def _add_overhead(commands: Commands, parents: Parents) -> None:
+    overhead = add_command(
+        commands,
+        "overhead",
+        cmd_overhead,
+        summary="what N crash-looping pods cost a worker's kubelet and runtime, per back-off "
+        "config",
+        description="The talk's cost analysis: for each worker and pod count, N crash-looping "
+        "pods on that worker alone (and N running pods as the baseline); the kubelet's and the "
+        "runtime's CPU, the kubelet's memory and API request rate, restarts achieved against "
+        "the curve. Each cell starts once every worker's runtime is rid of the cells before "
+        "it; its window opens once the pods are at their cap and the kubelet's onset events "
+        "are sent. overhead.json, a table, plots and a report.",
+        codes=OVERHEAD_CODES,
+        parents=(parents.spec_and_image,),
+    )
+    # --pods, --workers and --warmup default to None so that --from, which runs
+    # nothing, can refuse them when given; cmd_overhead fills in the defaults.
+    overhead.add_argument(
+        "--pods",
+        help=f"pod counts, comma-separated; 'full': as many as the node takes (default "
+        f"{DEFAULT_PODS})",
+    )
+    overhead.add_argument(
+        "--workers", help=f"workers to load, one at a time (default {DEFAULT_WORKERS})"
+    )
+    overhead.add_argument(
+        "--duration",
+        type=float,
+        metavar="S",
+        help=(
+            "each crashing cell's measured window (default per worker: 180s, or its cap "
+            "plus 10%% where that is longer; a baseline's is 60s)"
+        ),
+    )
+    overhead.add_argument(
+        "--warmup",
+        type=float,
+        metavar="S",
+        help="settling time before the window, after every pod started (crashing pods: "
+        "after every one reached its back-off cap); the window then also waits for the "
+        "kubelet's event writes to fall to a trickle "
+        f"(default {DEFAULT_WARMUP_S:g})",
+    )
+    overhead.add_argument(
+        "--from",
+        dest="overhead_from",
+        type=Path,
+        metavar="RUN_DIR",
+        help="run nothing: write a finished sweep's overhead.json, table, plots and report "
+        "again with the current analysis (peaks recomputed from the series it kept)",
+    )
+    output_option(overhead)
+
+
+def _add_compare(commands: Commands, parents: Parents) -> None:
+    compare = add_command(
+        commands,
+        "overhead-compare",
+        cmd_overhead_compare,
+        summary="set two finished overhead sweeps' talk figures side by side; exit 1 when one "
+        f"moved more than {REPEAT_WITHIN * 100:.0f}%%",
+        description="Set two finished overhead sweeps side by side: each talk figure (crashing "
+        "/ running kubelet CPU, peak API requests) from both runs and how far apart they are. "
+        "Peaks are recomputed from the runs' request series; a run that kept none is compared "
+        "on its busiest single sample interval. The machine's pace comes first (what the same "
+        "running pods cost the kubelet in each run), and beside each figure what the pace "
+        "predicts of it: a worker off its curve restarts as fast as the machine lets it, so "
+        "its figures move by the pace's inverse.",
+        codes=COMPARE_CODES,
+    )
+    compare.add_argument(
+        "first", type=Path, metavar="FIRST", help="a sweep's run directory or overhead.json"
+    )
+    compare.add_argument("second", type=Path, metavar="SECOND", help="the rerun, likewise")
+    output_option(compare)
+
+
+def cmd_overhead(args: argparse.Namespace) -> int:
     """Plan the sweep (refusing bad input before anything is created), run it, write it;
     with --from, rewrite a finished sweep's outputs instead and run nothing."""
     sweep_options = {

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.dispatch import interrupt_on_hangup_and_terminate
+from harness.cli.app import interrupt_on_hangup_and_terminate
 from harness.model.backoff import BackoffCurve
 from harness.model.releases import AT_EXPIRY
 from harness.recording.trace import TraceEntry

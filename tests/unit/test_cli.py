@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import dispatch as cli
-from harness.cli.args import build_parser
+from harness.cli import app as cli
+from harness.cli.app import build_parser
 from harness.cluster import lifecycle
 from harness.cluster.kube import NodeStatus
 from harness.core import pins
@@ -178,10 +178,14 @@ def test_sigint_interrupts_even_when_inherited_as_ignored(
     assert "crashloop" in capsys.readouterr().out
 
 
-def test_every_command_on_the_line_has_a_handler_and_none_is_left_over() -> None:
+def test_every_command_has_its_handler_its_description_and_its_exit_codes() -> None:
     parser = build_parser()
     (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    assert set(commands.choices) == set(cli.HANDLERS)
+    for name, command in commands.choices.items():
+        assert callable(command.get_default("handler")), name
+        assert command.description, f"{name} has no description"
+        assert command.epilog, name
+        assert command.epilog.startswith("exit codes:"), name
 
 
 def test_a_scenario_that_needs_the_node_s_files_is_refused_on_an_existing_cluster(

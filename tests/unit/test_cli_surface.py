@@ -11,9 +11,11 @@ import pytest
 import yaml
 from rich.console import Console
 
-from harness.cli import dispatch as cli
-from harness.cli.args import build_parser
-from harness.cli.info import config_text
+from harness.cli import app as cli
+from harness.cli import cluster as cli_cluster
+from harness.cli import matrix as cli_matrix
+from harness.cli.app import build_parser
+from harness.cli.cluster import config_text
 from harness.cli.out import SCREEN
 from harness.cluster.profiles import load_cluster_spec
 from harness.core import pins
@@ -67,7 +69,7 @@ def test_version_names_the_pins(capsys: pytest.CaptureFixture[str]) -> None:
 def test_json_output_keeps_stdout_parseable_even_on_an_error(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cli, "engine_answers", lambda: False)
+    monkeypatch.setattr(cli_cluster, "engine_answers", lambda: False)
     code = cli.main(["status", "--output", "json"])
     assert code == 2
     captured = capsys.readouterr()
@@ -80,7 +82,7 @@ def test_json_output_keeps_stdout_parseable_even_on_an_error(
 def test_text_output_prints_no_json(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cli, "engine_answers", lambda: False)
+    monkeypatch.setattr(cli_cluster, "engine_answers", lambda: False)
     assert cli.main(["status"]) == 2
     assert capsys.readouterr().out == ""
 
@@ -131,7 +133,7 @@ def test_runs_dir_option_sets_where_runs_go(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv("CRASHLOOP_RUNS_DIR", raising=False)
-    monkeypatch.setattr(cli, "engine_answers", lambda: False)
+    monkeypatch.setattr(cli_cluster, "engine_answers", lambda: False)
     cli.main(["--runs-dir", str(tmp_path / "elsewhere"), "status"])
     assert os.environ["CRASHLOOP_RUNS_DIR"] == str((tmp_path / "elsewhere").resolve())
 
@@ -158,5 +160,5 @@ def test_a_markdown_path_that_cannot_be_written_is_refused_before_any_release_ru
     def refuse(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("the matrix ran despite a bad --markdown")
 
-    monkeypatch.setattr(cli, "run_matrix", refuse)
+    monkeypatch.setattr(cli_matrix, "run_matrix", refuse)
     assert cli.main(["matrix", "--versions", "1.35", "--markdown", str(tmp_path / "no/x.md")]) == 2

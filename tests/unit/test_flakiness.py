@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from harness.cli import dispatch as cli
+from harness.cli import app as cli
 from harness.outputs.flakiness import distribution, flakiness_of, p95
 from harness.outputs.render import flakiness_table
 from harness.outputs.summary import RunSummary

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.cli.dispatch import interrupt_on_hangup_and_terminate
+from harness.cli.app import interrupt_on_hangup_and_terminate
 from harness.runs import leftovers
 from harness.runs.leftovers import RunNamespace, classify, from_metadata
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import dispatch as cli
+from harness.cli import app as cli
 from harness.cluster import lifecycle
 from harness.core.errors import HarnessError
 from harness.model.overhead import (

@@ -1,0 +1,142 @@
+"""The `crashloop` command: its verb families put together, and what runs one of them.
+
+Each verb family (``setup``, ``cluster``, ``measure``, ...) registers its commands,
+with their flags, help and handler side by side; this module only lists the
+families in the order ``crashloop --help`` shows them, and turns what a handler
+raises into an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+
+import shtab
+import urllib3
+from kubernetes.client import ApiException
+from rich.text import Text
+
+from harness.cli import cluster, demo, flakiness, matrix, measure, overhead, setup
+from harness.cli.codes import ENVIRONMENT, SETUP_CODES
+from harness.cli.common import Commands, Parents, add_command, console, parents
+from harness.cli.out import SCREEN, emit
+from harness.cluster.profiles import ProfileError
+from harness.core import pins, timeouts
+from harness.core.errors import HarnessError, first_line
+
+# The verb families, in the order --help lists their commands.
+FAMILIES = (setup, cluster, measure, flakiness, matrix, overhead, demo)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="crashloop",
+        description="See, measure and check how the kubelet restarts crashing containers.",
+        epilog=ENVIRONMENT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=version_text())
+    parser.add_argument(
+        "--runs-dir",
+        metavar="DIR",
+        help="where run directories are written (default ./runs, or $CRASHLOOP_RUNS_DIR)",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    shared = parents()
+    for family in FAMILIES:
+        family.register(commands, shared)
+    _register_completion(commands, shared)
+    return parser
+
+
+def version_text() -> str:
+    try:
+        mine = metadata.version("crashloop-harness")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        mine = "unknown"
+    return (
+        f"crashloop-harness {mine} (kind {pins.KIND_VERSION}, Kubernetes "
+        f"{', '.join(pin.version for pin in pins.KUBERNETES.values())}; default "
+        f"{pins.DEFAULT_KUBERNETES.version})"
+    )
+
+
+def _register_completion(commands: Commands, _parents: Parents) -> None:
+    # Here and not in a family: the script is made from the whole parser.
+    completion = add_command(
+        commands,
+        "completion",
+        _cmd_completion,
+        summary="print a shell completion script",
+        description="Print a shell completion script: `crashloop completion bash > "
+        "/etc/bash_completion.d/crashloop`, or `source <(crashloop completion bash)`.",
+        codes=SETUP_CODES,
+    )
+    completion.add_argument("shell", choices=("bash", "zsh", "tcsh"))
+
+
+def _cmd_completion(args: argparse.Namespace) -> int:
+    print(shtab.complete(build_parser(), shell=args.shell))
+    return 0
+
+
+def _raise_interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def interrupt_on_hangup_and_terminate() -> None:
+    """SIGTERM and SIGHUP end a run as Ctrl-C does: judged, written, cleaned up.
+
+    Their default is to kill the process on the spot, which leaves the run's
+    namespace and its crash-looping pods behind (a closed terminal sends
+    SIGHUP, `kill` and CI runners SIGTERM).
+    """
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _raise_interrupt)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # A process a non-interactive shell starts in the background inherits SIGINT
+    # ignored, and Python then never raises KeyboardInterrupt: Ctrl-C, or a CI
+    # runner's SIGINT, must still stop a run cleanly and keep what it measured.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    interrupt_on_hangup_and_terminate()
+    args = build_parser().parse_args(argv)
+    SCREEN.format = getattr(args, "output", "text")
+    if args.runs_dir:
+        os.environ["CRASHLOOP_RUNS_DIR"] = str(Path(args.runs_dir).resolve())
+    if timeouts.SCALE_PROBLEM is not None:
+        console.print(
+            Text("error: ", style="bold red") + Text(timeouts.SCALE_PROBLEM), soft_wrap=True
+        )
+        return 2
+    try:
+        code: int = args.handler(args)
+    except (HarnessError, ProfileError) as error:
+        # Unwrapped and without markup: paths and values stay whole and copyable.
+        console.print(Text("error: ", style="bold red") + Text(str(error)), soft_wrap=True)
+        emit({"error": str(error), "exit_code": 2})
+        return 2
+    except (ApiException, urllib3.exceptions.HTTPError) as error:
+        # The API server went away under us: say so in one line, not a traceback.
+        console.print(
+            Text("error: ", style="bold red")
+            + Text(f"the Kubernetes API did not answer: {first_line(error)}"),
+            soft_wrap=True,
+        )
+        console.print("  fix: check the cluster with `crashloop status`; `crashloop up` repairs it")
+        emit({"error": f"the Kubernetes API did not answer: {first_line(error)}", "exit_code": 2})
+        return 2
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/yellow]")
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""The exit codes each kind of `crashloop` command documents, and the environment it reads.
+
+Every verb family's --help ends with one of these; kept together so the codes
+read the same everywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from harness.model.overhead import REPEAT_WITHIN
+
+# What a run's exit code means; the same for every command that measures.
+MEASURING_CODES: Final = """exit codes:
+  0    every verdict passed
+  1    a verdict failed: the run directory (runs/latest) has the summary, plots and evidence
+  2    bad input, or set-up failed before anything was measured (the message names the fix)
+  130  interrupted (Ctrl-C, SIGTERM, SIGHUP): what was measured is judged and kept"""
+
+OVERHEAD_CODES: Final = """exit codes:
+  0    every cell measured: overhead.json, the table, plots and report in the run directory
+  2    bad input (refused before anything is created), or set-up failed
+  130  interrupted: the cells measured so far are written
+  (a cell that cannot be measured stops the sweep with 2; the cells before it are kept)"""
+
+COMPARE_CODES: Final = f"""exit codes:
+  0    every talk figure of the second run is within {REPEAT_WITHIN:.0%} of the first's
+  1    a figure as measured moved more than that (even one the machine's pace explains),
+       one run did not measure it, or either read it over a window short of the cap or
+       among the kubelet's onset events
+  2    a path that is not a sweep's run directory or overhead.json"""
+
+SETUP_CODES: Final = """exit codes:
+  0    done
+  2    bad input or a set-up error (the message names the fix)
+  130  interrupted"""
+
+STATUS_CODES: Final = """exit codes:
+  0    the cluster is up and every kubelet runs its profile's backoff config
+  2    no such cluster, the engine is down, or a kubelet's live config differs from its profile"""
+
+ENVIRONMENT: Final = """environment:
+  CRASHLOOP_RUNS_DIR       where run directories go (default ./runs; --runs-dir sets it)
+  CRASHLOOP_STATE_DIR      kubeconfigs, kind configs and patches (default
+                           $XDG_STATE_HOME/crashloop-harness or ~/.local/state/crashloop-harness)
+  CRASHLOOP_CACHE_DIR      build caches: Go, kind, node image parts (default
+                           $XDG_CACHE_HOME/crashloop-harness or ~/.cache/crashloop-harness)
+  CRASHLOOP_TIMEOUT_SCALE  multiply every timeout (a slow machine: 2)
+  CRASHLOOP_DEBIAN_MIRROR  Debian mirror for the offline node image's rootfs"""

@@ -1,0 +1,100 @@
+"""`crashloop matrix`: the check on each pinned Kubernetes release, one after the other."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.cli.codes import MEASURING_CODES
+from harness.cli.common import CONFIG_HELP, Commands, Parents, add_command, progress
+from harness.cli.out import SCREEN
+from harness.cluster.profiles import load_cluster_spec
+from harness.core import pins
+from harness.core.errors import HarnessError
+from harness.core.resources import DEFAULT_SPEC_NAME, spec_path
+from harness.outputs.matrix import MATRIX_FILE, markdown_table
+from harness.outputs.render import matrix_table
+from harness.runs.checkprofiles import CHECK_PROFILES
+from harness.runs.matrix import matrix_from_runs, run_matrix
+from harness.substrate.nodeselect import check_kubernetes_version
+
+
+def register(commands: Commands, _parents: Parents) -> None:
+    matrix = add_command(
+        commands,
+        "matrix",
+        _cmd_matrix,
+        summary="run the check on each pinned Kubernetes release in turn; matrix.json, a table "
+        "and the behaviour changes between releases",
+        description="The check on each pinned Kubernetes release in turn, each on a cluster of "
+        "its own; matrix.json, a table, a plot and the behaviour changes between neighbouring "
+        "releases. With --from, line up quick or full check runs already made.",
+        codes=MEASURING_CODES,
+    )
+    matrix.add_argument("--config", default=DEFAULT_SPEC_NAME, help=CONFIG_HELP)
+    matrix.add_argument(
+        "--versions",
+        default=",".join(pin.minor for pin in pins.KUBERNETES.values()),
+        help="comma-separated releases, in order (default: every pinned one)",
+    )
+    matrix.add_argument("--profile", choices=sorted(CHECK_PROFILES), default="quick")
+    matrix.add_argument(
+        "--keep-clusters",
+        action="store_true",
+        help="keep each release's cluster (default: delete all but the default release's)",
+    )
+    matrix.add_argument(
+        "--from",
+        dest="runs_from",
+        nargs="+",
+        metavar="DIR",
+        help="run nothing: line up the quick or full check runs found under these directories "
+        "(one job's runs/ per release, as the nightly workflow downloads them; scenario runs "
+        "are passed over, a check of another profile refused)",
+    )
+    matrix.add_argument(
+        "--markdown",
+        metavar="FILE",
+        help="also append the table and the behaviour changes to FILE as Markdown "
+        "(for example $GITHUB_STEP_SUMMARY)",
+    )
+
+
+def _cmd_matrix(args: argparse.Namespace) -> int:
+    """The check on each release in turn; the exit code says whether every one passed."""
+    if args.markdown:
+        # Refused before any release runs: a matrix is too long to lose to a bad path.
+        try:
+            Path(args.markdown).open("a", encoding="utf-8").close()
+        except OSError as error:
+            raise HarnessError(
+                f"--markdown {args.markdown}: cannot write it ({error.strerror})",
+                "name a file in a directory that exists and is writable",
+            ) from error
+    if args.runs_from:
+        matrix, where = matrix_from_runs([Path(directory) for directory in args.runs_from])
+    else:
+        releases = [check_kubernetes_version(v) for v in args.versions.split(",") if v.strip()]
+        if not releases:
+            raise HarnessError("--versions names no release", "e.g. --versions 1.34,1.35")
+        spec_file = spec_path(args.config)
+        for pin in releases:
+            load_cluster_spec(spec_file, pin)  # every profile valid on every release, up front
+        matrix, where = run_matrix(
+            spec_file,
+            releases,
+            CHECK_PROFILES[args.profile],
+            progress,
+            keep_clusters=args.keep_clusters,
+        )
+    if args.markdown:
+        with Path(args.markdown).open("a", encoding="utf-8") as markdown:
+            markdown.write(markdown_table(matrix))
+    out = SCREEN.tables
+    out.print(matrix_table(matrix))
+    for change in matrix.changes or ["no change in median delay beyond the noise"]:
+        out.print(f"  {change}")
+    out.print(f"matrix: {where / MATRIX_FILE}")
+    if any(entry.status == "interrupted" for entry in matrix.entries):
+        return 130
+    return 0 if matrix.passed else 1

@@ -1,0 +1,126 @@
+"""`crashloop engine | kind | node-image | workload-image`: what a cluster is made on."""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.cli.codes import SETUP_CODES
+from harness.cli.common import (
+    Commands,
+    Parents,
+    add_command,
+    console,
+    kubernetes_option,
+    progress,
+    spec_of,
+)
+from harness.cli.out import SCREEN
+from harness.cluster import lifecycle
+from harness.core import pins
+from harness.core.paths import state_dir
+from harness.substrate.engine import ensure_engine, stop_engine
+from harness.substrate.kindbin import ensure_kind
+from harness.substrate.nodeimage.assemble import build_node_image
+from harness.substrate.nodeselect import check_kubernetes_version, choose_node_image
+from harness.substrate.workloadimage import STABLE_TAG, ensure_image, load_into
+
+
+def register(commands: Commands, parents: Parents) -> None:
+    engine = add_command(
+        commands,
+        "engine",
+        _cmd_engine,
+        summary="find or install and start a Docker engine",
+        description="Find a running Docker engine, or install (apt) and start one. On hosts "
+        "that cannot grant every capability a kind node asks for, a runc wrapper becomes the "
+        "default runtime.",
+        codes=SETUP_CODES,
+    )
+    engine.add_argument(
+        "--stop",
+        action="store_true",
+        help="stop the engine the harness started, with every container (a cluster then "
+        "needs `crashloop up`)",
+    )
+    add_command(
+        commands,
+        "kind",
+        _cmd_kind,
+        summary=f"print the path of kind {pins.KIND_VERSION}, building it if needed",
+        description="Print the path of the pinned kind, built from its Go module if needed.",
+        codes=SETUP_CODES,
+    )
+    image = add_command(
+        commands,
+        "node-image",
+        _cmd_node_image,
+        summary="choose or build the kind node image",
+        description="Choose the node image of a pinned Kubernetes release: kind's official "
+        "image when it can be pulled, else an offline build from Debian packages and Go "
+        "modules (about 18 minutes from empty caches, nothing when its inputs did not change).",
+        codes=SETUP_CODES,
+    )
+    image.add_argument(
+        "--offline",
+        action="store_true",
+        help="build crashloop.local/node:<version> even if the official image could be pulled",
+    )
+    kubernetes_option(image)
+    image.add_argument(
+        "--tag",
+        help="tag of the offline build (with --offline; default crashloop.local/node:<version>)",
+    )
+    add_command(
+        commands,
+        "workload-image",
+        _cmd_workload_image,
+        summary="build the workload image and load its stable tag into the cluster (for the YAML)",
+        description="Build the workload image, load it into every node and link the cluster's "
+        "kubectl.",
+        codes=SETUP_CODES,
+        parents=(parents.spec_and_image,),
+    )
+
+
+def _cmd_engine(args: argparse.Namespace) -> int:
+    if args.stop:
+        console.print(f"stopped the docker engine (pid {stop_engine()}) and its containers")
+        return 0
+    engine = ensure_engine()
+    where = "started by the harness" if engine.started_here else "already running"
+    wrapper = ", capability wrapper on" if engine.capability_wrapper else ""
+    console.print(f"docker engine {engine.version} ({where}{wrapper})")
+    return 0
+
+
+def _cmd_kind(_args: argparse.Namespace) -> int:
+    print(ensure_kind())
+    return 0
+
+
+def _cmd_node_image(args: argparse.Namespace) -> int:
+    pin = check_kubernetes_version(args.kubernetes)
+    ensure_engine()
+    if args.offline:
+        print(build_node_image(progress, pin, tag=args.tag))
+    else:
+        print(choose_node_image(progress, None, pin))
+    return 0
+
+
+def _cmd_workload_image(args: argparse.Namespace) -> int:
+    """Build the workload image, load its stable tag into the cluster, say how to use kubectl."""
+    spec = spec_of(args)
+    up = lifecycle.up(spec, progress, image=args.image)
+    progress("workload image")
+    ensure_image()
+    load_into(up.name, up.kind_bin, STABLE_TAG)
+    link = state_dir() / "bin" / "kubectl"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.unlink(missing_ok=True)
+    link.symlink_to(up.kubectl_bin)
+    out = SCREEN.tables
+    out.print(f"{STABLE_TAG} is loaded into every node of cluster {up.name}. In a shell:")
+    out.print(f"  export KUBECONFIG={up.kubeconfig}", soft_wrap=True)
+    out.print(f"  export PATH={link.parent}:$PATH", soft_wrap=True)
+    return 0
