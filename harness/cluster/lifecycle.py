@@ -34,6 +34,7 @@ from harness.cluster.kube import (
     wait_nodes_ready,
     wait_system_pods_ready,
 )
+from harness.cluster.kubeletswap import read_node_kubelet
 from harness.cluster.liveconfig import NodeConfigRow, row_for
 from harness.cluster.profiles import ClusterSpec
 from harness.core import timeouts
@@ -260,6 +261,14 @@ def _reuse(
         raise HarnessError(problem, "run `crashloop up --recreate` to delete and recreate it")
     wait_system_pods_ready(api)
     progress(f"reusing cluster {name}")
+    # A swapped kubelet stays until restored: never reuse such a node as a clean one silently.
+    for status in statuses:
+        kubelet = read_node_kubelet(status.name)
+        if kubelet.swapped is not None:
+            progress(
+                f"node {status.name} runs a swapped kubelet ({kubelet.swapped}); "
+                "`crashloop kubelet --restore` puts the image's back"
+            )
     return True
 
 

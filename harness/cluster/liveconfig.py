@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.cluster.kindconfig import PROFILE_LABEL, WORKER_LABEL
+from harness.cluster.kubeletswap import NodeKubelet
 from harness.cluster.profiles import ClusterSpec
 from harness.model.backoff import BackoffCurve, curve_for
 from harness.model.durations import format_duration
@@ -37,6 +38,8 @@ class NodeConfigRow:
     curve: BackoffCurve
     mismatches: tuple[str, ...]
     kubelet_version: str = ""
+    # The binary read in the node (a kind node's; None where out of reach).
+    binary: NodeKubelet | None = None
 
     @property
     def matches(self) -> bool:

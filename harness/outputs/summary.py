@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal, cast, get_args
 
+from harness.cluster.kubeletswap import NodeKubelet
 from harness.cluster.liveconfig import NodeConfigRow
 from harness.core.errors import HarnessError
 from harness.model.bounds import BOUNDS, Bound
@@ -98,11 +99,18 @@ def utc_iso(moment: datetime) -> str:
 
 @dataclass(frozen=True, kw_only=True)
 class ClusterInfo:
-    """Which cluster ran the measurements."""
+    """Which cluster ran the measurements, and which kubelet binary each node ran."""
 
     name: str
     node_image: str
     kubernetes_version: str
+    # Read in each node at the run's start; empty on an existing cluster (its
+    # binaries are out of reach) and in summaries written before they were kept.
+    kubelets: tuple[NodeKubelet, ...] = ()
+
+    @property
+    def swapped_kubelets(self) -> tuple[NodeKubelet, ...]:
+        return tuple(k for k in self.kubelets if k.swapped is not None)
 
 
 @dataclass(frozen=True, kw_only=True)

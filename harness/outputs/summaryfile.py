@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import cast
 
+from harness.cluster.kubeletswap import NodeKubelet
 from harness.core.atomicfile import write_atomically
 from harness.outputs.coverage import RuleCoverage
 from harness.outputs.summary import (
@@ -80,6 +81,18 @@ def _run_from(obj: _Obj) -> RunSummary:
             name=cluster.string("name"),
             node_image=cluster.string("node_image"),
             kubernetes_version=cluster.string("kubernetes_version"),
+            # Absent from summaries written before each node's kubelet was kept.
+            kubelets=tuple(
+                NodeKubelet(
+                    node=k.string("node"),
+                    version=k.string("version"),
+                    sha256=k.string("sha256"),
+                    swapped=k.opt_string("swapped"),
+                )
+                for k in cluster.objs("kubelets")
+            )
+            if cluster.has("kubelets")
+            else (),
         ),
         workers=tuple(_worker_from(w) for w in obj.objs("workers")),
         # Absent from summaries written before scenario runs shared this model.

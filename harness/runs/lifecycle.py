@@ -10,6 +10,7 @@ run ended (its kubelets and engine against the start, evidence) is
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import uuid
 from collections.abc import Callable, Sequence
@@ -27,6 +28,7 @@ from harness.cluster.kube import (
     force_delete_pods,
     node_statuses,
 )
+from harness.cluster.kubeletswap import read_node_kubelet
 from harness.cluster.lifecycle import Cluster, check_live_configs, live_config_rows
 from harness.cluster.liveconfig import NodeConfigRow
 from harness.cluster.remote import (
@@ -145,6 +147,11 @@ def prepare_run(
         rows = live_config_rows(api, cluster.spec)
         if require_profiles:
             check_live_configs(rows)
+        # Which binary each kubelet is, so the summary can say (a swapped one most of all).
+        rows = [dataclasses.replace(row, binary=read_node_kubelet(row.node)) for row in rows]
+        for row in rows:
+            if row.binary is not None and row.binary.swapped is not None:
+                progress(f"{row.node} runs a swapped kubelet: {row.binary.swapped}")
         nodes = worker_nodes(api)
     curves = {row.worker: row.curve for row in rows if row.worker is not None}
     run_id, run_dir = new_run_dir(what)
@@ -265,6 +272,7 @@ def cluster_info(cluster: Target, rows: Sequence[NodeConfigRow]) -> ClusterInfo:
         name=cluster.name,
         node_image=cluster.image,
         kubernetes_version=cluster.spec.kubernetes.version,
+        kubelets=tuple(row.binary for row in rows if row.binary is not None),
     )
 
 

@@ -61,13 +61,29 @@ class GoComponent:
     host_packages: tuple[str, ...] = ()
     # A newer Go toolchain than the host's (GOTOOLCHAIN), fetched from the proxy.
     toolchain: str | None = None
+    # Source files replaced for this build (`go build -overlay`): the module
+    # cache's file (absolute path) and the text built in its place. How a
+    # patched kubelet is built without a copy of the whole module.
+    overlay: tuple[tuple[str, str], ...] = ()
 
     def key_parts(self) -> tuple[object, ...]:
         main_text = self.own_main.read_text() if self.own_main else ""
         stamp = self.ldflags(ModuleOrigin("<commit>", "<time>"))
-        parts = (self.module, self.version, self.packages, self.cgo, self.tags, stamp, main_text)
+        parts: tuple[object, ...] = (
+            self.module,
+            self.version,
+            self.packages,
+            self.cgo,
+            self.tags,
+            stamp,
+            main_text,
+        )
         # Only when set, so the keys (and caches) of every other build stay as they were.
-        return (*parts, self.toolchain) if self.toolchain else parts
+        if self.toolchain:
+            parts = (*parts, self.toolchain)
+        if self.overlay:
+            parts = (*parts, self.overlay)
+        return parts
 
 
 def go_version() -> str:
@@ -173,6 +189,8 @@ def _build_into(component: GoComponent, out: Path) -> None:
         run(["go", "mod", "tidy"], cwd=str(work), env=env, fix=fix, timeout=timeouts.GO_GET)
 
     argv = ["go", "build", "-trimpath", "-o", str(out / "bin") + os.sep]
+    if component.overlay:
+        argv += ["-overlay", str(write_overlay(component.overlay, out / "overlay"))]
     if component.tags:
         argv += ["-tags", ",".join(component.tags)]
     argv += ["-ldflags", " ".join(("-s", "-w", *component.ldflags(origin)))]
@@ -185,6 +203,19 @@ def _build_into(component: GoComponent, out: Path) -> None:
         )
     if result.returncode != 0:
         raise HarnessError(f"go build of {component.name} failed:\n{log.read_text()[-3000:]}", fix)
+
+
+def write_overlay(replacements: tuple[tuple[str, str], ...], where: Path) -> Path:
+    """The files of an overlay and the JSON `go build -overlay` reads; returns the JSON's path."""
+    where.mkdir()
+    mapping = {}
+    for index, (original, text) in enumerate(replacements):
+        replacement = where / f"{index}-{Path(original).name}"
+        replacement.write_text(text)
+        mapping[original] = str(replacement)
+    overlay = where / "overlay.json"
+    overlay.write_text(json.dumps({"Replace": mapping}, indent=2))
+    return overlay
 
 
 def build_local(source: Path, name: str) -> Path:
