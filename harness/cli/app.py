@@ -21,7 +21,17 @@ import urllib3
 from kubernetes.client import ApiException
 from rich.text import Text
 
-from harness.cli import cluster, demo, flakiness, kubelet, matrix, measure, overhead, setup
+from harness.cli import (
+    cluster,
+    demo,
+    flakiness,
+    kubelet,
+    matrix,
+    measure,
+    mutants,
+    overhead,
+    setup,
+)
 from harness.cli.codes import ENVIRONMENT, SETUP_CODES
 from harness.cli.common import Commands, Parents, add_command, console, parents
 from harness.cli.out import SCREEN, emit
@@ -30,7 +40,7 @@ from harness.core import pins, timeouts
 from harness.core.errors import HarnessError, first_line
 
 # The verb families, in the order --help lists their commands.
-FAMILIES = (setup, cluster, kubelet, measure, flakiness, matrix, overhead, demo)
+FAMILIES = (setup, cluster, kubelet, measure, mutants, flakiness, matrix, overhead, demo)
 
 
 def build_parser() -> argparse.ArgumentParser:

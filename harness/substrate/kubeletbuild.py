@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -26,7 +27,7 @@ from harness.core.paths import go_env
 from harness.core.proc import run
 from harness.substrate.nodeimage import components
 from harness.substrate.nodeimage.cache import cached_dir, digest
-from harness.substrate.nodeimage.gobuild import GO_FIX, build, download, go_version
+from harness.substrate.nodeimage.gobuild import GO_FIX, GoComponent, build, download, go_version
 
 KUBELET_PACKAGE: Final = "k8s.io/kubernetes/cmd/kubelet"
 # A staging module's files, as a Kubernetes checkout lays them out.
@@ -98,8 +99,30 @@ def _module_dir(module: str, version: str, toolchain: str | None) -> Path:
     return Path(str(download(module, version, toolchain)["Dir"]))
 
 
-def apply_patch(patch: Path, pin: pins.KubernetesPin) -> tuple[tuple[str, str], ...]:
-    """The overlay of ``patch`` on the release: (the module cache's file, the patched text).
+def release_tree(module: str, version: str, toolchain: str | None) -> Path:
+    """The module's files as a tree of hard links outside the module cache (made once).
+
+    Go refuses to overlay files beneath GOMODCACHE; a stable tree beside it
+    costs no space, and because its path never changes, every patched build
+    recompiles only the packages its patch reaches.
+    """
+    source = _module_dir(module, version, toolchain)
+
+    def _link(out: Path) -> None:
+        run(["cp", "-al", str(source), str(out / "tree")], timeout=timeouts.DOCKER_COPY)
+
+    return cached_dir(f"tree-{module.rsplit('/', 1)[-1]}", digest(module, version), _link) / "tree"
+
+
+# The modules every patched kubelet is built from as trees, patched or not: the
+# build cache then stays valid from one patch to the next.
+TREE_MODULES: Final = ("k8s.io/kubernetes", "k8s.io/client-go")
+
+
+def apply_patch(
+    patch: Path, pin: pins.KubernetesPin, trees: Mapping[str, Path]
+) -> tuple[tuple[str, str], ...]:
+    """The overlay of ``patch`` on the release's trees: (a tree's file, the patched text).
 
     Raises HarnessError, before anything is built, when the patch does not
     apply to the release as the module proxy serves it.
@@ -113,8 +136,14 @@ def apply_patch(patch: Path, pin: pins.KubernetesPin) -> tuple[tuple[str, str], 
         tree = Path(scratch)
         originals = {}
         for path in paths:
-            module, version, inside = module_file(path, pin.version)
-            original = _module_dir(module, version, pin.go_toolchain) / inside
+            module, _version, inside = module_file(path, pin.version)
+            if module not in trees:
+                raise HarnessError(
+                    f"the patch changes {path}, in {module}: patches reach "
+                    f"{' and '.join(trees)} only",
+                    "build such a change from a Kubernetes tree with --source DIR",
+                )
+            original = trees[module] / inside
             if not original.is_file():
                 raise HarnessError(
                     f"the patch changes {path}, which Kubernetes {pin.version} does not have",
@@ -141,13 +170,35 @@ def apply_patch(patch: Path, pin: pins.KubernetesPin) -> tuple[tuple[str, str], 
         return tuple((str(originals[p]), (tree / p).read_text()) for p in paths)
 
 
+def _trees(pin: pins.KubernetesPin) -> dict[str, Path]:
+    return {
+        module: release_tree(module, module_file_version(module, pin.version), pin.go_toolchain)
+        for module in TREE_MODULES
+    }
+
+
+def module_file_version(module: str, release: str) -> str:
+    """The version of ``module`` that Kubernetes ``release`` builds with."""
+    return release if module == "k8s.io/kubernetes" else "v0." + release.split(".", 1)[1]
+
+
+def _kubelet_component(
+    pin: pins.KubernetesPin, trees: Mapping[str, Path], overlay: tuple[tuple[str, str], ...]
+) -> GoComponent:
+    return dataclasses.replace(
+        components.kubernetes(pin),
+        name="kubelet",
+        packages=(KUBELET_PACKAGE,),
+        local_modules=tuple((module, str(path)) for module, path in trees.items()),
+        overlay=overlay,
+    )
+
+
 def kubelet_from_patch(patch: Path, pin: pins.KubernetesPin) -> Kubelet:
     """The pinned release's kubelet with ``patch`` applied, built once per patch text."""
-    overlay = apply_patch(patch, pin)
-    component = dataclasses.replace(
-        components.kubernetes(pin), name="kubelet", packages=(KUBELET_PACKAGE,), overlay=overlay
-    )
-    binary = build(component) / "kubelet"
+    trees = _trees(pin)
+    overlay = apply_patch(patch, pin, trees)
+    binary = build(_kubelet_component(pin, trees, overlay)) / "kubelet"
     patch_hash = hashlib.sha256(patch.read_bytes()).hexdigest()[:12]
     return Kubelet(
         binary=binary,
@@ -158,8 +209,8 @@ def kubelet_from_patch(patch: Path, pin: pins.KubernetesPin) -> Kubelet:
 
 
 def kubelet_of_release(pin: pins.KubernetesPin) -> Kubelet:
-    """The pinned release's own kubelet, built the same way (the control of a mutant set)."""
-    binary = build(components.kubernetes(pin)) / "kubelet"
+    """The pinned release's own kubelet, built the same way as a patched one (a control)."""
+    binary = build(_kubelet_component(pin, _trees(pin), ())) / "kubelet"
     return Kubelet(binary, sha256_of(binary), pin.version, f"{pin.version} as released")
 
 

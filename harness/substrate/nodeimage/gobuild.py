@@ -61,8 +61,12 @@ class GoComponent:
     host_packages: tuple[str, ...] = ()
     # A newer Go toolchain than the host's (GOTOOLCHAIN), fetched from the proxy.
     toolchain: str | None = None
-    # Source files replaced for this build (`go build -overlay`): the module
-    # cache's file (absolute path) and the text built in its place. How a
+    # Modules built from a local directory instead of the proxy's version
+    # (module path, directory): a patched kubelet's release, as a tree of hard
+    # links into the module cache, which Go will not overlay.
+    local_modules: tuple[tuple[str, str], ...] = ()
+    # Source files replaced for this build (`go build -overlay`): a file of a
+    # local module (absolute path) and the text built in its place. How a
     # patched kubelet is built without a copy of the whole module.
     overlay: tuple[tuple[str, str], ...] = ()
 
@@ -81,8 +85,8 @@ class GoComponent:
         # Only when set, so the keys (and caches) of every other build stay as they were.
         if self.toolchain:
             parts = (*parts, self.toolchain)
-        if self.overlay:
-            parts = (*parts, self.overlay)
+        if self.local_modules or self.overlay:
+            parts = (*parts, self.local_modules, self.overlay)
         return parts
 
 
@@ -150,8 +154,12 @@ def wrapper_go_mod(component: GoComponent, upstream_go_mod: str) -> str:
         f"require {component.module} {component.version}",
         "",
     ]
+    local = dict(component.local_modules)
+    lines += [f"replace {module} => {directory}" for module, directory in local.items()]
     if component.sibling_version is not None:
         for module in local_replacements(upstream_go_mod):
+            if module in local:
+                continue
             lines.append(
                 f"replace {module} => {module} "
                 f"{component.sibling_version(module, component.version)}"

@@ -74,13 +74,12 @@ def test_staging_files_map_to_their_own_module_at_the_matching_version() -> None
 
 @pytest.fixture
 def module_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fake module cache holding one file of the release, read-only as Go leaves it."""
-    root = tmp_path / "k8s.io" / "kubernetes@v1.35.8"
+    """A release tree holding one file of the release, read-only as Go leaves it."""
+    root = tmp_path / "tree-kubernetes"
     source = root / "pkg" / "kubelet" / "backoff.go"
     source.parent.mkdir(parents=True)
     source.write_text(ORIGINAL)
     source.chmod(0o444)
-    monkeypatch.setattr(kubeletbuild, "_module_dir", lambda module, version, toolchain: root)
     return root
 
 
@@ -89,7 +88,7 @@ def test_a_patch_becomes_an_overlay_of_the_module_cache_s_file(
 ) -> None:
     patch = tmp_path / "initial-20s.patch"
     patch.write_text(PATCH)
-    ((original, text),) = apply_patch(patch, PIN)
+    ((original, text),) = apply_patch(patch, PIN, {"k8s.io/kubernetes": module_cache})
     assert original == str(module_cache / "pkg" / "kubelet" / "backoff.go")
     assert "return 20" in text
     assert "return 10" in Path(original).read_text()  # the cache is never written
@@ -101,15 +100,22 @@ def test_a_patch_that_does_not_apply_is_refused_with_patch_s_words(
     patch = tmp_path / "stale.patch"
     patch.write_text(PATCH.replace("-\treturn 10", "-\treturn 11"))
     with pytest.raises(HarnessError, match=r"does not apply to Kubernetes v1\.35\.8") as error:
-        apply_patch(patch, PIN)
+        apply_patch(patch, PIN, {"k8s.io/kubernetes": module_cache})
     assert "FAILED" in str(error.value)
+
+
+def test_a_patch_of_a_module_without_a_tree_is_refused(module_cache: Path, tmp_path: Path) -> None:
+    patch = tmp_path / "api.patch"
+    patch.write_text(PATCH.replace("pkg/kubelet/backoff.go", "staging/src/k8s.io/api/x.go"))
+    with pytest.raises(HarnessError, match=r"patches reach k8s\.io/kubernetes only"):
+        apply_patch(patch, PIN, {"k8s.io/kubernetes": module_cache})
 
 
 def test_a_patch_of_a_file_the_release_lacks_is_refused(module_cache: Path, tmp_path: Path) -> None:
     patch = tmp_path / "elsewhere.patch"
     patch.write_text(PATCH.replace("pkg/kubelet/backoff.go", "pkg/kubelet/nothere.go"))
     with pytest.raises(HarnessError, match=r"which Kubernetes v1\.35\.8 does not have"):
-        apply_patch(patch, PIN)
+        apply_patch(patch, PIN, {"k8s.io/kubernetes": module_cache})
 
 
 def test_a_tree_that_is_not_kubernetes_is_refused(tmp_path: Path) -> None:
