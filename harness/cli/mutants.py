@@ -9,10 +9,10 @@ from harness.cli.common import Commands, Parents, add_command, output_option, pr
 from harness.cli.measure import profile_option
 from harness.cli.out import SCREEN, emit
 from harness.cluster import lifecycle
-from harness.outputs.mutants import mutants_document, mutants_table, write_mutants
+from harness.outputs.mutants import MutantResult, mutants_document, mutants_table, write_mutants
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.lifecycle import new_run_dir
-from harness.runs.mutants import MutantResult, build_all, run_mutants
+from harness.runs.mutants import build_all, run_mutants
 from harness.substrate.mutantset import choose, mutant_set
 
 

@@ -4,17 +4,42 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 from rich.table import Table
 
 from harness.core.atomicfile import write_atomically
-from harness.runs.mutants import MutantResult
 
 MUTANTS_FILE: Final = "mutants.json"
 SCHEMA_VERSION: Final = 1
+Outcome = Literal["killed", "survived", "error", "interrupted"]
+
+
+@dataclass(frozen=True)
+class MutantResult:
+    """What one mutant's check concluded."""
+
+    name: str
+    changes: str
+    target: str
+    outcome: Outcome
+    expected: Outcome  # killed for a mutant, survived for the control
+    # The first failure on the target worker, the restart it was at and how
+    # long after the pods were created the check knew (None when survived).
+    by: str | None
+    restart: int | None
+    decided_after_s: float | None
+    controls_failed: tuple[str, ...]
+    build_s: float
+    kubelet_sha256: str
+    check_run: str
+    check_status: str
+
+    @property
+    def as_expected(self) -> bool:
+        return self.outcome == self.expected
 
 
 def mutants_document(

@@ -14,11 +14,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from harness.cluster.kubeletput import put_image_kubelet_back, put_kubelet
 from harness.cluster.lifecycle import Cluster
 from harness.core import pins
+from harness.outputs.mutants import MutantResult, Outcome
 from harness.outputs.summary import RunSummary
 from harness.outputs.summaryfile import read_summary
 from harness.runs.check import CheckResult, run_check
@@ -28,7 +28,6 @@ from harness.substrate.kubeletbuild import Kubelet, kubelet_from_patch
 from harness.substrate.mutantset import Mutant
 
 Progress = Callable[[str], None]
-Outcome = Literal["killed", "survived", "error", "interrupted"]
 
 
 @dataclass(frozen=True)
@@ -36,31 +35,6 @@ class BuiltMutant:
     mutant: Mutant
     kubelet: Kubelet
     build_s: float
-
-
-@dataclass(frozen=True)
-class MutantResult:
-    """What one mutant's check concluded."""
-
-    name: str
-    changes: str
-    target: str
-    outcome: Outcome
-    expected: Outcome  # killed for a mutant, survived for the control
-    # The first failure on the target worker, the restart it was at and how
-    # long after the pods were created the check knew (None when survived).
-    by: str | None
-    restart: int | None
-    decided_after_s: float | None
-    controls_failed: tuple[str, ...]
-    build_s: float
-    kubelet_sha256: str
-    check_run: str
-    check_status: str
-
-    @property
-    def as_expected(self) -> bool:
-        return self.outcome == self.expected
 
 
 def build_all(

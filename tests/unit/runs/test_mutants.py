@@ -1,0 +1,93 @@
+"""Kubelet mutants: the kept set reads whole, and a check's verdicts become killed,
+survived or error by the rules of harness.runs.mutants."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.core import pins
+from harness.core.errors import HarnessError
+from harness.outputs.mutants import mutants_document
+from harness.runs.check import CheckResult
+from harness.runs.checkprofiles import CHECK_PROFILES
+from harness.runs.mutants import BuiltMutant, judge_mutant
+from harness.substrate.kubeletbuild import Kubelet, patched_paths
+from harness.substrate.mutantset import CONTROL, Mutant, choose, mutant_set
+from tests.unit.factories import default_verdict, empty_verdict, fast_verdict, make_summary
+
+PIN = pins.DEFAULT_KUBERNETES
+
+
+def test_the_kept_set_has_ten_mutants_and_a_control_each_a_patch_the_overlay_can_carry() -> None:
+    mutants = mutant_set(PIN)
+    names = [m.name for m in mutants]
+    assert CONTROL in names
+    assert len(names) - 1 >= 10
+    assert len(set(names)) == len(names)
+    for mutant in mutants:
+        assert patched_paths(mutant.patch.read_text()), mutant.name
+        assert mutant.changes.strip(), mutant.name
+
+
+def test_a_release_without_mutants_is_refused() -> None:
+    with pytest.raises(HarnessError, match="no kubelet mutants are written"):
+        mutant_set(pins.KUBERNETES["1.33"])
+
+
+def test_the_control_runs_first_and_an_unknown_name_is_refused() -> None:
+    mutants = mutant_set(PIN)
+    chosen = choose(mutants, "initial-5s")
+    assert [m.name for m in chosen] == [CONTROL, "initial-5s"]
+    with pytest.raises(HarnessError, match="no mutant nope"):
+        choose(mutants, "initial-5s,nope")
+
+
+def _built(target: str, name: str = "initial-5s") -> BuiltMutant:
+    mutant = Mutant(name, Path("x.patch"), "changes", target, 2, "pkg/kubelet/kubelet.go:360")
+    return BuiltMutant(mutant, Kubelet(Path("kubelet"), "ab" * 32, "v1.35.8", "patch"), 12.0)
+
+
+def _result(**kwargs: object) -> CheckResult:
+    return CheckResult(
+        run_id="r",
+        run_dir=Path("runs/r"),
+        profile=CHECK_PROFILES["quick"],
+        rows=[],
+        curves={},
+        nodes={},
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def test_a_mutant_whose_worker_fails_alone_is_killed_with_its_restart_and_time() -> None:
+    # fast passes and default fails in these verdicts: a mutant on default is killed.
+    summary = make_summary(fast_verdict(), default_verdict())
+    verdict = default_verdict()
+    result = _result(
+        status="failed", verdicts={"default": verdict}, decided={"default": (42.0, "restart 2")}
+    )
+    judged = judge_mutant(_built("default"), result, summary)
+    assert judged.outcome == "killed"
+    assert judged.as_expected
+    assert judged.by == "restart 2"
+    assert judged.decided_after_s == 42.0
+    assert judged.restart == next(c.n for c in verdict.checks if not c.passed)
+
+
+def test_a_failing_control_worker_makes_the_mutant_s_run_an_error() -> None:
+    summary = make_summary(fast_verdict(), default_verdict(), empty_verdict())
+    judged = judge_mutant(_built("default"), _result(status="failed"), summary)
+    assert judged.outcome == "error"
+    assert judged.controls_failed
+    assert judged.controls_failed[0].startswith("reduced: ")
+
+
+def test_a_mutant_whose_worker_passes_survived_and_the_control_is_expected_to() -> None:
+    summary = make_summary(fast_verdict())
+    assert judge_mutant(_built("fast"), _result(status="passed"), summary).outcome == "survived"
+    control = judge_mutant(_built("fast", CONTROL), _result(status="passed"), summary)
+    assert control.as_expected
+    document = mutants_document([control], release="v1.35.8", profile="quick", status="finished")
+    assert document["score"] == {"killed": 0, "of": 0, "control_survived": True}
