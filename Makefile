@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CRASHLOOP := $(BIN)/crashloop
 
-.PHONY: help demo demo-rehearse demo-replay test test-all e2e-all unit package e2e lint docs engine kind node-image cluster status check flakiness matrix overhead conformance down clean workload-image manifests
+.PHONY: help demo demo-rehearse demo-replay test test-all e2e-all unit package e2e lint docs engine kind node-image cluster status check flakiness matrix overhead conformance mutants down clean workload-image manifests
 
 help:
 	@echo "make demo        set up, then the talk's demo live (5 minutes), plots and a report"
@@ -25,6 +25,7 @@ help:
 	@echo "make flakiness   the quick check 10 times in a row: pass count, overshoot spread (~32 min)"
 	@echo "make overhead    the talk's cost analysis: kubelet CPU, API traffic, curve kept, per worker and pod count (~1.9 h)"
 	@echo "make conformance the nightly job: full check (about 11 min) and every scenario"
+	@echo "make mutants     the verdict on kubelet code mutants of v1.35.8, each on its worker (PROFILE=quick|full)"
 	@echo "make down        delete the crashloop cluster"
 	@echo "make clean       delete the cluster and the Python environment (runs/ is kept)"
 
@@ -127,6 +128,9 @@ overhead: $(STAMP)
 KUBERNETES ?= 1.35
 conformance: $(STAMP)
 	$(CRASHLOOP) conformance --profile full --kubernetes $(KUBERNETES)
+
+mutants: $(STAMP)
+	$(CRASHLOOP) mutants --profile $(or $(PROFILE),quick)
 
 down: $(STAMP)
 	$(CRASHLOOP) down

@@ -1,25 +1,62 @@
-"""`crashloop matrix`: the check on each pinned Kubernetes release, one after the other."""
+"""`crashloop matrix`: the check on each pinned Kubernetes release, one after the other;
+`crashloop newest`: the releases a nightly that follows new releases tests tonight."""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 from pathlib import Path
 
-from harness.cli.codes import MEASURING_CODES
-from harness.cli.common import CONFIG_HELP, Commands, Parents, add_command, progress
-from harness.cli.out import SCREEN
+from harness.cli.codes import MEASURING_CODES, SETUP_CODES
+from harness.cli.common import CONFIG_HELP, Commands, Parents, add_command, output_option, progress
+from harness.cli.out import SCREEN, emit
 from harness.cluster.profiles import load_cluster_spec
 from harness.core import pins
 from harness.core.errors import HarnessError
 from harness.core.resources import DEFAULT_SPEC_NAME, spec_path
+from harness.model.newest import newest as newest_releases
 from harness.outputs.matrix import MATRIX_FILE, markdown_table
 from harness.outputs.render import matrix_table
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.matrix import matrix_from_runs, run_matrix
 from harness.substrate.nodeselect import check_kubernetes_version
+from harness.substrate.proxyversions import listed_kubernetes_versions
 
 
 def register(commands: Commands, _parents: Parents) -> None:
+    _add_matrix(commands)
+    newest = add_command(
+        commands,
+        "newest",
+        _cmd_newest,
+        summary="print the releases a nightly that follows new releases tests tonight",
+        description="Ask the Go module proxy which k8s.io/kubernetes versions exist and print, "
+        "per pinned minor, its newest patch (never older than the pin) and the newest "
+        "pre-release beyond the newest minor: what the nightly's follow job runs the "
+        "conformance check on. The proxy's list, because the nodes are built offline from its "
+        "modules (a version it lists is one the harness can build) and it lists a tag within "
+        "minutes, where kind publishes node images later and not for every release. Give one "
+        "of them to --kubernetes (e.g. --kubernetes v1.37.2): a newer patch of a pinned minor "
+        "is built offline with that minor's etcd and CoreDNS.",
+        codes=SETUP_CODES,
+    )
+    output_option(newest)
+
+
+def _cmd_newest(_args: argparse.Namespace) -> int:
+    tonight = newest_releases(listed_kubernetes_versions(), pins.KUBERNETES)
+    for release in tonight:
+        why = "newer than the pin " + release.pinned if release.newer_than_pin else "the pin"
+        kind = ", a pre-release" if release.pre_release else ""
+        SCREEN.tables.print(f"{release.minor}: {release.version} ({why}{kind})")
+    emit({"releases": [asdict(release) for release in tonight]})
+    if not SCREEN.json:
+        # The versions alone on stdout, for a workflow to read.
+        print(" ".join(release.version for release in tonight))
+    return 0
+
+
+def _add_matrix(commands: Commands) -> None:
     matrix = add_command(
         commands,
         "matrix",

@@ -6,6 +6,8 @@ label, component builds) is rebuilt on the next run.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -17,6 +19,8 @@ from typing import Final
 # v1.35.5.
 KIND_VERSION: Final = "v0.33.0"
 KIND_MODULE: Final = "sigs.k8s.io/kind"
+# An exact release version: its minor, then the patch and any pre-release.
+_EXACT = re.compile(r"^(1\.\d+)\.\d+(?:-(?:alpha|beta|rc)\.\d+)?$")
 
 
 @dataclass(frozen=True)
@@ -106,12 +110,21 @@ DEFAULT_KUBERNETES: Final = KUBERNETES["1.35"]
 def kubernetes_pin(text: str) -> KubernetesPin:
     """The pinned release for "1.34", "v1.34" or its exact version "v1.34.11".
 
+    An exact version of a pinned minor that is not the pin itself ("v1.37.2",
+    as the nightly that follows new releases asks for) is that pin with the
+    version replaced: its etcd, CoreDNS and pause stay the minor's, and the
+    offline build refuses it if its kubeadm asks for others. No official image.
     Raises ValueError naming every pinned version for anything else.
     """
     wanted = text.strip().lstrip("v")
     for pin in KUBERNETES.values():
         if wanted in (pin.minor, pin.version.lstrip("v")):
             return pin
+    match = _EXACT.match(wanted)
+    if match is not None and match.group(1) in KUBERNETES:
+        return dataclasses.replace(
+            KUBERNETES[match.group(1)], version=f"v{wanted}", official_digest=None
+        )
     pinned = ", ".join(pin.version for pin in KUBERNETES.values())
     raise ValueError(f"Kubernetes {text or '(empty)'} is not pinned here; pinned: {pinned}")
 
