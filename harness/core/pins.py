@@ -110,7 +110,7 @@ DEFAULT_KUBERNETES: Final = KUBERNETES["1.35"]
 def kubernetes_pin(text: str) -> KubernetesPin:
     """The pinned release for "1.34", "v1.34" or its exact version "v1.34.11".
 
-    An exact version of a pinned minor that is not the pin itself ("v1.37.2",
+    An exact version of a pinned minor newer than its pin ("v1.37.2",
     as the nightly that follows new releases asks for) is that pin with the
     version replaced: its etcd, CoreDNS and pause stay the minor's, and the
     offline build refuses it if its kubeadm asks for others. No official image.
@@ -121,12 +121,26 @@ def kubernetes_pin(text: str) -> KubernetesPin:
         if wanted in (pin.minor, pin.version.lstrip("v")):
             return pin
     match = _EXACT.match(wanted)
-    if match is not None and match.group(1) in KUBERNETES:
+    if (
+        match is not None
+        and match.group(1) in KUBERNETES
+        and _release_order(wanted) > _release_order(KUBERNETES[match.group(1)].version)
+    ):
         return dataclasses.replace(
             KUBERNETES[match.group(1)], version=f"v{wanted}", official_digest=None
         )
     pinned = ", ".join(pin.version for pin in KUBERNETES.values())
     raise ValueError(f"Kubernetes {text or '(empty)'} is not pinned here; pinned: {pinned}")
+
+
+def _release_order(version: str) -> tuple[int, ...]:
+    """Patch, then pre-release stage and number; a release after its pre-releases."""
+    core, _, pre = version.lstrip("v").partition("-")
+    patch = int(core.split(".")[2])
+    if not pre:
+        return (patch, 9, 0)
+    stage, _, number = pre.partition(".")
+    return (patch, {"alpha": 0, "beta": 1, "rc": 2}.get(stage, 0), int(number or 0))
 
 
 # The default release's values, as most of the harness uses them.

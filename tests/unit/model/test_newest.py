@@ -15,7 +15,7 @@ def _by_minor(listed: list[str]) -> dict[str, str]:
 
 def test_the_newest_patch_of_each_minor_and_never_older_than_the_pin() -> None:
     # As the proxy answered on 2026-12-05: a list that lags behind some pins.
-    listed = "v1.33.6 v1.33.13 v1.34.4 v1.35.4 v1.36.3 v1.37.2 v1.38.0-beta.0".split()
+    listed = ["v1.33.6", "v1.33.13", "v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2", "v1.38.0-beta.0"]
     tonight = _by_minor(listed)
     assert tonight["1.35"] == "v1.35.8"  # the list's v1.35.4 is older than the pin
     assert tonight["1.37"] == "v1.37.2"

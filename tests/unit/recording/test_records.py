@@ -19,7 +19,7 @@ from harness.recording.records import (
     read_attempts,
 )
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 T0 = 1_767_261_600 * 1_000_000_000
 
 

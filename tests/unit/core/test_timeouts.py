@@ -11,7 +11,7 @@ import pytest
 
 from harness.core import timeouts
 
-HARNESS = Path(__file__).parents[2] / "harness"
+HARNESS = Path(__file__).parents[3] / "harness"
 
 
 @pytest.fixture

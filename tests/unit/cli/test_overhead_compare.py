@@ -21,11 +21,11 @@ from harness.model.overhead import (
 )
 from harness.outputs.overheadout import OVERHEAD_FILE, write_overhead
 from harness.outputs.overheadread import read_overhead
-from tests.unit.test_overhead import CELLS
-from tests.unit.test_overhead_pace import RERUN as RERUN_AN_HOUR_BEFORE
-from tests.unit.test_overhead_pace import SWEEP
+from tests.unit.model.test_overhead import CELLS
+from tests.unit.model.test_overhead_pace import RERUN as RERUN_AN_HOUR_BEFORE
+from tests.unit.model.test_overhead_pace import SWEEP
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 # Two real sweeps written before the request series were kept (the first comparison of two sweeps).
 FIRST_RUN = REPO / "docs" / "overhead" / "overhead-20261201T033229Z.json"
 RERUN = REPO / "docs" / "overhead" / "overhead-20261201T060857Z.json"

@@ -26,7 +26,7 @@ from harness.recording.cri import (
     parse_unix_ns,
 )
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 POD_UID = "7c1f1e2a-4b7d-4a53-9a55-2f0d7e3c9b10"
 SANDBOX = "4e2a9c7b5d3f1e8a6c4b2d0f9e7a5c3b1d8f6e4a2c0b9d7f5e3a1c8b6d4f2e0a"
 # 2026-01-01T10:00:00Z

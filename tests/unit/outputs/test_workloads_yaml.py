@@ -13,7 +13,7 @@ from harness.scenarios import SCENARIOS
 from harness.substrate.workloadimage import STABLE_TAG
 
 # The manifests committed at the top of the checkout.
-WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
+WORKLOADS = Path(__file__).resolve().parents[3] / "workloads"
 WORKERS = [w.name for w in load_cluster_spec(CLUSTERS_DIR / "crashloop.yaml").workers]
 
 

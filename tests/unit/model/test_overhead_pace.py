@@ -17,9 +17,9 @@ from harness.model.overheadpace import (
     worker_node_bound,
 )
 from harness.outputs.overheadread import read_overhead
-from tests.unit.test_overhead import CELLS
+from tests.unit.model.test_overhead import CELLS
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 # A sweep and its rerun (docs/results.md, "Repeatability"): 108 running pods cost the
 # kubelet 0.073 cores in the first and 0.059 in the second.
 SWEEP = REPO / "docs" / "overhead" / "overhead-20261203T081021Z.json"

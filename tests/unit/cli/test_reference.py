@@ -9,7 +9,7 @@ from types import ModuleType
 
 from harness.cli.app import build_parser
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "cli-reference.py"
 DOC = ROOT / "docs" / "cli.md"
 

@@ -12,7 +12,7 @@ from harness.live.view import LiveView, render
 from harness.outputs.scenarioview import ScenarioCell, scenario_cells
 from harness.recording.records import AttemptRecord
 from tests.unit.factories import NS, T0, attempts, scenario_metrics
-from tests.unit.test_liveview import sample_states
+from tests.unit.live.test_view import sample_states
 
 PODS = {
     "sidecar-fast": ("critical-sidecar", "fast"),

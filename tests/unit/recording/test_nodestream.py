@@ -33,7 +33,7 @@ from harness.recording.nodestream import (
     parse_pulse_line,
 )
 
-EVENTS = Path(__file__).parent / "data" / "crictl_events.json"
+EVENTS = Path(__file__).parents[1] / "data" / "crictl_events.json"
 
 
 def _events(text: str) -> list[CriEvent]:
