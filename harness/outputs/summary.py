@@ -23,7 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, Literal, cast, get_args
+from typing import Annotated, Any, Final, Literal, cast, get_args
+
+from pydantic import Field
 
 from harness.cluster.kubeletswap import NodeKubelet
 from harness.cluster.liveconfig import NodeConfigRow
@@ -121,8 +123,11 @@ class LiveConfig:
     profile; the verdicts are against the live curve either way.
     """
 
-    max_container_restart_period: str
-    feature_gates: dict[str, bool]
+    # Named as the kubelet's config names them in summary.json (to_dict).
+    max_container_restart_period: Annotated[
+        str, Field(validation_alias="maxContainerRestartPeriod")
+    ]
+    feature_gates: Annotated[dict[str, bool], Field(validation_alias="featureGates")]
     initial_s: float
     max_s: float
     mismatches: tuple[str, ...] = ()
