@@ -3,7 +3,8 @@
 Two tiers. The fast tier (`pytest tests/e2e`, `make test`, CI) keeps one
 real-cluster test of every capability: the cluster and each worker's live
 config, the quick check on all three workers, the talk's three scenarios in
-one run, a mutated kubelet caught, a stopped kubelet caught, the quick check
+one run, a mutated kubelet config caught, a kubelet whose code is patched
+caught, a stopped kubelet caught, the quick check
 through a kubeconfig alone. Tests marked ``slow`` (long, or a cluster of their
 own) run with ``--tier all`` (`make test-all`, the nightly) or when ``-m``
 names them; ``matrix`` tests only when ``-m`` names them.
