@@ -39,6 +39,9 @@ from harness.cluster.profiles import ProfileError
 from harness.core import pins, timeouts
 from harness.core.errors import HarnessError, first_line
 
+# A bug of the harness: apart from 1 (a verdict failed) and 2 (bad input, set-up).
+INTERNAL_ERROR = 3
+
 # The verb families, in the order --help lists their commands.
 FAMILIES = (setup, cluster, kubelet, measure, mutants, flakiness, matrix, overhead, demo)
 
@@ -145,6 +148,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/yellow]")
         return 130
+    except Exception as error:
+        # Its own code, so CI tells a harness bug from a kubelet regression (1).
+        console.print_exception()
+        console.print(
+            Text("internal error: ", style="bold red")
+            + Text(f"{type(error).__name__}: {error} (a bug of the harness, not a verdict)"),
+            soft_wrap=True,
+        )
+        emit({"error": f"internal error: {type(error).__name__}: {error}", "exit_code": 3})
+        return INTERNAL_ERROR
     return code
 
 

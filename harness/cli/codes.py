@@ -15,11 +15,13 @@ MEASURING_CODES: Final = """exit codes:
   0    every verdict passed
   1    a verdict failed: the run directory (runs/latest) has the summary, plots and evidence
   2    bad input, or set-up failed before anything was measured (the message names the fix)
+  3    internal error: a bug of the harness (its traceback is printed), never a verdict
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP): what was measured is judged and kept"""
 
 OVERHEAD_CODES: Final = """exit codes:
   0    every cell measured: overhead.json, the table, plots and report in the run directory
   2    bad input (refused before anything is created), or set-up failed
+  3    internal error: a bug of the harness (its traceback is printed), never a verdict
   130  interrupted: the cells measured so far are written
   (a cell that cannot be measured stops the sweep with 2; the cells before it are kept)"""
 
@@ -28,16 +30,19 @@ COMPARE_CODES: Final = f"""exit codes:
   1    a figure as measured moved more than that (even one the machine's pace explains),
        one run did not measure it, or either read it over a window short of the cap or
        among the kubelet's onset events
-  2    a path that is not a sweep's run directory or overhead.json"""
+  2    a path that is not a sweep's run directory or overhead.json
+  3    internal error: a bug of the harness (its traceback is printed), never a verdict"""
 
 SETUP_CODES: Final = """exit codes:
   0    done
   2    bad input or a set-up error (the message names the fix)
+  3    internal error: a bug of the harness (its traceback is printed), never a verdict
   130  interrupted"""
 
 STATUS_CODES: Final = """exit codes:
   0    the cluster is up and every kubelet runs its profile's backoff config
-  2    no such cluster, the engine is down, or a kubelet's live config differs from its profile"""
+  2    no such cluster, the engine is down, or a kubelet's live config differs from its profile
+  3    internal error: a bug of the harness (its traceback is printed), never a verdict"""
 
 ENVIRONMENT: Final = """environment:
   CRASHLOOP_RUNS_DIR       where run directories go (default ./runs; --runs-dir sets it)

@@ -27,7 +27,7 @@ from harness.outputs.render import flakiness_table
 from harness.outputs.report import write_report
 from harness.outputs.summary import RunSummary
 from harness.runs.check import CheckResult
-from harness.runs.lifecycle import new_run_dir
+from harness.runs.lifecycle import new_run_dir, point_latest_at
 from harness.runs.series import Series, checks_in_a_row, summaries_in
 
 
@@ -68,6 +68,7 @@ def _cmd_flakiness(args: argparse.Namespace) -> int:
     report = flakiness_of(series.summaries)
     _, run_dir = new_run_dir("flakiness")
     written = write_atomically(run_dir / "flakiness.json", report.to_json().encode())
+    point_latest_at(run_dir)
     SCREEN.tables.print(flakiness_table(report))
     SCREEN.tables.print(f"flakiness of {len(series.summaries)} runs in {written}")
     if series.error is not None:

@@ -18,6 +18,7 @@ from harness.model.newest import newest as newest_releases
 from harness.outputs.matrix import MATRIX_FILE, markdown_table
 from harness.outputs.render import matrix_table
 from harness.runs.checkprofiles import CHECK_PROFILES
+from harness.runs.lifecycle import point_latest_at
 from harness.runs.matrix import matrix_from_runs, run_matrix
 from harness.substrate.nodeselect import check_kubernetes_version
 from harness.substrate.proxyversions import listed_kubernetes_versions
@@ -132,6 +133,7 @@ def _cmd_matrix(args: argparse.Namespace) -> int:
     for change in matrix.changes or ["no change in median delay beyond the noise"]:
         out.print(f"  {change}")
     out.print(f"matrix: {where / MATRIX_FILE}")
+    point_latest_at(where)
     if any(entry.status == "interrupted" for entry in matrix.entries):
         return 130
     return 0 if matrix.passed else 1

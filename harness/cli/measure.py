@@ -35,7 +35,7 @@ from harness.outputs.summaryfile import read_summary
 from harness.recording.recorder import Observer
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES
-from harness.runs.lifecycle import Target
+from harness.runs.lifecycle import Target, point_latest_at
 from harness.runs.scenarios import ScenarioRun, run_scenarios
 from harness.scenarios import (
     FIRST_MINOR,
@@ -273,6 +273,7 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     metrics = [metric for run in runs for metric in headline_metrics(run.results)]
     report = write_report(result.run_dir, summary, result.attempts, metrics)
     SCREEN.tables.print(f"report: {report}")
+    point_latest_at(result.run_dir)  # the conformance report, not its last scenario
     for run in runs:
         SCREEN.tables.print(f"{', '.join(run.scenarios)}: {run.status} ({run.run_dir})")
     if result.status == "interrupted" or any(run.status == "interrupted" for run in runs):

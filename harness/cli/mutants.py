@@ -11,7 +11,7 @@ from harness.cli.out import SCREEN, emit
 from harness.cluster import lifecycle
 from harness.outputs.mutants import MutantResult, mutants_document, mutants_table, write_mutants
 from harness.runs.checkprofiles import CHECK_PROFILES
-from harness.runs.lifecycle import new_run_dir
+from harness.runs.lifecycle import new_run_dir, point_latest_at
 from harness.runs.mutants import build_all, run_mutants
 from harness.substrate.mutantset import choose, mutant_set
 
@@ -64,6 +64,7 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
     run = run_mutants(cluster, built, profile, progress, on_result=keep)
     status = "interrupted" if run.interrupted else "finished"
     document = write(status)
+    point_latest_at(run_dir)
     SCREEN.tables.print(mutants_table(results, profile.name))
     SCREEN.tables.print(f"mutants: {run_dir / 'mutants.json'}")
     emit({"run_dir": str(run_dir), **document})

@@ -34,6 +34,7 @@ from harness.outputs.overheadout import (
     write_overhead,
 )
 from harness.outputs.overheadread import read_overhead
+from harness.runs.lifecycle import point_latest_at
 from harness.runs.overhead import run_overhead, write_overhead_run
 from harness.runs.overheadplan import (
     DEFAULT_PODS,
@@ -162,6 +163,7 @@ def cmd_overhead(args: argparse.Namespace) -> int:
 
     run = run_overhead(up, plan, progress, on_cell=write_overhead_run)
     write_overhead_run(run)
+    point_latest_at(run.run_dir)
     return _show(run.cells, run.status, run.run_dir)
 
 

@@ -93,11 +93,14 @@ LATEST: Final = "latest"
 
 
 def new_run_dir(what: str) -> tuple[str, Path]:
-    """A new run directory, named by time, kind and a random suffix; runs/latest points at it."""
+    """A new run directory, named by time, kind and a random suffix.
+
+    runs/latest moves to it only when it is finished (:func:`point_latest_at`):
+    a reader of runs/latest never finds a half-written run.
+    """
     run_id = f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{what}-{uuid.uuid4().hex[:4]}"
     path = runs_dir() / run_id
     path.mkdir(parents=True)
-    point_latest_at(path)
     return run_id, path
 
 

@@ -54,7 +54,14 @@ from harness.runs.ending import (
     stop_reason,
     trace_outcome,
 )
-from harness.runs.lifecycle import RunState, Target, clean_up, cluster_info, prepare_run
+from harness.runs.lifecycle import (
+    RunState,
+    Target,
+    clean_up,
+    cluster_info,
+    point_latest_at,
+    prepare_run,
+)
 from harness.runs.liverun import LiveRun
 from harness.scenarios import REGISTRY, SCENARIOS
 from harness.scenarios.common import Scenario, Watch, WorkerResult
@@ -374,4 +381,5 @@ def write_outputs(result: ScenarioRun, cluster: Target) -> RunSummary:
     summary = summary_of(result, cluster)
     write_summary(result.run_dir, summary)
     write_junit(result.run_dir, summary)
+    point_latest_at(result.run_dir)
     return summary

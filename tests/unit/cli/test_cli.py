@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import app as cli
+from harness.cli import cluster as cli_cluster
 from harness.cli.app import build_parser
 from harness.cluster import lifecycle
 from harness.cluster.kube import NodeStatus
@@ -238,3 +239,16 @@ def test_the_demo_refuses_a_scenario_its_release_cannot_run(
     code = cli.main(["demo", "--kubernetes", "1.34", "--plain", "--scenarios", "restart-all"])
     assert code == 2
     assert "restart-all needs 1.35 or later" in capsys.readouterr().err
+
+
+def test_a_bug_of_the_harness_exits_3_not_1_with_its_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(_args: object) -> int:
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(cli_cluster, "_cmd_rbac", broken)
+    assert cli.main(["rbac"]) == cli.INTERNAL_ERROR == 3
+    err = " ".join(capsys.readouterr().err.split())
+    assert "Traceback" in err
+    assert "internal error: ZeroDivisionError: division by zero" in err

@@ -22,7 +22,7 @@ from harness.core import pins
 from harness.core.errors import HarnessError
 from harness.core.resources import CLUSTERS_DIR, builtin_specs, spec_path
 from harness.live.demo import wait_for_enter
-from harness.runs.lifecycle import LATEST, new_run_dir
+from harness.runs.lifecycle import LATEST, new_run_dir, point_latest_at
 
 
 @pytest.fixture(autouse=True)
@@ -118,13 +118,17 @@ def test_a_spec_is_named_by_path_or_built_in_name(tmp_path: Path) -> None:
         spec_path(str(tmp_path / "missing.yaml"))
 
 
-def test_runs_latest_follows_the_newest_run(
+def test_runs_latest_moves_only_to_a_finished_run(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("CRASHLOOP_RUNS_DIR", str(tmp_path))
     _, first = new_run_dir("check-quick")
+    assert not (tmp_path / LATEST).exists()  # not while the run is going
+    point_latest_at(first)
     assert (tmp_path / LATEST).resolve() == first.resolve()
     _, second = new_run_dir("scenarios")
+    assert (tmp_path / LATEST).resolve() == first.resolve()
+    point_latest_at(second)
     assert (tmp_path / LATEST).resolve() == second.resolve()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([first.name, second.name, LATEST])
 
