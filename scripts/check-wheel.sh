@@ -3,7 +3,8 @@
 # installed into a clean virtualenv outside it, its CLI run and its pytest
 # fixtures used by a suite (examples/) that lives outside the checkout too.
 # The suite reuses a running cluster made from the same spec and keeps it
-# (the e2e tests that follow start from a fresh one of their own); on a
+# (the e2e tests that follow start from a fresh one of their own), under the
+# e2e suite's name: a presenter's crashloop cluster is left alone. On a
 # failure the work directory is kept as well, with the suite's runs/.
 set -o errexit -o nounset -o pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,5 +30,5 @@ crashloop check --help >/dev/null
 crashloop config >/dev/null
 # Both plugins (ours and pytest-kind's) load with no -p workaround.
 pytest --co -q --strict-markers >/dev/null
-pytest --strict-markers -p no:cacheprovider --crashloop-reuse
+pytest --strict-markers -p no:cacheprovider --crashloop-reuse --cluster-name crashloop-e2e
 echo "wheel check passed in $((SECONDS - started)) s"

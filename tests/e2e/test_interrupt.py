@@ -16,6 +16,7 @@ from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 from harness.cluster.lifecycle import Cluster
 from harness.core import timeouts
 from harness.recording.records import read_attempts
+from tests.e2e.specfile import spec_file_of
 
 # The checkout: the interrupted CLI runs from it, writing runs/ there.
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -34,7 +35,8 @@ def test_sigint_keeps_attempts_marks_summary_and_removes_namespace(
     runs = tmp_path / "runs"
     runs.mkdir()
     command = [sys.executable, "-m", "harness.cli", "check", "--profile", "quick"]
-    command += ["--config", str(crashloop_cluster.spec.path)]
+    # The suite's own cluster, not one named by the spec alone (a presenter's).
+    command += ["--config", str(spec_file_of(crashloop_cluster, tmp_path))]
     env = {
         **os.environ,
         "CRASHLOOP_RUNS_DIR": str(runs),
