@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 from harness.cli.app import build_parser
+from tests.unit.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "cli-reference.py"
@@ -15,13 +15,7 @@ DOC = ROOT / "docs" / "cli.md"
 
 
 def _script() -> ModuleType:
-    # The script's name has a dash: it is loaded from its path, not imported.
-    spec = importlib.util.spec_from_file_location("cli_reference", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("cli-reference")
 
 
 def _commands() -> dict[str, argparse.ArgumentParser]:

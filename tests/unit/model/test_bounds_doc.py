@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 from harness.model.bounds import BOUNDS
+from tests.unit.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "bounds-table.py"
@@ -14,13 +14,7 @@ DOC = ROOT / "docs" / "bounds.md"
 
 
 def _script() -> ModuleType:
-    # The script's name has a dash: it is loaded from its path, not imported.
-    spec = importlib.util.spec_from_file_location("bounds_table", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bounds-table")
 
 
 def test_the_page_is_the_script_s_rendering_of_the_table() -> None:
