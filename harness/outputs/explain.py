@@ -27,6 +27,7 @@ _RESTART: Final = re.compile(
 )
 _RUN: Final = re.compile(r"^run (?P<status>interrupted|error|failed)(?:: (?P<reason>.*))?$")
 _NOTHING_RECORDED: Final = re.compile(r"(?P<worker>[\w.-]+): no container attempt")
+_STOPPED: Final = re.compile(r"the kubelet of node \S+ stopped")
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,16 @@ _RESTART_RULES: Final = (
 
 # Failures that are not restart checks: setup and infrastructure.
 _OTHER_RULES: Final = (
+    _Rule(
+        _STOPPED,
+        "a node's kubelet stopped during the run and restarted nothing: the node failed, "
+        "not the back-off curve (its kubelet log is in the evidence)",
+    ),
+    _Rule(
+        re.compile(r"restart \d+ overdue"),
+        "a restart never came within its back-off's bound: the kubelet stopped restarting the "
+        "container (a stopped kubelet or runtime, or a back-off far longer than the curve)",
+    ),
     _Rule(
         re.compile(r"live kubelet config differs from the profile"),
         "a worker's kubelet does not run its profile: the cluster config did not reach "
@@ -102,6 +113,9 @@ def _explain_summary(summary: RunSummary) -> str:
     if summary.passed:
         return f"{summary.run_id}: passed: every worker restarted on its curve"
     explained = [_explain_line(message) or message for message in summary.failures]
+    if summary.status == "failed" and (node := _STOPPED.search(summary.reason)):
+        # The cause before its symptoms: the node, then the restarts it left overdue.
+        explained.insert(0, f"{node[0]}: {_meaning(_OTHER_RULES, node[0])}")
     if summary.status in ("interrupted", "error"):
         run_line = _explain_line(f"run {summary.status}: {summary.reason}".rstrip(": "))
         explained.insert(0, run_line or summary.reason)

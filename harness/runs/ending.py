@@ -59,9 +59,10 @@ def apply_ending(state: RunState, ending: RunEnding) -> None:
         state.reason = _joined(state.reason, ending.errors)
     elif ending.stopped and state.status != "interrupted":
         # A stopped kubelet restarts nothing: the verdicts say which restart
-        # went overdue; the run says why.
+        # went overdue; the run says why, and says it first (a reader at 9am
+        # wants the node, not the epoch of an exit).
         state.status = "failed"
-        state.reason = _joined(state.reason, ending.stopped)
+        state.reason = _joined("; ".join(ending.stopped), [state.reason] if state.reason else [])
 
 
 def trace_outcome(trace: Tap, result: RunState, ending: RunEnding) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from harness.model.durations import NS_PER_S, to_ns
 from harness.recording.cri import CriFormatError, parse_rfc3339_nano
 from harness.recording.records import SOURCE_SELF, AttemptRecord
-from harness.verdict.tolerances import API_ROUNDING, SELF_REPORT_SLACK, ZERO, dur, secs
+from harness.verdict.tolerances import API_ROUNDING, SELF_REPORT_SLACK, ZERO, clock, dur
 
 
 def api_cross_check(records: Iterable[AttemptRecord]) -> tuple[list[str], list[str]]:
@@ -38,7 +38,7 @@ def api_cross_check(records: Iterable[AttemptRecord]) -> tuple[list[str], list[s
             source = "workload's report" if record.source == SOURCE_SELF else "runtime's"
             text = (
                 f"attempt {record.attempt}: pod status {name} {api_text} disagrees with the "
-                f"{source} {secs(cri_ns)} (Unix)"
+                f"{source} {clock(cri_ns)}"
             )
             # The workload reports its own start a little after the runtime's (its
             # main runs later) and its exit a little before: the API, which copies

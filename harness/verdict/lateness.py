@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.verdict.tolerances import secs
+from harness.verdict.tolerances import clock, secs
 
 
 def _unobserved_within(spans: Sequence[tuple[int, int]], start_ns: int, end_ns: int) -> str | None:
@@ -19,7 +19,7 @@ def _unobserved_within(spans: Sequence[tuple[int, int]], start_ns: int, end_ns: 
         return None
     longest = max(overlapping, key=lambda span: span[1] - span[0])
     return (
-        f"node frozen {secs(longest[1] - longest[0])} at {secs(longest[0])} (Unix): no listing of "
+        f"node frozen {secs(longest[1] - longest[0])} at {clock(longest[0])}: no listing of "
         "it in that span, so the delay is not the kubelet's alone"
     )
 
@@ -53,6 +53,6 @@ def machine_lateness(
     first = max(min(a for a, _, _ in busy), busy_from_ns)
     return (
         f"the host was saturated (its CPUs {busiest:.0%} busy) for {secs(saturated_ns)} after "
-        f"{secs(first)} (Unix), once the back-off had passed: the delay is the machine's "
+        f"{clock(first)}, once the back-off had passed: the delay is the machine's "
         "lateness, not the kubelet's alone"
     )

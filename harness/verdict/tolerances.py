@@ -6,7 +6,7 @@ this module says what each does in the verdict.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from harness.model.bounds import BOUNDS
@@ -59,6 +59,13 @@ REPORTED_EPSILON_S: Final = BOUNDS["reported_level_epsilon"].as_seconds()
 
 def secs(ns: int) -> str:
     return f"{ns / NS_PER_S:.3f}s"
+
+
+def clock(ns: int) -> str:
+    """A node-clock instant as a reader's clock time: "05:11:22.259 UTC", never epoch seconds."""
+    # Rounded to the millisecond, as secs() rounds its seconds.
+    whole_s, ms = divmod(round(ns / 1_000_000), 1000)
+    return f"{datetime.fromtimestamp(whole_s, UTC):%H:%M:%S}.{ms:03d} UTC"
 
 
 def dur(value: timedelta) -> str:

@@ -14,7 +14,7 @@ from harness.verdict.apicheck import api_cross_check
 from harness.verdict.evidence import evidence_problems
 from harness.verdict.lateness import machine_lateness
 from harness.verdict.restart import RestartCheck, check_restart, curve_positions
-from harness.verdict.tolerances import REPORTED_EPSILON_S, dur, secs
+from harness.verdict.tolerances import REPORTED_EPSILON_S, clock, dur, secs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -205,9 +205,9 @@ def _pending_problems(
             return [
                 *problems,
                 f"restart {n} overdue: attempt {last.attempt} exited at "
-                f"{secs(last.finished_at_ns)} (Unix), so restart {n} was due by {secs(due_ns)}; "
+                f"{clock(last.finished_at_ns)}, so restart {n} was due by {clock(due_ns)}; "
                 "none by "
-                f"{secs(observation.now_ns)}, {secs(observation.now_ns - due_ns)} past its bound "
+                f"{clock(observation.now_ns)}, {secs(observation.now_ns - due_ns)} past its bound "
                 f"({seen})",
             ], []
     if last.attempt < observation.required_restarts:

@@ -22,6 +22,7 @@ from harness.model.releases import AT_EXPIRY
 from harness.recording.trace import TraceEntry
 from harness.runs.check import CheckResult
 from harness.runs.ending import RunEnding
+from harness.verdict.tolerances import clock
 from tests.replay.driver import (
     Changes,
     Trace,
@@ -115,6 +116,17 @@ def test_a_kubelet_restart_reported_at_the_end_makes_the_run_an_error(
     assert "restarted" in result.reason
 
 
+def _as_clock_times(message: str) -> str:
+    """A message of an older verdict with its epoch seconds ("1796402318.920s (Unix)", or
+    "...335.420s;" after "due by" and "none by") written as clock times."""
+
+    def clock_of(match: re.Match[str]) -> str:
+        return clock(round(float(match[1]) * 1000) * 1_000_000)
+
+    message = re.sub(r"(\d{10}\.\d{3})s \(Unix\)", clock_of, message)
+    return re.sub(r"(?<=by )(\d{10}\.\d{3})s", clock_of, message)
+
+
 def test_a_stopped_kubelet_is_overdue_on_its_node(tmp_path: Path) -> None:
     trace = Trace.load(STOPPED_135)
     result = replay_check(trace, tmp_path / "run")
@@ -127,7 +139,11 @@ def test_a_stopped_kubelet_is_overdue_on_its_node(tmp_path: Path) -> None:
     # the loop looked between two inputs, which a replay does not repeat.
     live = trace.outcome["decided"]
     assert set(result.decided) == set(live) == {"fast", "default"}
-    assert result.decided["default"][1] == live["default"][1]
+    # The same restart, the same instants: live wrote them as epoch seconds,
+    # the verdict now as UTC clock times.
+    assert _as_clock_times(live["default"][1]) == result.decided["default"][1]
+    assert "UTC" in result.decided["default"][1]
+    assert "(Unix)" not in result.decided["default"][1]
     assert live["fast"][1].startswith("fast: restart 2")
     assert result.decided["fast"][1].startswith("fast: restart 2")
     _assert_as_live(trace, result)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -358,3 +359,18 @@ def test_evidence_dir_is_one_safe_directory_per_test(tmp_path: Path) -> None:
     path = evidence_dir(tmp_path, "tests/e2e/test_x.py::test_y[fast-../../etc]")
     assert path == tmp_path / "evidence" / "tests-e2e-test_x.py-test_y-fast-..-..-etc"
     assert path.parent == tmp_path / "evidence"
+
+
+def test_a_stopped_kubelet_is_explained_first_in_the_node_s_words() -> None:
+    summary = dataclasses.replace(
+        failing_summary(),
+        reason="the kubelet of node crashloop-worker2 stopped; default: restart 4 overdue",
+    )
+    first = explain(summary)
+    assert first.startswith("the kubelet of node crashloop-worker2 stopped: ")
+    assert "not the back-off curve" in first
+
+
+def test_an_overdue_restart_is_explained() -> None:
+    line = "default: restart 4 overdue: attempt 3 exited at 05:11:22.259 UTC, so restart 4 ..."
+    assert "never came within its back-off's bound" in explain(line)
