@@ -217,7 +217,9 @@ def kubelet_of_release(pin: pins.KubernetesPin) -> Kubelet:
 def check_source_tree(source: Path) -> str:
     """The release a Kubernetes checkout is at (its last tag); refuses what is not one."""
     go_mod = source / "go.mod"
-    if not go_mod.is_file() or not go_mod.read_text().startswith("module k8s.io/kubernetes"):
+    # Kubernetes' go.mod opens with comments: the module line is found, not assumed first.
+    module_lines = go_mod.read_text().splitlines() if go_mod.is_file() else []
+    if "module k8s.io/kubernetes" not in (line.strip() for line in module_lines):
         raise HarnessError(
             f"{source} is not a Kubernetes source tree (no go.mod of module k8s.io/kubernetes)",
             "give the root of a kubernetes/kubernetes checkout",

@@ -132,3 +132,13 @@ def test_a_binary_of_another_minor_is_refused(tmp_path: Path) -> None:
         kubeletbuild.kubelet_from_binary(binary, PIN)
     binary.write_text("#!/bin/sh\necho Kubernetes v1.35.9-dirty\n")
     assert kubeletbuild.kubelet_from_binary(binary, PIN).release == "v1.35.9-dirty"
+
+
+def test_a_kubernetes_tree_is_known_by_its_module_line_after_go_mod_s_comments(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "go.mod").write_text("// generated\n\nmodule k8s.io/kubernetes\n\ngo 1.25\n")
+    (tmp_path / "cmd" / "kubelet").mkdir(parents=True)
+    # Past the module check, the tree must have a tag to say which kubelet it is.
+    with pytest.raises(HarnessError, match="no release tag"):
+        kubeletbuild.check_source_tree(tmp_path)
