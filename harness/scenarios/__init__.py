@@ -42,13 +42,13 @@ from harness.scenarios.common import Scenario
 REGISTRY: Final[Mapping[str, Scenario]] = {
     scenario.name: scenario
     for scenario in (
-        task_isolation.TaskIsolation(),
-        fast_restart.FastRestart(),
-        critical_sidecar.CriticalSidecar(),
+        task_isolation.TASK_ISOLATION,
+        fast_restart.FAST_RESTART,
+        critical_sidecar.CRITICAL_SIDECAR,
         statefulset_ordinal.StatefulSetOrdinal(),
-        liveness_kill.LivenessKill(),
-        restart_rules.RestartRules(),
-        restart_all.RestartAll(),
+        liveness_kill.LIVENESS_KILL,
+        restart_rules.RESTART_RULES,
+        restart_all.RESTART_ALL,
     )
 }
 SCENARIOS: Final = tuple(REGISTRY)

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
-from typing import Any, Final, Protocol
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from harness.model.backoff import BackoffCurve
 from harness.model.durations import NS_PER_S, to_ns
@@ -131,6 +131,26 @@ class Scenario(Protocol):
         ...
 
     def watch(self, run: RunView) -> Watch: ...
+
+
+W = TypeVar("W", bound=Watch)
+
+
+@dataclass(frozen=True)
+class PodScenario(Generic[W]):
+    """A scenario made of the pods ``pods`` gives each worker and one ``watch``: what every
+    scenario but the StatefulSet's is, without a class of its own."""
+
+    name: str
+    headline: Headline
+    pods: Callable[[str, str, str], list[dict[str, Any]]]  # (worker, run_id, image) -> pods
+    watcher: Callable[[RunView], W]
+
+    def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
+        return self.pods(worker, run_id, image)
+
+    def watch(self, run: RunView) -> W:
+        return self.watcher(run)
 
 
 @dataclass(frozen=True, kw_only=True)

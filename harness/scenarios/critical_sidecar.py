@@ -28,6 +28,7 @@ from harness.scenarios.common import (
     Headline,
     LogEvent,
     Metric,
+    PodScenario,
     RunView,
     WorkerResult,
     attempts_of,
@@ -113,18 +114,8 @@ def sidecar_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
     )
 
 
-@dataclass(frozen=True)
-class CriticalSidecar:
-    """The scenario as the run sees it."""
-
-    name: str = NAME
-    headline: Headline = HEADLINE
-
-    def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
-        return [sidecar_pod(worker, run_id, image)]
-
-    def watch(self, run: RunView) -> _Watch:
-        return _Watch(run)
+def _pods(worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
+    return [sidecar_pod(worker, run_id, image)]
 
 
 @dataclass
@@ -440,3 +431,6 @@ def _isolated_fraction(
         detail="share of the time from the app's first answer to the end of observation "
         "that it was cut off",
     )
+
+
+CRITICAL_SIDECAR: Final = PodScenario(NAME, HEADLINE, _pods, _Watch)

@@ -26,6 +26,7 @@ from harness.scenarios.common import (
     Headline,
     LivePod,
     Metric,
+    PodScenario,
     RunView,
     WorkerResult,
     attempts_of,
@@ -80,18 +81,8 @@ def transient_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
     )
 
 
-@dataclass(frozen=True)
-class FastRestart:
-    """The scenario as the run sees it."""
-
-    name: str = NAME
-    headline: Headline = HEADLINE
-
-    def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
-        return [transient_pod(worker, run_id, image)]
-
-    def watch(self, run: RunView) -> _Watch:
-        return _Watch(run)
+def _pods(worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
+    return [transient_pod(worker, run_id, image)]
 
 
 @dataclass
@@ -206,3 +197,6 @@ def _time_to_ready(
         end="Ready (a readiness probe's success in ready-probe.log)",
         slack=READY_SLACK,
     )
+
+
+FAST_RESTART: Final = PodScenario(NAME, HEADLINE, _pods, _Watch)

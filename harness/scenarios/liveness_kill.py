@@ -32,6 +32,7 @@ from harness.pods.skeleton import (
 from harness.recording.records import AttemptRecord
 from harness.scenarios.common import (
     Headline,
+    PodScenario,
     RunView,
     WorkerResult,
     attempts_of,
@@ -81,18 +82,8 @@ def liveness_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
     )
 
 
-@dataclass(frozen=True)
-class LivenessKill:
-    """The scenario as the run sees it."""
-
-    name: str = NAME
-    headline: Headline = HEADLINE
-
-    def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
-        return [liveness_pod(worker, run_id, image)]
-
-    def watch(self, run: RunView) -> _Watch:
-        return _Watch(run)
+def _pods(worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
+    return [liveness_pod(worker, run_id, image)]
 
 
 @dataclass
@@ -198,3 +189,6 @@ def liveness_kill(
         metrics=tuple(metrics),
         notes=verdict.notes + verdict.problems,
     )
+
+
+LIVENESS_KILL: Final = PodScenario(NAME, HEADLINE, _pods, _Watch)

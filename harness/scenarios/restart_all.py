@@ -50,6 +50,7 @@ from harness.recording.records import AttemptRecord
 from harness.scenarios.common import (
     Headline,
     Metric,
+    PodScenario,
     RunView,
     WorkerResult,
     bounded,
@@ -141,18 +142,8 @@ def pair_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
     )
 
 
-@dataclass(frozen=True)
-class RestartAll:
-    """The scenario as the run sees it."""
-
-    name: str = NAME
-    headline: Headline = HEADLINE
-
-    def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
-        return [single_pod(worker, run_id, image), pair_pod(worker, run_id, image)]
-
-    def watch(self, run: RunView) -> _Watch:
-        return _Watch(run)
+def _scenario_pods(worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
+    return [single_pod(worker, run_id, image), pair_pod(worker, run_id, image)]
 
 
 # The restart after the first ordinary crash that follows the reset.
@@ -370,3 +361,6 @@ def _level_kept(name: str, curve: BackoffCurve, ordered: Sequence[AttemptRecord]
             f"{expected.total_seconds():g}s); twice that if the reset advanced the counter"
         ),
     )
+
+
+RESTART_ALL: Final = PodScenario(NAME, HEADLINE, _scenario_pods, _Watch)

@@ -27,6 +27,7 @@ from harness.pods.skeleton import (
 from harness.recording.records import AttemptRecord
 from harness.scenarios.common import (
     Headline,
+    PodScenario,
     RunView,
     WorkerResult,
     attempts_of,
@@ -84,18 +85,8 @@ def rules_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
     )
 
 
-@dataclass(frozen=True)
-class RestartRules:
-    """The scenario as the run sees it."""
-
-    name: str = NAME
-    headline: Headline = HEADLINE
-
-    def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
-        return [rules_pod(worker, run_id, image)]
-
-    def watch(self, run: RunView) -> _Watch:
-        return _Watch(run)
+def _pods(worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
+    return [rules_pod(worker, run_id, image)]
 
 
 @dataclass
@@ -216,3 +207,6 @@ def restart_rules(
         metrics=tuple(metrics),
         notes=verdict.notes + verdict.problems,
     )
+
+
+RESTART_RULES: Final = PodScenario(NAME, HEADLINE, _pods, _Watch)

@@ -32,6 +32,7 @@ from harness.recording.records import AttemptRecord
 from harness.scenarios.common import (
     Headline,
     Metric,
+    PodScenario,
     RunView,
     WorkerResult,
     attempts_of,
@@ -99,18 +100,8 @@ def fresh_session_pod(worker: str, run_id: str, image: str, index: int) -> dict[
     )
 
 
-@dataclass(frozen=True)
-class TaskIsolation:
-    """The scenario as the run sees it."""
-
-    name: str = NAME
-    headline: Headline = HEADLINE
-
-    def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
-        return [session_pod(worker, run_id, image)]
-
-    def watch(self, run: RunView) -> _Watch:
-        return _Watch(run)
+def _pods(worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
+    return [session_pod(worker, run_id, image)]
 
 
 @dataclass
@@ -356,3 +347,6 @@ def _fresh_pod_metrics(latencies_ns: Sequence[int]) -> list[Metric]:
         )
     )
     return metrics
+
+
+TASK_ISOLATION: Final = PodScenario(NAME, HEADLINE, _pods, _Watch)

@@ -139,7 +139,7 @@ def test_every_registered_scenario_keeps_the_protocol() -> None:
 
 def test_fast_restart_waits_until_every_worker_is_ready_and_reads_the_first_probe() -> None:
     run = FakeRun()
-    watch = fr.FastRestart().watch(run)
+    watch = fr.FAST_RESTART.watch(run)
     assert watch.pending() == [f"{fr.NAME} Ready on fast", f"{fr.NAME} Ready on reduced"]
 
     # Ready on one worker: its probe log's first line is the Ready time.
@@ -152,7 +152,7 @@ def test_fast_restart_waits_until_every_worker_is_ready_and_reads_the_first_prob
 
 def test_fast_restart_collects_a_probe_that_came_after_the_last_look() -> None:
     run = FakeRun()
-    watch = fr.FastRestart().watch(run)
+    watch = fr.FAST_RESTART.watch(run)
     late = _pod(fr.pod_name("reduced"), "reduced", ready=False)
     run.live[fr.NAME] = [late]
     run.files[(late.uid, READY_PROBE_LOG)] = _log(("ready", 7_000))
@@ -166,7 +166,7 @@ def test_fast_restart_collects_a_probe_that_came_after_the_last_look() -> None:
 
 def test_critical_sidecar_waits_out_each_workers_window_from_its_first_start() -> None:
     run = FakeRun()
-    watch = cs.CriticalSidecar().watch(run)
+    watch = cs.CRITICAL_SIDECAR.watch(run)
     assert watch.pending() == [f"{cs.NAME} window on fast", f"{cs.NAME} window on reduced"]
     run.recorded = [
         _attempt(cs.pod_name("fast"), 0, _long_ago(cs.WINDOW), run_s=None),
@@ -177,7 +177,7 @@ def test_critical_sidecar_waits_out_each_workers_window_from_its_first_start() -
 
 def test_critical_sidecar_collects_the_apps_log_and_restart_count() -> None:
     run = FakeRun()
-    watch = cs.CriticalSidecar().watch(run)
+    watch = cs.CRITICAL_SIDECAR.watch(run)
     pod = _pod(cs.pod_name("fast"), "fast", app_restarts=2)
     run.live[cs.NAME] = [pod, _pod(cs.pod_name("reduced"), "reduced")]
     run.files[(pod.uid, cs.CLIENT_LOG)] = _log(("connected", 1_000))
@@ -193,7 +193,7 @@ def test_critical_sidecar_collects_the_apps_log_and_restart_count() -> None:
 
 def test_critical_sidecar_reports_a_torn_client_log_and_measures_without_it() -> None:
     run = FakeRun()
-    watch = cs.CriticalSidecar().watch(run)
+    watch = cs.CRITICAL_SIDECAR.watch(run)
     pod = _pod(cs.pod_name("fast"), "fast")
     run.live[cs.NAME] = [pod]
     run.files[(pod.uid, cs.CLIENT_LOG)] = "not json\n" + _log(("connected", 1))
@@ -205,7 +205,7 @@ def test_critical_sidecar_reports_a_torn_client_log_and_measures_without_it() ->
 
 def test_task_isolation_runs_its_fresh_pod_baseline_only_after_every_window() -> None:
     run = FakeRun()
-    watch = ti.TaskIsolation().watch(run)
+    watch = ti.TASK_ISOLATION.watch(run)
     run.recorded = [
         _attempt(ti.pod_name("fast"), 0, _long_ago(ti.WINDOW)),
         _attempt(ti.pod_name("reduced"), 0, time.time_ns()),
@@ -227,7 +227,7 @@ def test_task_isolation_runs_its_fresh_pod_baseline_only_after_every_window() ->
 
 def test_task_isolation_baseline_ends_on_a_refused_create_without_ending_the_run() -> None:
     run = FakeRun(refuse_creates=True)
-    watch = ti.TaskIsolation().watch(run)
+    watch = ti.TASK_ISOLATION.watch(run)
     run.recorded = [_attempt(ti.pod_name(w), 0, _long_ago(ti.WINDOW)) for w in NODES]
     deadline = time.monotonic() + 10
     while watch.pending() and time.monotonic() < deadline:
@@ -262,7 +262,7 @@ def test_without_a_recorded_start_the_window_runs_from_the_api_s_start() -> None
     # From the API alone a running app has no record until it ends: its window
     # is counted from the start its pod status gives.
     run = FakeRun()
-    watch = cs.CriticalSidecar().watch(run)
+    watch = cs.CRITICAL_SIDECAR.watch(run)
     run.live[cs.NAME] = [
         LivePod(
             name=cs.pod_name("fast"),
