@@ -33,9 +33,10 @@ from kubernetes import client
 from harness.cluster.kubeletstate import KubeletChanges
 from harness.core import timeouts
 from harness.model.bounds import BOUNDS
+from harness.recording.closing import ClosesItsLog
 from harness.recording.hostcpu import SaturatedSpan
 from harness.recording.leases import LeaseReader
-from harness.recording.observercost import CpuReading, ObserverCost, observer_cost, read_cpu
+from harness.recording.observercost import CpuReading, ObserverCost, read_cpu
 from harness.recording.podwatch import Ended, PodWatch
 from harness.recording.recorder import ApiView, RecorderErrors, note_into, pending_from
 from harness.recording.records import SOURCE_SELF, AttemptKey, AttemptLog, AttemptRecord
@@ -48,7 +49,7 @@ NS_PER_S: Final = 1_000_000_000
 WATCH_SLACK_S: Final = BOUNDS["watch_slack"].as_seconds()
 
 
-class ApiRecorder:
+class ApiRecorder(ClosesItsLog):
     """Records the attempts of every pod in ``namespace`` from the pod watch alone."""
 
     observer: Final = "selfreport"
@@ -109,21 +110,7 @@ class ApiRecorder:
         if self._thread.ident is not None:  # a replay never starts the watch
             self._thread.join(timeout=timeouts.API_REQUEST)
             self._lease_thread.join(timeout=timeouts.API_REQUEST)
-        with self._lock:
-            records = self.log.latest()
-            self.log.close()
-            self._closed = True
-        if self.trace.problem:
-            self.errors.add(self.trace.problem)
-        if self._cpu_before is not None:
-            self.cost = observer_cost(
-                observer=self.observer,
-                before=self._cpu_before,
-                after=read_cpu(),
-                records=records,
-                api_requests=self.watch.requests,
-                watch_events=self.watch.events,
-            )
+        self.close_log(self.observer)
 
     def attempts(self) -> list[AttemptRecord]:
         with self._lock:

@@ -41,6 +41,7 @@ from harness.core import timeouts
 from harness.core.errors import HarnessError, first_line
 from harness.core.proc import run
 from harness.model.bounds import BOUNDS
+from harness.recording.closing import ClosesItsLog
 from harness.recording.cri import (
     POD_NAMESPACE_LABEL,
     STATE_EXITED,
@@ -67,7 +68,7 @@ from harness.recording.nodestream import (
     Tick,
     docker_exec_argv,
 )
-from harness.recording.observercost import CpuReading, ObserverCost, observer_cost, read_cpu
+from harness.recording.observercost import CpuReading, ObserverCost, read_cpu
 from harness.recording.podwatch import Ended, PodWatch
 from harness.recording.records import AttemptKey, AttemptLog, AttemptRecord
 from harness.recording.trace import TRACE_FILE, Tap, TraceWriter
@@ -141,7 +142,7 @@ class AttemptRecorder(Protocol):
     def wait_for_change(self, timeout: float) -> None: ...
 
 
-class Recorder:
+class Recorder(ClosesItsLog):
     """Records the attempts of every pod in ``namespace`` into ``run_dir``."""
 
     def __init__(
@@ -267,23 +268,11 @@ class Recorder:
             thread.join(timeout=timeouts.API_REQUEST)
         for node in self.node_workers:
             self.sample_once(node)
-        with self._lock:
-            records = self.log.latest()
-            self.log.close()
-            self._closed = True
-        if self.trace.problem:
-            self.errors.add(self.trace.problem)
-        if self._cpu_before is not None:
-            self.cost = observer_cost(
-                observer=self.observer,
-                before=self._cpu_before,
-                after=read_cpu(),
-                records=records,
-                reconciled=self.reconciled,
-                reconnects=sum(max(0, s.connects - 1) for s in self._streams),
-                api_requests=self.watch.requests,
-                watch_events=self.watch.events,
-            )
+        self.close_log(
+            self.observer,
+            reconciled=self.reconciled,
+            reconnects=sum(max(0, s.connects - 1) for s in self._streams),
+        )
 
     def __enter__(self) -> Recorder:
         self.start()
