@@ -33,12 +33,12 @@ from kubernetes import client
 from harness.cluster.kubeletstate import KubeletChanges
 from harness.core import timeouts
 from harness.model.bounds import BOUNDS
-from harness.recording.closing import ClosesItsLog
+from harness.recording.closing import ClosesItsLog, RecorderErrors
 from harness.recording.hostcpu import SaturatedSpan
 from harness.recording.leases import LeaseReader
 from harness.recording.observercost import CpuReading, ObserverCost, read_cpu
 from harness.recording.podwatch import Ended, PodWatch
-from harness.recording.recorder import ApiView, RecorderErrors, note_into, pending_from
+from harness.recording.recorder import ApiView, note_into, pending_from
 from harness.recording.records import SOURCE_SELF, AttemptKey, AttemptLog, AttemptRecord
 from harness.recording.trace import TRACE_FILE, NoTrace, Tap, TraceWriter
 

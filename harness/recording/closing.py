@@ -1,17 +1,28 @@
-"""How every recorder ends its log: the one `stop()` tail they share."""
+"""What every recorder keeps the same way: the problems its threads met, and how it ends its
+log (the one `stop()` tail they share)."""
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 from harness.recording.observercost import CpuReading, ObserverCost, observer_cost, read_cpu
 from harness.recording.podwatch import PodWatch
 from harness.recording.records import AttemptLog
 from harness.recording.trace import Tap
 
-if TYPE_CHECKING:
-    from harness.recording.recorder import RecorderErrors
+
+@dataclass
+class RecorderErrors:
+    """Problems the threads met; kept for the summary instead of being lost."""
+
+    messages: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, message: str) -> None:
+        with self.lock:
+            if message not in self.messages[-5:]:
+                self.messages.append(message)
 
 
 class ClosesItsLog:

@@ -30,7 +30,7 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
@@ -41,7 +41,7 @@ from harness.core import timeouts
 from harness.core.errors import HarnessError, first_line
 from harness.core.proc import run
 from harness.model.bounds import BOUNDS
-from harness.recording.closing import ClosesItsLog
+from harness.recording.closing import ClosesItsLog, RecorderErrors
 from harness.recording.cri import (
     POD_NAMESPACE_LABEL,
     STATE_EXITED,
@@ -103,19 +103,6 @@ class ApiView:
     api_started_at: str | None = None
     api_finished_at: str | None = None
     ended: Ended | None = None
-
-
-@dataclass
-class RecorderErrors:
-    """Problems the threads met; kept for the summary instead of being lost."""
-
-    messages: list[str] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def add(self, message: str) -> None:
-        with self.lock:
-            if message not in self.messages[-5:]:
-                self.messages.append(message)
 
 
 class AttemptRecorder(Protocol):

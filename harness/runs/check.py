@@ -35,18 +35,12 @@ from harness.pods.skeleton import MAIN_CONTAINER, conformance_pod, crashing_pod,
 from harness.recording.recorder import AttemptRecorder, Observer
 from harness.recording.records import AttemptRecord
 from harness.runs.checkprofiles import CheckProfile, Need, check_variants_have_workers
-from harness.runs.ending import (
-    apply_ending,
-    ending_of,
-    gather_evidence,
-    kubelets_at_start,
-    stop_reason,
-    trace_outcome,
-)
+from harness.runs.ending import RunEnding, apply_ending, stop_reason
+from harness.runs.execute import execute
 from harness.runs.lifecycle import (
+    RunSetup,
     RunState,
     Target,
-    clean_up,
     cluster_info,
     point_latest_at,
     prepare_run,
@@ -166,41 +160,50 @@ def run_check(
         require_profiles=expected_curves is None,
         observer=observer,
     )
-    curves = {**setup.curves, **(expected_curves or {})}
-    api, nodes, namespace, recorder = setup.api, setup.nodes, setup.namespace, setup.recorder
-    run_id, image = setup.run_id, setup.image
     result = CheckResult(
-        run_id=run_id,
+        run_id=setup.run_id,
         run_dir=setup.run_dir,
         profile=profile,
         rows=setup.rows,
-        curves=curves,
-        nodes=dict(nodes),
+        curves={**setup.curves, **(expected_curves or {})},
+        nodes=dict(setup.nodes),
     )
-    core = client.CoreV1Api(api)
-    kubelets = kubelets_at_start(cluster, api, list(nodes.values()))
-    try:
-        recorder.start()
-        for pod in _subjects(result, cluster, run_id, image):
-            core.create_namespaced_pod(namespace, pod)
+    steps = _CheckSteps(cluster, client.CoreV1Api(setup.api), observer, on_sample, stop)
+    return execute(cluster, setup, result, steps)
+
+
+@dataclass
+class _CheckSteps:
+    """The check's part of the run lifecycle (harness.runs.execute)."""
+
+    cluster: Target
+    core: client.CoreV1Api
+    observer: Observer
+    on_sample: Callable[[CheckResult], None] | None
+    stop_event: threading.Event | None
+    interrupted_reason: str = "interrupted (a signal) before every worker was observed"
+
+    def deploy(self, setup: RunSetup, result: CheckResult) -> None:
+        for pod in _subjects(result, self.cluster, setup.run_id, setup.image):
+            self.core.create_namespaced_pod(setup.namespace, pod)
         # An existing cluster is always read through the API alone (prepare_run).
-        used = "selfreport" if isinstance(cluster, RemoteCluster) else observer
-        recorder.trace.write("context", **check_context(result, namespace, used))
-        observe(result, recorder, on_sample, stop)
-    except KeyboardInterrupt:
-        result.status = "interrupted"
-        result.reason = "interrupted (a signal) before every worker was observed"
-    finally:
-        conclude(result, recorder)
-        ending = ending_of(kubelets)
+        used = "selfreport" if isinstance(self.cluster, RemoteCluster) else self.observer
+        setup.recorder.trace.write("context", **check_context(result, setup.namespace, used))
+
+    def observe(self, setup: RunSetup, result: CheckResult) -> None:
+        observe(result, setup.recorder, self.on_sample, self.stop_event)
+
+    def stop(self, setup: RunSetup, result: CheckResult) -> None:
+        # conclude() stops the recorder, taking its last listing first: a
+        # replay of the check calls conclude() on its own.
+        del setup, result
+
+    def conclude(self, setup: RunSetup, result: CheckResult, ending: RunEnding) -> None:
+        conclude(result, setup.recorder)
         apply_ending(result, ending)
-        result.finished_at = datetime.now(UTC)
-        trace_outcome(recorder.trace, result, ending)
-        recorder.trace.close()
+
+    def write(self, setup: RunSetup, result: CheckResult, cluster: Target) -> None:
         write_outputs(result, cluster)
-        gather_evidence(api, cluster, namespace, result, ending)
-        clean_up(api, namespace, ending.engine_gone, owns_namespace=setup.owns_namespace)
-    return result
 
 
 def conclude(result: CheckResult, recorder: AttemptRecorder) -> None:

@@ -45,19 +45,15 @@ from harness.pods.skeleton import RUN_LABEL
 from harness.recording.apirecorder import ApiRecorder
 from harness.recording.records import AttemptRecord
 from harness.runs.ending import (
-    KubeletsAtStart,
     RunEnding,
     apply_ending,
-    ending_of,
-    gather_evidence,
-    kubelets_at_start,
     stop_reason,
-    trace_outcome,
 )
+from harness.runs.execute import execute
 from harness.runs.lifecycle import (
+    RunSetup,
     RunState,
     Target,
-    clean_up,
     cluster_info,
     point_latest_at,
     prepare_run,
@@ -122,103 +118,90 @@ def run_scenarios(
             f"choose from {', '.join(SCENARIOS)}",
         )
     setup = prepare_run(cluster, "scenarios", progress)
-    api, nodes, namespace, recorder = setup.api, setup.nodes, setup.namespace, setup.recorder
-    run_id, run_dir, image = setup.run_id, setup.run_dir, setup.image
     result = ScenarioRun(
-        run_id=run_id,
-        run_dir=run_dir,
+        run_id=setup.run_id,
+        run_dir=setup.run_dir,
         scenarios=wanted,
         curves=setup.curves,
-        nodes=nodes,
+        nodes=setup.nodes,
         rows=list(setup.rows),
     )
     progress(f"scenarios: {', '.join(wanted)}")
-    core = client.CoreV1Api(api)
     live = LiveRun(
-        core,
-        namespace,
-        run_id,
-        image,
-        nodes,
-        recorder,
+        client.CoreV1Api(setup.api),
+        setup.namespace,
+        setup.run_id,
+        setup.image,
+        setup.nodes,
+        setup.recorder,
         remote=isinstance(cluster, RemoteCluster),
         kubelet_versions={row.worker: row.kubelet_version for row in setup.rows if row.worker},
     )
     if stop is not None:
         live.interrupt = stop
     watches: dict[str, Watch] = {name: catalog[name].watch(live) for name in wanted}
-    kubelets = kubelets_at_start(cluster, api, list(nodes.values()))
-    try:
-        recorder.start()
-        for name in wanted:
-            for worker in nodes:
-                for manifest in catalog[name].manifests(worker, run_id, image):
+    steps = _ScenarioSteps(live, watches, catalog, progress, on_sample)
+    return execute(cluster, setup, result, steps)
+
+
+@dataclass
+class _ScenarioSteps:
+    """The scenarios' part of the run lifecycle (harness.runs.execute)."""
+
+    live: LiveRun
+    watches: Mapping[str, Watch]
+    catalog: Mapping[str, Scenario]
+    progress: Progress
+    on_sample: Callable[[Sequence[AttemptRecord]], None] | None
+    interrupted_reason: str = "interrupted (a signal) before every scenario was observed"
+
+    def deploy(self, setup: RunSetup, result: ScenarioRun) -> None:
+        live = self.live
+        for name in result.scenarios:
+            for worker in live.nodes:
+                for manifest in self.catalog[name].manifests(worker, setup.run_id, setup.image):
                     live.create_object(manifest)
-        recorder.trace.write(
+        setup.recorder.trace.write(
             "context",
             run="scenarios",
-            run_id=run_id,
-            namespace=namespace,
+            run_id=setup.run_id,
+            namespace=setup.namespace,
             observer="selfreport" if live.remote else "events",
-            scenarios=list(wanted),
-            image=image,
+            scenarios=list(result.scenarios),
+            image=setup.image,
             kubelet_versions=live.kubelet_versions,
-            nodes=nodes,
+            nodes=live.nodes,
             curves={worker: curve_fields(curve) for worker, curve in result.curves.items()},
         )
-        result.status, result.reason = observe_scenarios(live, watches, progress, on_sample)
-    except KeyboardInterrupt:
-        result.status = "interrupted"
-        result.reason = "interrupted (a signal) before every scenario was observed"
-    except Exception as error:
-        result.status = "error"
-        result.reason = f"{type(error).__name__}: {error}"
-        raise
-    finally:
-        live.stopping.set()
-        for watch in watches.values():
-            watch.stop()
-        ending = _finish(
-            result, live, watches=watches, cluster=cluster, progress=progress, kubelets=kubelets
+
+    def observe(self, setup: RunSetup, result: ScenarioRun) -> None:
+        result.status, result.reason = observe_scenarios(
+            self.live, self.watches, self.progress, self.on_sample
         )
-        clean_up(api, namespace, ending.engine_gone, owns_namespace=setup.owns_namespace)
-    return result
 
+    def stop(self, setup: RunSetup, result: ScenarioRun) -> None:
+        """The watches stopped; on an existing cluster, the pods' files read and the pods
+        ended first: only then have their running containers reported their starts."""
+        live = self.live
+        live.stopping.set()
+        for watch in self.watches.values():
+            watch.stop()
+        if live.remote:
+            for watch in self.watches.values():
+                watch.collect()
+            if isinstance(live.recorder, ApiRecorder):
+                _end_pods_gracefully(live, live.recorder, self.progress)
+        live.recorder.stop()
+        result.observer = live.recorder.cost
 
-def _finish(
-    result: ScenarioRun,
-    live: LiveRun,
-    *,
-    watches: Mapping[str, Watch],
-    cluster: Target,
-    progress: Progress,
-    kubelets: KubeletsAtStart,
-) -> RunEnding:
-    """Stop recording, compute and conclude every metric, write the outputs and evidence.
+    def conclude(self, setup: RunSetup, result: ScenarioRun, ending: RunEnding) -> None:
+        conclude_scenarios(result, self.live, self.watches, ending)
 
-    The same ending as a check's: a kubelet that restarted or an engine that
-    went away makes the run an error, a kubelet that stopped a failure. On
-    an existing cluster the pods' files are read and the pods ended first:
-    only then have their running containers reported their starts.
-    """
-    if live.remote:
-        for watch in watches.values():
-            watch.collect()
-        if isinstance(live.recorder, ApiRecorder):
-            _end_pods_gracefully(live, live.recorder, progress)
-    live.recorder.stop()
-    result.observer = live.recorder.cost
-    ending = ending_of(kubelets)
-    conclude_scenarios(result, live, watches, ending)
-    result.finished_at = datetime.now(UTC)
-    trace_outcome(live.recorder.trace, result, ending)
-    live.recorder.trace.close()
-    write_outputs(result, cluster)
-    gather_evidence(live.core.api_client, cluster, live.namespace, result, ending)
-    if result.observer is not None:
-        progress(result.observer.headline())
-    progress(f"run {result.run_id}: {result.status}; outputs in {result.run_dir}")
-    return ending
+    def write(self, setup: RunSetup, result: ScenarioRun, cluster: Target) -> None:
+        write_outputs(result, cluster)
+        if result.observer is not None:
+            self.progress(result.observer.headline())
+        self.progress(f"run {result.run_id}: {result.status}; outputs in {result.run_dir}")
 
 
 def conclude_scenarios(

@@ -42,10 +42,11 @@ from kubernetes.client.models.v1_pod import V1Pod
 from harness.core.errors import HarnessError
 from harness.model.backoff import BackoffCurve, curve_from_fields
 from harness.recording.apirecorder import ApiRecorder
+from harness.recording.closing import RecorderErrors
 from harness.recording.hostcpu import CpuTimes, SaturatedSpan
 from harness.recording.nodestream import NodeStream
 from harness.recording.observercost import ObserverCost
-from harness.recording.recorder import ApiView, Recorder, RecorderErrors
+from harness.recording.recorder import ApiView, Recorder
 from harness.recording.records import AttemptKey, AttemptRecord
 from harness.recording.trace import Tap, TraceEntry, read_trace
 from harness.runs.check import CheckResult, conclude, observe

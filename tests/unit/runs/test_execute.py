@@ -1,0 +1,157 @@
+"""The one run lifecycle: every step in its order, and the same ending whatever happened."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from harness.runs import execute as lifecycle_module
+from harness.runs.ending import RunEnding
+from harness.runs.execute import execute
+from harness.runs.lifecycle import RunSetup, RunState, Target
+
+FINISHED = datetime(2026, 12, 5, 5, 0, tzinfo=UTC)
+
+
+@dataclass
+class _Trace:
+    calls: list[str]
+
+    def close(self) -> None:
+        self.calls.append("trace closed")
+
+
+@dataclass
+class _Recorder:
+    calls: list[str]
+    trace: _Trace = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.trace = _Trace(self.calls)
+
+    def start(self) -> None:
+        self.calls.append("recorder started")
+
+
+@dataclass
+class _Steps:
+    calls: list[str]
+    fail_in: str | None = None
+    raise_what: BaseException = field(default_factory=lambda: RuntimeError("boom"))
+    interrupted_reason: str = "interrupted before every worker was observed"
+
+    def _step(self, name: str) -> None:
+        self.calls.append(name)
+        if name == self.fail_in:
+            raise self.raise_what
+
+    def deploy(self, setup: RunSetup, result: RunState) -> None:
+        self._step("deploy")
+
+    def observe(self, setup: RunSetup, result: RunState) -> None:
+        self._step("observe")
+        result.status = "observed"
+
+    def stop(self, setup: RunSetup, result: RunState) -> None:
+        self._step("stop")
+
+    def conclude(self, setup: RunSetup, result: RunState, ending: RunEnding) -> None:
+        self.calls.append(f"conclude ({result.status})")
+        if ending.errors:
+            result.status = "error"
+
+    def write(self, setup: RunSetup, result: RunState, cluster: Target) -> None:
+        self.calls.append("write")
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every step execute() takes, the cluster-facing ones replaced by records of the call."""
+    seen: list[str] = []
+
+    def record(name: str, value: Any = None) -> Any:
+        def step(*_args: object, **_kwargs: object) -> Any:
+            seen.append(name)
+            return value
+
+        return step
+
+    monkeypatch.setattr(lifecycle_module, "kubelets_at_start", record("kubelets read"))
+    monkeypatch.setattr(
+        lifecycle_module, "ending_of", record("ending read", RunEnding((), (), None))
+    )
+    monkeypatch.setattr(lifecycle_module, "trace_outcome", record("outcome traced"))
+    monkeypatch.setattr(lifecycle_module, "gather_evidence", record("evidence"))
+    monkeypatch.setattr(lifecycle_module, "clean_up", record("cleaned up"))
+    return seen
+
+
+def _run(calls: list[str], steps: _Steps) -> RunState:
+    setup = cast(
+        RunSetup,
+        type(
+            "Setup",
+            (),
+            {
+                "api": None,
+                "nodes": {"fast": "n1"},
+                "namespace": "ns",
+                "owns_namespace": True,
+                "recorder": _Recorder(calls),
+            },
+        )(),
+    )
+    result = RunState(run_id="r", run_dir=Path("runs/r"))
+    return execute(cast(Target, None), setup, result, steps, now=lambda: FINISHED)
+
+
+THE_ENDING = [
+    "stop",
+    "ending read",
+    "conclude",
+    "outcome traced",
+    "trace closed",
+    "write",
+    "evidence",
+    "cleaned up",
+]
+
+
+def _ending(calls: list[str]) -> list[str]:
+    return [c.split(" (")[0] for c in calls[calls.index("stop") :]]
+
+
+def test_the_steps_run_once_each_in_their_order(calls: list[str]) -> None:
+    result = _run(calls, _Steps(calls))
+    assert calls[:4] == ["kubelets read", "recorder started", "deploy", "observe"]
+    assert _ending(calls) == THE_ENDING
+    assert "conclude (observed)" in calls
+    assert result.finished_at == FINISHED
+
+
+def test_an_interruption_is_judged_written_and_cleaned_up_like_any_run(calls: list[str]) -> None:
+    steps = _Steps(calls, fail_in="observe", raise_what=KeyboardInterrupt())
+    result = _run(calls, steps)
+    assert result.status == "interrupted"
+    assert result.reason == steps.interrupted_reason
+    assert _ending(calls) == THE_ENDING
+
+
+def test_an_unexpected_error_ends_the_run_in_error_then_goes_on(calls: list[str]) -> None:
+    with pytest.raises(RuntimeError, match="boom"):
+        _run(calls, _Steps(calls, fail_in="deploy"))
+    assert "observe" not in calls
+    assert "conclude (error)" in calls
+    assert _ending(calls) == THE_ENDING
+
+
+def test_the_ending_has_its_say_after_the_verdicts(
+    calls: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    restarted = RunEnding(("the kubelet of node n1 restarted",), (), None)
+    monkeypatch.setattr(lifecycle_module, "ending_of", lambda _kubelets: restarted)
+    assert _run(calls, _Steps(calls)).status == "error"
