@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
 from harness.cli.codes import MEASURING_CODES
 from harness.cli.common import Commands, Parents, add_command, output_option, progress, spec_of
 from harness.cli.measure import profile_option
 from harness.cli.out import SCREEN, emit
 from harness.cluster import lifecycle
-from harness.outputs.mutants import MutantResult, mutants_document, mutants_table, write_mutants
+from harness.core.errors import HarnessError
+from harness.core.pins import KubernetesPin
+from harness.outputs.mutants import (
+    MUTANTS_FILE,
+    MutantResult,
+    mutants_document,
+    mutants_table,
+    write_mutants,
+)
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.lifecycle import new_run_dir, point_latest_at
-from harness.runs.mutants import build_all, run_mutants
+from harness.runs.mutants import build_all, rejudge, run_mutants
 from harness.substrate.mutantset import choose, mutant_set
 
 
@@ -37,10 +47,20 @@ def register(commands: Commands, parents: Parents) -> None:
         help="which (default: all; the control always runs first)",
     )
     profile_option(mutants, "quick")
+    mutants.add_argument(
+        "--from",
+        dest="mutants_from",
+        type=Path,
+        metavar="RUN_DIR",
+        help="run nothing: judge a finished mutants run again by the current rules, from the "
+        "check runs beside it (their summaries and traces), and write its mutants.json again",
+    )
     output_option(mutants)
 
 
 def _cmd_mutants(args: argparse.Namespace) -> int:
+    if args.mutants_from is not None:
+        return _rejudge(args.mutants_from, spec_of(args).kubernetes)
     spec = spec_of(args)
     chosen = choose(mutant_set(spec.kubernetes), args.mutants)
     profile = CHECK_PROFILES[args.profile]
@@ -70,4 +90,26 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
     emit({"run_dir": str(run_dir), **document})
     if run.interrupted:
         return 130
+    return 0 if all(r.as_expected for r in results) else 1
+
+
+def _rejudge(run_dir: Path, pin: KubernetesPin) -> int:
+    path = run_dir / MUTANTS_FILE
+    try:
+        written = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise HarnessError(
+            f"{path}: not a mutants run's result ({error})", "give a mutants run's directory"
+        ) from error
+    results = rejudge(written, mutant_set(pin), run_dir.parent)
+    document = mutants_document(
+        results,
+        release=str(written.get("release", pin.version)),
+        profile=str(written.get("profile", "?")),
+        status=str(written.get("status", "finished")),
+    )
+    write_mutants(run_dir, document)
+    SCREEN.tables.print(mutants_table(results, str(document["profile"])))
+    SCREEN.tables.print(f"mutants judged again: {path}")
+    emit({"run_dir": str(run_dir), **document})
     return 0 if all(r.as_expected for r in results) else 1

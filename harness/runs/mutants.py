@@ -11,17 +11,19 @@ with no change) must survive: the set is worthless if the build itself fails.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.cluster.kubeletput import put_image_kubelet_back, put_kubelet
 from harness.cluster.lifecycle import Cluster
 from harness.core import pins
+from harness.core.errors import HarnessError
 from harness.outputs.mutants import MutantResult, Outcome
 from harness.outputs.summary import RunSummary
 from harness.outputs.summaryfile import read_summary
-from harness.runs.check import CheckResult, run_check
+from harness.recording.trace import TRACE_FILE, read_trace
+from harness.runs.check import run_check
 from harness.runs.checkprofiles import CheckProfile
 from harness.runs.lifecycle import worker_nodes
 from harness.substrate.kubeletbuild import Kubelet, kubelet_from_patch
@@ -77,7 +79,13 @@ def run_mutants(
             result = run_check(cluster, profile, progress)
         finally:
             put_image_kubelet_back(cluster, node, progress)
-        judged = judge_mutant(one, result, read_summary(result.run_dir))
+        check = CheckOfMutant(
+            read_summary(result.run_dir),
+            result.decided,
+            Path(result.run_dir),
+            interrupted=result.status == "interrupted",
+        )
+        judged = judge_mutant(one, check)
         progress(
             f"mutant {one.mutant.name}: {judged.outcome}"
             + (f" by {judged.by}" if judged.by else "")
@@ -90,33 +98,58 @@ def run_mutants(
     return run
 
 
-def judge_mutant(one: BuiltMutant, result: CheckResult, summary: RunSummary) -> MutantResult:
-    """Killed, survived or error, from one check's verdicts (see the module's rules)."""
-    mutant = one.mutant
-    workers = {w.worker: w for w in summary.workers}
-    target = workers.get(mutant.target)
+@dataclass(frozen=True)
+class CheckOfMutant:
+    """What one mutant's check left: its summary, what it decided early and when."""
+
+    summary: RunSummary
+    # subject -> (seconds after the pods were created, its first failure)
+    decided: Mapping[str, tuple[float, str]]
+    run_dir: Path
+    interrupted: bool = False
+
+
+def _of_worker(subject: str, worker: str) -> bool:
+    """A worker's own container and the variants beside it ("default/runs-5s") are its."""
+    return subject == worker or subject.startswith(worker + "/")
+
+
+def judge_mutant(one: BuiltMutant, check: CheckOfMutant) -> MutantResult:
+    """Killed, survived or error, from one check's verdicts (see the module's rules).
+
+    The target worker's variants are the target: a mutant that counts the
+    back-off from the container's start shows only beside it, on the pod that
+    runs 5 s. Every other worker, with its variants, is a control.
+    """
+    mutant, summary = one.mutant, check.summary
+    targets = [w for w in summary.workers if _of_worker(w.worker, mutant.target)]
     controls_failed = tuple(
         f"{w.worker}: {(w.failures or w.problems or ('failed',))[0]}"
-        for name, w in workers.items()
-        if name != mutant.target and "/" not in name and not w.passed
+        for w in summary.workers
+        if not _of_worker(w.worker, mutant.target) and not w.passed
     )
+    failing = [w for w in targets if not w.passed]
     outcome: Outcome
-    if result.status == "interrupted":
+    if check.interrupted:
         outcome = "interrupted"
-    elif summary.status == "error" or controls_failed or target is None:
+    elif summary.status == "error" or controls_failed or not targets:
         outcome = "error"
-    elif target.passed:
+    elif not failing:
         outcome = "survived"
     else:
         outcome = "killed"
     by = restart = decided = None
     if outcome == "killed":
-        decided, by = result.decided.get(mutant.target, (None, None))
-        verdict = result.verdicts.get(mutant.target)
-        failed = [c for c in verdict.checks if not c.passed] if verdict else []
-        restart = failed[0].n if failed else None
+        # The earliest decision among the target's subjects, else its first failure.
+        found = sorted(v for k, v in check.decided.items() if _of_worker(k, mutant.target))
+        decided, by = found[0] if found else (None, None)
         if by is None:
-            by = (target.failures if target else ())[0] if target and target.failures else None
+            by = (failing[0].failures or failing[0].problems or (None,))[0]
+        culprit = next(
+            (w for w in failing if by is not None and by.startswith(w.worker + ":")), failing[0]
+        )
+        failed_checks = [c for c in culprit.checks if not c.passed]
+        restart = failed_checks[0].n if failed_checks else None
     return MutantResult(
         name=mutant.name,
         changes=mutant.changes,
@@ -129,6 +162,40 @@ def judge_mutant(one: BuiltMutant, result: CheckResult, summary: RunSummary) -> 
         controls_failed=controls_failed,
         build_s=round(one.build_s, 1),
         kubelet_sha256=one.kubelet.sha256,
-        check_run=Path(result.run_dir).name,
+        check_run=check.run_dir.name,
         check_status=summary.status,
     )
+
+
+def check_of_run(run_dir: Path) -> CheckOfMutant:
+    """A finished check run read back for judging again: its summary and its trace's decisions."""
+    decided: dict[str, tuple[float, str]] = {}
+    for entry in read_trace(run_dir / TRACE_FILE):
+        if entry.kind == "outcome":
+            found = entry.fields.get("decided", {})
+            decided = {k: (float(v[0]), str(v[1])) for k, v in found.items()}
+    summary = read_summary(run_dir)
+    return CheckOfMutant(summary, decided, run_dir, interrupted=summary.status == "interrupted")
+
+
+def rejudge(
+    written: Mapping[str, object], mutants: Sequence[Mutant], runs: Path
+) -> list[MutantResult]:
+    """A finished run's mutants judged again by today's rules, from the check runs it kept
+    (their summaries and traces under ``runs``); nothing is built or run."""
+    by_name = {mutant.name: mutant for mutant in mutants}
+    rows = written.get("mutants")
+    if not isinstance(rows, list):
+        raise HarnessError("mutants.json has no list of mutants", "give a mutants run's directory")
+    results = []
+    for row in rows:
+        mutant = by_name.get(str(row["name"]))
+        if mutant is None:
+            raise HarnessError(
+                f"mutants.json names {row['name']}, which the kept set no longer has",
+                "judge it with the harness version that ran it",
+            )
+        kubelet = Kubelet(Path("-"), str(row["kubelet_sha256"]), "", "as built then")
+        check = check_of_run(runs / str(row["check_run"]))
+        results.append(judge_mutant(BuiltMutant(mutant, kubelet, float(row["build_s"])), check))
+    return results

@@ -3,6 +3,7 @@ survived or error by the rules of harness.runs.mutants."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -10,9 +11,8 @@ import pytest
 from harness.core import pins
 from harness.core.errors import HarnessError
 from harness.outputs.mutants import mutants_document
-from harness.runs.check import CheckResult
-from harness.runs.checkprofiles import CHECK_PROFILES
-from harness.runs.mutants import BuiltMutant, judge_mutant
+from harness.outputs.summary import RunSummary
+from harness.runs.mutants import BuiltMutant, CheckOfMutant, judge_mutant
 from harness.substrate.kubeletbuild import Kubelet, patched_paths
 from harness.substrate.mutantset import CONTROL, Mutant, choose, mutant_set
 from tests.unit.factories import default_verdict, empty_verdict, fast_verdict, make_summary
@@ -49,36 +49,44 @@ def _built(target: str, name: str = "initial-5s") -> BuiltMutant:
     return BuiltMutant(mutant, Kubelet(Path("kubelet"), "ab" * 32, "v1.35.8", "patch"), 12.0)
 
 
-def _result(**kwargs: object) -> CheckResult:
-    return CheckResult(
-        run_id="r",
-        run_dir=Path("runs/r"),
-        profile=CHECK_PROFILES["quick"],
-        rows=[],
-        curves={},
-        nodes={},
-        **kwargs,  # type: ignore[arg-type]
-    )
+def _check(summary: RunSummary, **decided: tuple[float, str]) -> CheckOfMutant:
+    return CheckOfMutant(summary, decided, Path("runs/r"))
 
 
 def test_a_mutant_whose_worker_fails_alone_is_killed_with_its_restart_and_time() -> None:
     # fast passes and default fails in these verdicts: a mutant on default is killed.
     summary = make_summary(fast_verdict(), default_verdict())
     verdict = default_verdict()
-    result = _result(
-        status="failed", verdicts={"default": verdict}, decided={"default": (42.0, "restart 2")}
-    )
-    judged = judge_mutant(_built("default"), result, summary)
+    judged = judge_mutant(_built("default"), _check(summary, default=(42.0, "default: restart 2")))
     assert judged.outcome == "killed"
     assert judged.as_expected
-    assert judged.by == "restart 2"
+    assert judged.by == "default: restart 2"
     assert judged.decided_after_s == 42.0
     assert judged.restart == next(c.n for c in verdict.checks if not c.passed)
 
 
+def test_a_mutant_caught_only_beside_its_worker_is_killed_there() -> None:
+    # A back-off counted from the container's start shows only on the pod that runs 5 s.
+    beside = dataclasses.replace(default_verdict(), worker="default/runs-5s")
+    passing_default = make_summary(fast_verdict()).workers[0]
+    summary = make_summary(fast_verdict(), beside)
+    summary = dataclasses.replace(
+        summary,
+        workers=(
+            dataclasses.replace(passing_default, worker="default"),
+            *summary.workers,
+        ),
+    )
+    found = {"default/runs-5s": (18.4, "default/runs-5s: restart 2: too early")}
+    judged = judge_mutant(_built("default"), _check(summary, **found))
+    assert judged.outcome == "killed", judged
+    assert judged.by == "default/runs-5s: restart 2: too early"
+    assert judged.decided_after_s == 18.4
+
+
 def test_a_failing_control_worker_makes_the_mutant_s_run_an_error() -> None:
     summary = make_summary(fast_verdict(), default_verdict(), empty_verdict())
-    judged = judge_mutant(_built("default"), _result(status="failed"), summary)
+    judged = judge_mutant(_built("default"), _check(summary))
     assert judged.outcome == "error"
     assert judged.controls_failed
     assert judged.controls_failed[0].startswith("reduced: ")
@@ -86,8 +94,8 @@ def test_a_failing_control_worker_makes_the_mutant_s_run_an_error() -> None:
 
 def test_a_mutant_whose_worker_passes_survived_and_the_control_is_expected_to() -> None:
     summary = make_summary(fast_verdict())
-    assert judge_mutant(_built("fast"), _result(status="passed"), summary).outcome == "survived"
-    control = judge_mutant(_built("fast", CONTROL), _result(status="passed"), summary)
+    assert judge_mutant(_built("fast"), _check(summary)).outcome == "survived"
+    control = judge_mutant(_built("fast", CONTROL), _check(summary))
     assert control.as_expected
     document = mutants_document([control], release="v1.35.8", profile="quick", status="finished")
     assert document["score"] == {"killed": 0, "of": 0, "control_survived": True}
