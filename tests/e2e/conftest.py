@@ -22,8 +22,10 @@ from harness.plugin.options import (
     PYTEST_KIND_DEFAULT_NAME,
     ClusterOptions,
     ours,
-    pytest_kind_option,
     read_cluster_options,
+)
+from harness.plugin.options import (
+    pytest_kind_option as kind_option,  # not as pytest_*: pytest would take it for a hook
 )
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES
@@ -86,7 +88,7 @@ E2E_PREFIX = "crashloop-e2e"
 @pytest.fixture(scope="session")
 def crashloop_cluster_options(pytestconfig: pytest.Config) -> ClusterOptions:
     options = read_cluster_options(pytestconfig)
-    named = pytest_kind_option(pytestconfig, "cluster_name")
+    named = kind_option(pytestconfig, "cluster_name")
     if (named and named != PYTEST_KIND_DEFAULT_NAME) or not options.spec.name.startswith(
         "crashloop"
     ):
