@@ -12,10 +12,15 @@ from collections.abc import Sequence
 from harness.verdict.tolerances import clock, secs
 
 
-def _unobserved_within(spans: Sequence[tuple[int, int]], start_ns: int, end_ns: int) -> str | None:
-    """How the node went unobserved between two moments, None when it was observed throughout."""
+def _unobserved_within(
+    spans: Sequence[tuple[int, int]], start_ns: int, end_ns: int, excess_ns: int
+) -> str | None:
+    """How the node went unobserved between two moments, None when it was observed
+    throughout, or for less time than the restart is late (a 2.5 s gap in the listings
+    cannot account for a restart 5.5 s past its bound)."""
     overlapping = [(a, b) for a, b in spans if a < end_ns and b > start_ns]
-    if not overlapping:
+    unobserved_ns = sum(min(b, end_ns) - max(a, start_ns) for a, b in overlapping)
+    if not overlapping or unobserved_ns < excess_ns:
         return None
     longest = max(overlapping, key=lambda span: span[1] - span[0])
     return (
@@ -38,11 +43,12 @@ def machine_lateness(
     A node not observed (frozen, paused) from the exit on comes first: a
     paused kubelet's timers do not fire. Then a host whose CPUs were
     saturated once the back-off had passed (``busy_from_ns``): load during the
-    wait cannot make a restart late, only load once it is due. It excuses only
-    as much lateness as it lasted: a restart ``excess_ns`` past its bound needs
-    at least that long of it (a busy second cannot account for a minute overdue).
+    wait cannot make a restart late, only load once it is due. Either excuses
+    only as much lateness as it lasted: a restart ``excess_ns`` past its bound
+    needs at least that long of it (a busy second cannot account for a minute
+    overdue).
     """
-    frozen = _unobserved_within(unobserved, start_ns, end_ns)
+    frozen = _unobserved_within(unobserved, start_ns, end_ns, excess_ns)
     if frozen is not None:
         return frozen
     busy = [(a, b, share) for a, b, share in saturated if a < end_ns and b > busy_from_ns]

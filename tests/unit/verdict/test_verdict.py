@@ -210,13 +210,26 @@ def test_the_first_restart_is_overdue_after_its_own_bound() -> None:
 def test_an_overdue_restart_across_a_frozen_node_is_an_error() -> None:
     records = attempts(nominal(FAST, 4))
     exit_ns = _last_exit(records)
-    frozen = Observation(now_ns=exit_ns + 30 * NS, unobserved=((exit_ns + NS, exit_ns + 25 * NS),))
+    # 22.5s past its 4.5s bound, the node unobserved for 24s of it.
+    frozen = Observation(now_ns=exit_ns + 27 * NS, unobserved=((exit_ns + NS, exit_ns + 25 * NS),))
     verdict = judge_worker(records, FAST, observation=frozen)
     assert verdict.problems == ()
     (error,) = verdict.errors
     assert error.startswith("error: restart 5 overdue, but node frozen 24.000s")
     assert not verdict.passed
     assert verdict.in_error
+
+
+def test_a_short_gap_in_the_listings_does_not_excuse_a_long_overdue() -> None:
+    # A 2.5s gap cannot account for a restart 5.5s past its bound: the kubelet's failure.
+    records = attempts(nominal(FAST, 4))
+    exit_ns = _last_exit(records)
+    gap = ((exit_ns + 3 * NS, exit_ns + 5 * NS + NS // 2),)
+    verdict = judge_worker(
+        records, FAST, observation=Observation(now_ns=exit_ns + 10 * NS, unobserved=gap)
+    )
+    assert verdict.errors == ()
+    assert verdict.problems[0].startswith("restart 5 overdue")
 
 
 def test_an_overdue_restart_while_the_host_was_saturated_is_the_machine_s_lateness() -> None:
