@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from harness.model.overhead import REPEAT_WITHIN
+from harness.overhead.analysis import REPEAT_WITHIN
 
 # What a run's exit code means; the same for every command that measures.
 MEASURING_CODES: Final = """exit codes:

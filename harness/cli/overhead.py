@@ -13,7 +13,8 @@ from harness.cli.common import Commands, Parents, add_command, output_option, pr
 from harness.cli.out import SCREEN, emit
 from harness.cluster import lifecycle
 from harness.core.errors import HarnessError
-from harness.model.overhead import (
+from harness.outputs.document import Table, to_markdown
+from harness.overhead.analysis import (
     PEAK_INTERVALS,
     REPEAT_WITHIN,
     Cell,
@@ -24,25 +25,24 @@ from harness.model.overhead import (
     talk_ratios,
     windows_apart,
 )
-from harness.model.overheadpace import PacedFigure, node_bound, paced
-from harness.outputs.document import Table, to_markdown
-from harness.outputs.overheadout import (
+from harness.overhead.output import (
     OVERHEAD_FILE,
     overhead_table,
     ratio_text,
     workers_of,
     write_overhead,
 )
-from harness.outputs.overheadread import read_overhead
-from harness.runs.lifecycle import point_latest_at
-from harness.runs.overhead import run_overhead, write_overhead_run
-from harness.runs.overheadplan import (
+from harness.overhead.pace import PacedFigure, node_bound, paced
+from harness.overhead.plan import (
     DEFAULT_PODS,
     DEFAULT_WARMUP_S,
     DEFAULT_WORKERS,
     check_overhead_request,
     plan_overhead,
 )
+from harness.overhead.read import read_overhead
+from harness.overhead.sweep import run_overhead, write_overhead_run
+from harness.runs.lifecycle import point_latest_at
 
 
 def register(commands: Commands, parents: Parents) -> None:

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from harness.cluster.lifecycle import Cluster
-from harness.model.overhead import Cell
-from harness.outputs.overheadout import OVERHEAD_FILE
-from harness.runs.overhead import OverheadRun, run_overhead, write_overhead_run
-from harness.runs.overheadplan import check_overhead_request, plan_overhead
-from harness.runs.overheadwaits import REQUEST_SAMPLE_S
+from harness.overhead.analysis import Cell
+from harness.overhead.output import OVERHEAD_FILE
+from harness.overhead.plan import check_overhead_request, plan_overhead
+from harness.overhead.sweep import OverheadRun, run_overhead, write_overhead_run
+from harness.overhead.waits import REQUEST_SAMPLE_S
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

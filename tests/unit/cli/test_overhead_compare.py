@@ -11,7 +11,7 @@ import pytest
 from harness.cli import app as cli
 from harness.cluster import lifecycle
 from harness.core.errors import HarnessError
-from harness.model.overhead import (
+from harness.overhead.analysis import (
     PEAK_INTERVALS,
     REPEAT_WITHIN,
     Cell,
@@ -19,11 +19,11 @@ from harness.model.overhead import (
     talk_figures_apart,
     windows_apart,
 )
-from harness.outputs.overheadout import OVERHEAD_FILE, write_overhead
-from harness.outputs.overheadread import read_overhead
-from tests.unit.model.test_overhead import CELLS
-from tests.unit.model.test_overhead_pace import RERUN as RERUN_AN_HOUR_BEFORE
-from tests.unit.model.test_overhead_pace import SWEEP
+from harness.overhead.output import OVERHEAD_FILE, write_overhead
+from harness.overhead.read import read_overhead
+from tests.unit.overhead.test_analysis import CELLS
+from tests.unit.overhead.test_pace import RERUN as RERUN_AN_HOUR_BEFORE
+from tests.unit.overhead.test_pace import SWEEP
 
 REPO = Path(__file__).resolve().parents[3]
 # Two real sweeps written before the request series were kept (the first comparison of two sweeps).

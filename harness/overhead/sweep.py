@@ -9,7 +9,7 @@ place: one restart per pod per cap, however fast they started), every other
 worker's runtime is seen rid of the cells before it (their teardown runs
 beside the climb, not the window), a warm-up passes and the kubelet's onset
 events drain, then a measured window; the pods are deleted at once before the
-next cell (the waits: overheadwaits.py).
+next cell (the waits: waits.py).
 Around the window the node's processes are read (``/proc``, through ``docker
 exec`` into the kind node), and during it the kubelet's own request counters
 (``/metrics`` through the node proxy) every REQUEST_SAMPLE_S. A few pods per
@@ -36,8 +36,7 @@ from kubernetes import client
 
 from harness.cluster.kube import create_namespace, delete_namespace, force_delete_pods
 from harness.cluster.lifecycle import Cluster
-from harness.cluster.nodeusage import kubelet_requests, read_processes
-from harness.model.overhead import (
+from harness.overhead.analysis import (
     EVENT_BACKLOG_QPS,
     KUBELET,
     PEAK_INTERVALS,
@@ -53,7 +52,18 @@ from harness.model.overhead import (
     request_rates,
     rss_of,
 )
-from harness.outputs.overheadout import write_overhead
+from harness.overhead.nodeusage import kubelet_requests, read_processes
+from harness.overhead.output import write_overhead
+from harness.overhead.plan import BASELINE_WINDOW_S, OverheadPlan, WorkerTarget
+from harness.overhead.waits import (
+    REQUEST_SAMPLE_S,
+    restart_counts,
+    wait_all_started,
+    wait_at_cap,
+    wait_events_drained,
+    wait_nodes_cleared,
+    wait_pods_gone,
+)
 from harness.pods.skeleton import (
     MAIN_CONTAINER,
     pod_for_worker,
@@ -63,16 +73,6 @@ from harness.recording.apirecorder import ApiRecorder
 from harness.recording.records import AttemptRecord
 from harness.runs import leftovers
 from harness.runs.lifecycle import new_run_dir
-from harness.runs.overheadplan import BASELINE_WINDOW_S, OverheadPlan, WorkerTarget
-from harness.runs.overheadwaits import (
-    REQUEST_SAMPLE_S,
-    restart_counts,
-    wait_all_started,
-    wait_at_cap,
-    wait_events_drained,
-    wait_nodes_cleared,
-    wait_pods_gone,
-)
 from harness.substrate.workloadimage import ensure_image, load_into
 
 Progress = Callable[[str], None]

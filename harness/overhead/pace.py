@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.model.overhead import Cell, FigureApart, baseline_for, largest_crashing
+from harness.overhead.analysis import Cell, FigureApart, baseline_for, largest_crashing
 
 
 @dataclass(frozen=True)

@@ -24,12 +24,11 @@ from tenacity import (
     wait_fixed,
 )
 
-from harness.cluster.nodeusage import kubelet_requests
 from harness.core import timeouts
 from harness.core.errors import HarnessError
 from harness.core.proc import run
 from harness.model.backoff import BackoffCurve
-from harness.model.overhead import (
+from harness.overhead.analysis import (
     EVENT_BACKLOG_QPS,
     PEAK_INTERVALS,
     RequestSample,
@@ -37,6 +36,7 @@ from harness.model.overhead import (
     restarts_to_cap,
     time_to_cap,
 )
+from harness.overhead.nodeusage import kubelet_requests
 from harness.recording.cri import CriFormatError, CriSandbox, parse_pods
 
 # The node's own pods (kube-proxy, kindnet): every other sandbox is a workload's.

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import HarnessError
-from harness.model.overhead import (
+from harness.overhead.analysis import (
     Cell,
     Overshoot,
     RequestRates,
@@ -21,7 +21,7 @@ from harness.model.overhead import (
     UsageSample,
     request_rates,
 )
-from harness.outputs.overheadout import OVERHEAD_FILE
+from harness.overhead.output import OVERHEAD_FILE
 
 
 def cell_from_document(item: Mapping[str, Any]) -> Cell:

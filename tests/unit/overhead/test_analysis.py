@@ -14,7 +14,7 @@ from harness.cluster.profiles import load_cluster_spec
 from harness.core.errors import HarnessError
 from harness.core.resources import spec_path
 from harness.model.backoff import BackoffCurve
-from harness.model.overhead import (
+from harness.overhead.analysis import (
     EVENT_BACKLOG_QPS,
     PEAK_INTERVALS,
     Cell,
@@ -39,9 +39,8 @@ from harness.model.overhead import (
     talk_ratios,
     time_to_cap,
 )
-from harness.outputs.overheadout import OVERHEAD_FILE, overhead_table, ratio_text, write_overhead
-from harness.runs.overhead import SAMPLED_LABEL, SAMPLED_PODS, overhead_pod
-from harness.runs.overheadplan import (
+from harness.overhead.output import OVERHEAD_FILE, overhead_table, ratio_text, write_overhead
+from harness.overhead.plan import (
     OverheadPlan,
     OverheadRequest,
     WorkerTarget,
@@ -49,6 +48,7 @@ from harness.runs.overheadplan import (
     parse_pod_counts,
     window_for,
 )
+from harness.overhead.sweep import SAMPLED_LABEL, SAMPLED_PODS, overhead_pod
 
 FAST = BackoffCurve(timedelta(seconds=1), timedelta(seconds=2))
 DEFAULT = BackoffCurve(timedelta(seconds=10), timedelta(seconds=300))

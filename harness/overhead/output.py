@@ -12,15 +12,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.core.atomicfile import write_atomically
-from harness.model.overhead import (
-    PEAK_INTERVALS,
-    Cell,
-    TalkRatio,
-    curve_breaks_at,
-    kubelet_cores_over_time,
-    requests_over_time,
-    talk_ratios,
-)
 from harness.outputs.document import (
     Block,
     Bullets,
@@ -32,6 +23,15 @@ from harness.outputs.document import (
     to_markdown,
 )
 from harness.outputs.plots import OverheadSeries, plot_overhead
+from harness.overhead.analysis import (
+    PEAK_INTERVALS,
+    Cell,
+    TalkRatio,
+    curve_breaks_at,
+    kubelet_cores_over_time,
+    requests_over_time,
+    talk_ratios,
+)
 
 OVERHEAD_FILE: Final = "overhead.json"
 REPORT_MD: Final = "report.md"

@@ -3,7 +3,7 @@
 The processes are read in one ``cat`` of every ``/proc/<pid>/stat`` inside
 the node's container (``docker exec``); the kubelet's request counters from
 its ``/metrics`` through the API server's node proxy. Parsing is in
-:mod:`harness.model.overhead`.
+:mod:`harness.overhead.analysis`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from kubernetes import client
 
 from harness.core import timeouts
 from harness.core.proc import run
-from harness.model.overhead import (
+from harness.overhead.analysis import (
     ProcessTimes,
     RequestSample,
     parse_proc_stats,

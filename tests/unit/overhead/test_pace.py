@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.model.overhead import Cell, FigureApart, talk_figures_apart
-from harness.model.overheadpace import (
+from harness.overhead.analysis import Cell, FigureApart, talk_figures_apart
+from harness.overhead.pace import (
     Pace,
     PacedFigure,
     node_bound,
@@ -16,8 +16,8 @@ from harness.model.overheadpace import (
     paced,
     worker_node_bound,
 )
-from harness.outputs.overheadread import read_overhead
-from tests.unit.model.test_overhead import CELLS
+from harness.overhead.read import read_overhead
+from tests.unit.overhead.test_analysis import CELLS
 
 REPO = Path(__file__).resolve().parents[3]
 # A sweep and its rerun (docs/results.md, "Repeatability"): 108 running pods cost the
