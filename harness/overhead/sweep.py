@@ -28,13 +28,13 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from kubernetes import client
 
-from harness.cluster.kube import create_namespace, delete_namespace, force_delete_pods
+from harness.cluster.kube import force_delete_pods
 from harness.cluster.lifecycle import Cluster
 from harness.overhead.analysis import (
     EVENT_BACKLOG_QPS,
@@ -55,6 +55,7 @@ from harness.overhead.analysis import (
 from harness.overhead.nodeusage import kubelet_requests, read_processes
 from harness.overhead.output import write_overhead
 from harness.overhead.plan import BASELINE_WINDOW_S, OverheadPlan, WorkerTarget
+from harness.overhead.pods import ROLE, SAMPLED_LABEL, SAMPLED_PODS, overhead_pod
 from harness.overhead.waits import (
     REQUEST_SAMPLE_S,
     restart_counts,
@@ -64,62 +65,25 @@ from harness.overhead.waits import (
     wait_nodes_cleared,
     wait_pods_gone,
 )
-from harness.pods.skeleton import (
-    MAIN_CONTAINER,
-    pod_for_worker,
-    workload_container,
-)
 from harness.recording.apirecorder import ApiRecorder
 from harness.recording.records import AttemptRecord
-from harness.runs import leftovers
-from harness.runs.lifecycle import new_run_dir
-from harness.substrate.workloadimage import ensure_image, load_into
+from harness.runs.ending import RunEnding, apply_ending
+from harness.runs.execute import execute
+from harness.runs.lifecycle import RunSetup, RunState, Target, prepare_run
 
 Progress = Callable[[str], None]
 
-ROLE: Final = "overhead"
-SAMPLED_LABEL: Final = "crashloop.harness/sampled"
-# Pods per cell whose attempts are recorded: enough for the overshoot's spread,
-# few enough that watching them costs the machine nothing it measures.
-SAMPLED_PODS: Final = 3
 
+@dataclass(kw_only=True)
+class OverheadRun(RunState):
+    """A sweep's plan, its cells as measured, and where it was written.
 
-def overhead_pod(
-    worker: str, run_id: str, image: str, index: int, *, crashing: bool
-) -> dict[str, Any]:
-    """One pod of a cell: the bare crash, or (baseline) a container that runs and never crashes.
-
-    The baseline writes no termination message: its heartbeat would load the
-    node with writes the crashing pods do not make.
+    ``status`` ends "measured" when every cell was; "interrupted", "failed" (a
+    kubelet stopped) or "error" (a kubelet restarted, the engine gone) as any run.
     """
-    args = (
-        ["--mode", "exit", "--exit-code", "1"]
-        if crashing
-        else ["--mode", "sleep", "--termination-log", ""]
-    )
-    pod = pod_for_worker(
-        name=f"{'crash' if crashing else 'idle'}-{worker}-{index}",
-        worker=worker,
-        run_id=run_id,
-        role=ROLE,
-        containers=[workload_container(MAIN_CONTAINER, image, args)],
-    )
-    if index < SAMPLED_PODS:
-        pod["metadata"]["labels"][SAMPLED_LABEL] = "true"
-    return pod
 
-
-@dataclass
-class OverheadRun:
-    """A sweep's plan, its cells as measured, and where it was written."""
-
-    run_id: str
-    run_dir: Path
     plan: OverheadPlan
-    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     cells: list[Cell] = field(default_factory=list)
-    status: str = "running"
-    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -144,40 +108,64 @@ def run_overhead(
     stop: threading.Event | None = None,
     on_cell: Callable[[OverheadRun], object] | None = None,
 ) -> OverheadRun:
-    """Measure every cell of ``plan``; each finished cell is handed to ``on_cell`` at once."""
-    stop = stop or threading.Event()
-    api = cluster.api()
-    run_id, run_dir = new_run_dir("overhead")
-    result = OverheadRun(run_id, run_dir, plan)
-    progress("workload image")
-    image = ensure_image()
-    load_into(cluster.name, cluster.kind_bin, image)
-    namespace = create_namespace(
-        api,
-        "crashloop-overhead",
-        labels=leftovers.run_labels(run_id),
-        annotations=leftovers.run_annotations(),
+    """Measure every cell of ``plan``; each finished cell is handed to ``on_cell`` at once.
+
+    The sweep goes through the one run lifecycle: its cluster's leftovers
+    cleared first, its kubelets and engine read at both ends (a kubelet
+    restarted mid-sweep makes it an error), evidence of a failure gathered.
+    """
+    setup = prepare_run(cluster, ROLE, progress, observer=None)
+    result = OverheadRun(run_id=setup.run_id, run_dir=setup.run_dir, plan=plan)
+    sweep = _Sweep(
+        setup.api,
+        setup.namespace,
+        setup.run_id,
+        setup.run_dir,
+        setup.image,
+        plan,
+        stop or threading.Event(),
+        progress,
     )
-    progress(f"run {run_id}: namespace {namespace}, records in {run_dir}")
-    sweep = _Sweep(api, namespace, run_id, run_dir, image, plan, stop, progress)
-    try:
-        for target, pods, crashing in plan.cells():
-            if stop.is_set():
+    return execute(cluster, setup, result, _SweepSteps(sweep, on_cell))
+
+
+class _SweepSteps:
+    """The sweep's steps in the lifecycle: its cells, one after another, are its observation."""
+
+    interrupted_reason = "interrupted (a signal) before every cell"
+
+    def __init__(self, sweep: _Sweep, on_cell: Callable[[OverheadRun], object] | None) -> None:
+        self.sweep = sweep
+        self.on_cell = on_cell
+
+    def deploy(self, setup: RunSetup, result: OverheadRun) -> None:
+        del setup, result  # each cell creates its own pods
+
+    def observe(self, setup: RunSetup, result: OverheadRun) -> None:
+        del setup
+        for target, pods, crashing in self.sweep.plan.cells():
+            if self.sweep.stop.is_set():
                 result.status, result.reason = "interrupted", "stopped before every cell"
-                break
+                return
             kind = "crashing" if crashing else "running (baseline)"
-            progress(f"{target.worker}: {pods} {kind} pods")
-            result.cells.append(_measure_cell(sweep, target, pods=pods, crashing=crashing))
-            if on_cell is not None:
-                on_cell(result)
-        else:
-            result.status = "measured"
-    except KeyboardInterrupt:
-        result.status, result.reason = "interrupted", "interrupted (a signal)"
-    finally:
-        force_delete_pods(api, namespace)
-        delete_namespace(api, namespace)
-    return result
+            self.sweep.progress(f"{target.worker}: {pods} {kind} pods")
+            result.cells.append(_measure_cell(self.sweep, target, pods=pods, crashing=crashing))
+            if self.on_cell is not None:
+                self.on_cell(result)
+        result.status = "measured"
+
+    def stop(self, setup: RunSetup, result: OverheadRun) -> None:
+        del result  # each cell stopped its own recorder
+        setup.recorder.stop()
+
+    def conclude(self, setup: RunSetup, result: OverheadRun, ending: RunEnding) -> None:
+        del setup
+        # A cell measured across a kubelet's restart reads two processes as one.
+        apply_ending(result, ending)
+
+    def write(self, setup: RunSetup, result: OverheadRun, cluster: Target) -> None:
+        del setup, cluster
+        write_overhead_run(result)
 
 
 @dataclass(frozen=True)

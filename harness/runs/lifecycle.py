@@ -42,6 +42,7 @@ from harness.model.backoff import BackoffCurve
 from harness.outputs.summary import ClusterInfo
 from harness.pods.skeleton import RUN_LABEL
 from harness.recording.apirecorder import ApiRecorder
+from harness.recording.norecorder import NoRecorder
 from harness.recording.observercost import ObserverCost
 from harness.recording.recorder import AttemptRecorder, Observer, Recorder
 from harness.runs import leftovers
@@ -130,15 +131,16 @@ def prepare_run(
     progress: Progress,
     *,
     require_profiles: bool = True,
-    observer: Observer = "events",
+    observer: Observer | None = "events",
 ) -> RunSetup:
     """Everything a run needs before its pods are created; fails before creating any.
 
     ``require_profiles=False`` lets a kubelet run another config than its
     profile (the caller judges against curves of its own; the rows still say
-    where they differ). An existing cluster (:class:`RemoteCluster`) has no
-    profiles: each selected node is judged against its own live config, its
-    attempts recorded from the API alone.
+    where they differ). ``observer=None``: the run records nothing as a whole
+    (the overhead sweep records each cell itself). An existing cluster
+    (:class:`RemoteCluster`) has no profiles: each selected node is judged
+    against its own live config, its attempts recorded from the API alone.
     """
     api = cluster.api()
     if isinstance(cluster, RemoteCluster):
@@ -175,7 +177,9 @@ def prepare_run(
     progress(f"run {run_id}: namespace {namespace}, records in {run_dir}")
     node_workers = {node: worker for worker, node in nodes.items()}
     recorder: AttemptRecorder
-    if observer == "selfreport":
+    if observer is None:
+        recorder = NoRecorder()
+    elif observer == "selfreport":
         recorder = ApiRecorder(
             api=api, namespace=namespace, run_id=run_id, run_dir=run_dir, node_workers=node_workers
         )

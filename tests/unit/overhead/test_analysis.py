@@ -48,7 +48,7 @@ from harness.overhead.plan import (
     parse_pod_counts,
     window_for,
 )
-from harness.overhead.sweep import SAMPLED_LABEL, SAMPLED_PODS, overhead_pod
+from harness.overhead.pods import SAMPLED_LABEL, SAMPLED_PODS, overhead_pod
 
 FAST = BackoffCurve(timedelta(seconds=1), timedelta(seconds=2))
 DEFAULT = BackoffCurve(timedelta(seconds=10), timedelta(seconds=300))
