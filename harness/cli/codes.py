@@ -20,6 +20,8 @@ MEASURING_CODES: Final = """exit codes:
 
 OVERHEAD_CODES: Final = """exit codes:
   0    every cell measured: overhead.json, the table, plots and report in the run directory
+  1    a kubelet restarted or stopped, or the engine went, during the sweep: its cells are
+       kept with the run's reason, and evidence is gathered
   2    bad input (refused before anything is created), or set-up failed
   3    internal error: a bug of the harness (its traceback is printed), never a verdict
   130  interrupted: the cells measured so far are written

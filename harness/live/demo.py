@@ -13,10 +13,12 @@ import statistics
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, Generic, TypeVar, cast
 
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
@@ -55,6 +57,7 @@ from harness.scenarios.headline import ScenarioMetric, headline_metrics
 DEFAULT_DURATION_S: Final = 300.0
 MAX_DURATION_S: Final = 360.0
 _REFRESH_S: Final = 0.25
+T = TypeVar("T")
 # A host this busy delays every start: what is late then is not the kubelet's doing.
 
 
@@ -120,52 +123,44 @@ def run_demo(options: DemoOptions, console: Console) -> int:
 
     profile = CheckProfile("demo", duration, CHECK_PROFILES["quick"].rule, fixed_window=True)
     stop = threading.Event()
-    holder: dict[str, CheckResult] = {}
-    latest: dict[str, CheckResult] = {}
-    scenario_runs: dict[str, ScenarioRun] = {}
-
-    def observe() -> None:
-        try:
-            holder["result"] = run_check(
-                up, profile, _quiet, on_sample=lambda r: latest.__setitem__("result", r), stop=stop
-            )
-        finally:
-            # The window is over: the scenarios end with it (cut short, and said so),
-            # so the live view never runs past the duration it announced.
-            stop.set()
-
-    scenario_records: dict[str, Sequence[AttemptRecord]] = {}
-
-    def scenarios() -> None:
-        scenario_runs["run"] = run_scenarios(
-            up,
-            _quiet,
-            options.scenarios,
-            stop=stop,
-            on_sample=lambda records: scenario_records.__setitem__("records", records),
-        )
-
-    threads = [threading.Thread(target=observe, name="demo-check", daemon=True)]
+    latest_check: Latest[CheckResult] = Latest()
+    latest_scenarios: Latest[Sequence[AttemptRecord]] = Latest()
+    check = in_thread(
+        "demo-check",
+        lambda: run_check(up, profile, _quiet, on_sample=latest_check.put, stop=stop),
+    )
+    # The window is over when the check is: the scenarios end with it (cut short, and
+    # said so), so the live view never runs past the duration it announced.
+    check.add_done_callback(lambda _done: stop.set())
+    running: list[Future[Any]] = [check]
+    scenario_future: Future[ScenarioRun] | None = None
     if options.scenarios:
-        threads.append(threading.Thread(target=scenarios, name="demo-scenarios", daemon=True))
-    for thread in threads:
-        thread.start()
+        scenario_future = in_thread(
+            "demo-scenarios",
+            lambda: run_scenarios(
+                up, _quiet, options.scenarios, stop=stop, on_sample=latest_scenarios.put
+            ),
+        )
+        running.append(scenario_future)
     pods = scenario_pods(options.scenarios, [worker.name for worker in options.spec.workers])
     interrupted = _watch_live(
-        threads,
-        latest,
+        running,
+        latest_check,
         duration=duration,
         options=options,
         console=console,
         stop=stop,
-        scenarios=lambda now_ns: scenario_cells(scenario_records.get("records", ()), pods, now_ns),
+        scenarios=lambda now_ns: scenario_cells(latest_scenarios.get() or (), pods, now_ns),
     )
 
-    result = holder.get("result")
-    if result is None:
+    if not check.done() or check.exception() is not None:
         console.print("[red]the observation did not finish; partial records are in runs/[/red]")
+        if check.done() and not interrupted:
+            # A bug or a broken environment, not a verdict: raised with its traceback.
+            raise cast(BaseException, check.exception())
         return 130 if interrupted else 1
-    scenario_run = scenario_runs.get("run")
+    result = check.result()
+    scenario_run = _finished(scenario_future, console)
     if scenario_run is not None and scenario_run.status == "interrupted" and not interrupted:
         console.print(
             "scenarios cut short with the live window: what they measured by then is below; "
@@ -174,7 +169,10 @@ def run_demo(options: DemoOptions, console: Console) -> int:
     _show_results(result, scenario_run, console)
     if not options.keep_cluster:
         lifecycle.delete(up.name, console.print)
-    return 130 if interrupted else 0
+    if interrupted:
+        return 130
+    # The exit code is the verdict, as for every measured command.
+    return 0 if result.passed else 1
 
 
 def scenario_pods(scenarios: Sequence[str], workers: Sequence[str]) -> PodMap:
@@ -195,8 +193,8 @@ def wait_for_enter(console: Console) -> None:
 
 
 def _watch_live(
-    threads: list[threading.Thread],
-    latest: dict[str, CheckResult],
+    running: Sequence[Future[Any]],
+    latest: Latest[CheckResult],
     *,
     duration: float,
     options: DemoOptions,
@@ -216,7 +214,7 @@ def _watch_live(
         ):
             if keys.enabled:
                 console.print(HELP, style="dim")
-            while alive := [thread for thread in threads if thread.is_alive()]:
+            while not all(future.done() for future in running):
                 action = keys.poll()
                 if action == "quit":
                     raise KeyboardInterrupt("q")
@@ -225,7 +223,7 @@ def _watch_live(
                     stop.set()
                 if action == "pause":
                     paused = not paused
-                current = latest.get("result")
+                current = latest.get()
                 if current is not None and not paused:
                     now_ns = time.time_ns()
                     view.update(
@@ -235,24 +233,71 @@ def _watch_live(
                         cpu.sample(),
                     )
                 # Redraw at the view's pace until the observations end.
-                alive[0].join(timeout=_REFRESH_S)
+                wait(running, timeout=_REFRESH_S, return_when=FIRST_COMPLETED)
     except KeyboardInterrupt:
         # Stop first: after SIGHUP the terminal is gone and printing may fail, yet the
         # namespaces and their crash-looping pods must still be cleaned up.
         stop.set()
         with contextlib.suppress(OSError):
             console.print("[yellow]stopping: judging what was measured, cleaning up...[/yellow]")
-        for thread in threads:
-            thread.join(timeout=timeouts.NAMESPACE_GONE + timeouts.API_REQUEST)
+        wait(running, timeout=timeouts.NAMESPACE_GONE + timeouts.API_REQUEST)
         return True
     finally:
         if cpu.samples:
-            current = latest.get("result")
+            current = latest.get()
             if current is not None:
                 write_samples(current.run_dir / HOST_CPU_FILE, cpu.samples)
             with contextlib.suppress(OSError):
                 console.print(cpu.summary())
     return False
+
+
+class Latest(Generic[T]):
+    """The newest sample an observing thread handed over, for the view to draw."""
+
+    def __init__(self) -> None:
+        self._value: T | None = None
+        self._lock = threading.Lock()
+
+    def put(self, value: T) -> None:
+        with self._lock:
+            self._value = value
+
+    def get(self) -> T | None:
+        with self._lock:
+            return self._value
+
+
+def in_thread(name: str, work: Callable[[], T]) -> Future[T]:
+    """``work`` on a daemon thread of its own, its result (or exception) handed back as a future.
+
+    Daemon: a demo ended by a second Ctrl-C or a lost terminal must not hang on a
+    thread that is still cleaning up its namespace.
+    """
+    future: Future[T] = Future()
+    future.set_running_or_notify_cancel()
+
+    def body() -> None:
+        try:
+            future.set_result(work())
+        except BaseException as error:  # handed to the waiter, which decides
+            future.set_exception(error)
+
+    threading.Thread(target=body, name=name, daemon=True).start()
+    return future
+
+
+def _finished(future: Future[ScenarioRun] | None, console: Console) -> ScenarioRun | None:
+    """The scenarios' run if it ended; one that raised is shown with its traceback, and the
+    check's results still follow (what was measured is never lost)."""
+    if future is None or not future.done():
+        return None
+    error = future.exception()
+    if error is not None:
+        console.print("[red]the scenarios ended in an error of the harness:[/red]")
+        console.print("".join(traceback.format_exception(error)), highlight=False)
+        return None
+    return future.result()
 
 
 class CpuWatch:
