@@ -33,7 +33,7 @@ from harness.cli import (
     setup,
 )
 from harness.cli.codes import ENVIRONMENT, SETUP_CODES
-from harness.cli.common import Commands, Parents, add_command, console, parents
+from harness.cli.common import STEPS, Commands, Parents, add_command, console, parents
 from harness.cli.out import SCREEN, emit
 from harness.cluster.profiles import ProfileError
 from harness.core import pins, timeouts
@@ -129,7 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     try:
-        code: int = args.handler(args)
+        with STEPS:
+            code: int = args.handler(args)
     except (HarnessError, ProfileError) as error:
         # Unwrapped and without markup: paths and values stay whole and copyable.
         console.print(Text("error: ", style="bold red") + Text(str(error)), soft_wrap=True)

@@ -8,13 +8,13 @@ adds its commands, each with its flags, its help and its handler beside it.
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TypeAlias
 
 from rich.console import Console
+from rich.text import Text
 
 from harness.cli.out import FORMATS
 from harness.cluster import lifecycle
@@ -23,6 +23,7 @@ from harness.cluster.remote import RemoteCluster, connect
 from harness.core import pins
 from harness.core.errors import HarnessError
 from harness.core.resources import DEFAULT_SPEC_NAME, spec_path
+from harness.outputs.steps import StepLines
 from harness.recording.recorder import OBSERVERS
 from harness.runs.lifecycle import Target
 from harness.substrate.nodeselect import check_kubernetes_version
@@ -37,11 +38,15 @@ CONFIG_HELP: Final = (
 )
 
 console: Final = Console(stderr=True)
-_started = time.monotonic()
+
+
+# Every command's progress: a line per step as it starts, terminal or not, and a line a
+# minute while one runs long (the command runs inside ``with STEPS``: harness.cli.app).
+STEPS: Final = StepLines(lambda line: console.print(Text(line), soft_wrap=True))
 
 
 def progress(message: str) -> None:
-    console.print(f"[dim]{time.monotonic() - _started:7.1f}s[/dim] {message}")
+    STEPS(message)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, Final, Generic, TypeVar, cast
 
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from harness.cluster import lifecycle
@@ -32,6 +31,7 @@ from harness.live.replay import AsOf, load_recording, replay
 from harness.live.view import LiveView, Theme, states_from
 from harness.outputs.report import write_report
 from harness.outputs.scenarioview import PodMap, ScenarioCell, scenario_cells
+from harness.outputs.steps import SetupProgress
 from harness.outputs.summary import RunSummary, machine_restart_cost
 from harness.outputs.summaryfile import read_summary
 from harness.pods.skeleton import pod_names
@@ -72,37 +72,6 @@ class DemoOptions:
     # Set up, say "ready", and start the live window only when Enter is pressed.
     wait_for_enter: bool = False
     theme: Theme = "dark"
-
-
-class SetupProgress:
-    """One spinner line per set-up step, each with its elapsed time."""
-
-    def __init__(self, console: Console) -> None:
-        self._progress = Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            TimeElapsedColumn(),
-            console=console,
-            transient=False,
-        )
-        self._current: TaskID | None = None
-
-    def __enter__(self) -> SetupProgress:
-        self._progress.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._finish_current()
-        self._progress.stop()
-
-    def step(self, message: str) -> None:
-        self._finish_current()
-        self._current = self._progress.add_task(message, total=1)
-
-    def _finish_current(self) -> None:
-        if self._current is not None:
-            self._progress.update(self._current, completed=1)
-            self._progress.stop_task(self._current)
 
 
 def run_demo(options: DemoOptions, console: Console) -> int:

@@ -162,18 +162,21 @@ def session_cluster(request: pytest.FixtureRequest, options: ClusterOptions) -> 
     """
     from harness.cluster import lifecycle
     from harness.core.errors import HarnessError
+    from harness.outputs.steps import StepLines
 
     progress = progress_writer(request.config)
     try:
-        up = lifecycle.up(
-            options.spec,
-            progress,
-            image=options.image,
-            reuse=options.reuse,
-            kind_bin=options.kind_bin,
-            kubeconfig=options.kubeconfig,
-            keep_on_failure=options.keep == "always",
-        )
+        # A line a minute while a step (a node image built from nothing) runs long.
+        with StepLines(progress, stamp=False) as steps:
+            up = lifecycle.up(
+                options.spec,
+                steps,
+                image=options.image,
+                reuse=options.reuse,
+                kind_bin=options.kind_bin,
+                kubeconfig=options.kubeconfig,
+                keep_on_failure=options.keep == "always",
+            )
     except HarnessError as error:
         pytest.fail(str(error), pytrace=False)
     yield up

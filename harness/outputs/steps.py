@@ -1,0 +1,138 @@
+"""Progress a reader sees whether or not the output is a terminal: a line as each step starts,
+and a line a minute while one step runs long.
+
+Piped (`make demo | tee demo.log`, a CI log, ssh without a terminal), a spinner
+renders nothing until it stops, and a node image built from nothing is
+seventeen silent minutes. Here every step is a plain line when it starts, its
+time since the command began in front; and while no new step has started for
+``every_s``, a line says which step is still running and for how long.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from types import TracebackType
+from typing import Final
+
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+
+from harness.model.durations import format_duration
+
+# A presenter or a CI log reader should never wait longer than this for a sign of life.
+HEARTBEAT_S: Final = 60.0
+# How often the ticker looks; a period, not a wait on anything.
+_LOOK_S: Final = 1.0
+
+
+class StepLines:
+    """``__call__(message)`` starts a step; used as a context, a ticker says "still ..." each
+    ``every_s`` of one step. ``say`` prints one line; ``clock`` is monotonic seconds;
+    ``stamp=False`` for a ``say`` that puts its own time in front."""
+
+    def __init__(
+        self,
+        say: Callable[[str], None],
+        *,
+        every_s: float = HEARTBEAT_S,
+        clock: Callable[[], float] = time.monotonic,
+        stamp: bool = True,
+    ) -> None:
+        self._say = say
+        self._stamp = stamp
+        self._every_s = every_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._began = clock()
+        self._step: str | None = None
+        self._step_since = self._began
+        self._last_line = self._began
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    def __call__(self, message: str) -> None:
+        with self._lock:
+            now = self._clock()
+            self._step, self._step_since, self._last_line = message, now, now
+            self._say(self._stamped(now, message))
+
+    def tick(self) -> None:
+        """One look: a line when the current step has been silent for ``every_s``."""
+        with self._lock:
+            now = self._clock()
+            if self._step is None or now - self._last_line < self._every_s:
+                return
+            self._last_line = now
+            running = format_duration(timedelta(seconds=round(now - self._step_since)))
+            self._say(self._stamped(now, f"  ... still: {self._step} ({running} so far)"))
+
+    def _stamped(self, now: float, text: str) -> str:
+        return f"{now - self._began:7.1f}s {text}" if self._stamp else text
+
+    def __enter__(self) -> StepLines:
+        self._stop.clear()
+        self._ticker = threading.Thread(target=self._run, name="step-lines", daemon=True)
+        self._ticker.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(timeout=2 * _LOOK_S)
+
+    def _run(self) -> None:
+        while not self._stop.wait(_LOOK_S):
+            self.tick()
+
+
+class SetupProgress:
+    """One spinner line per set-up step, each with its elapsed time; piped (a log, CI, ssh
+    without a terminal), where a spinner shows nothing until it stops, a plain line per step
+    as it starts and a line a minute while one runs long."""
+
+    def __init__(self, console: Console) -> None:
+        self._lines: StepLines | None = None
+        if not console.is_terminal:
+            self._lines = StepLines(lambda line: console.print(line, highlight=False))
+        self._progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        )
+        self._current: TaskID | None = None
+
+    def __enter__(self) -> SetupProgress:
+        if self._lines is not None:
+            self._lines.__enter__()
+        else:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._lines is not None:
+            self._lines.__exit__(None, None, None)
+            return
+        self._finish_current()
+        self._progress.stop()
+
+    def step(self, message: str) -> None:
+        if self._lines is not None:
+            self._lines(message)
+            return
+        self._finish_current()
+        self._current = self._progress.add_task(message, total=1)
+
+    def _finish_current(self) -> None:
+        if self._current is not None:
+            self._progress.update(self._current, completed=1)
+            self._progress.stop_task(self._current)
