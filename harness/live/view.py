@@ -28,6 +28,7 @@ from harness.model.backoff import BackoffCurve
 from harness.model.durations import NS_PER_S
 from harness.outputs.scenarioview import ScenarioCell
 from harness.recording.records import AttemptRecord
+from harness.verdict.tolerances import CLOCK_ROUNDING
 
 WorkerPhase = Literal["running", "waiting", "crashed"]
 Theme = Literal["dark", "light"]
@@ -50,6 +51,10 @@ _COUNTER_STYLE: Final[Mapping[Theme, str]] = {
 _AGO: Final = re.compile(r" \d+s ago")
 # How many recent delays a panel shows at the most (fewer when narrow).
 RECENT_DELAYS: Final = 8
+# (earliest, latest) seconds a restart may take on its kubelet.
+Window = tuple[float, float]
+# A restart is never early by more than the clock's rounding (the bounds table).
+CLOCK_ROUNDING_S: Final = CLOCK_ROUNDING.total_seconds()
 # The panels' label column ("restarts", "delay s") and the space after it.
 _LABEL_WIDTH: Final = len("restarts") + 1
 # Which KEP a profile demonstrates; shown so the audience can map the column to the talk.
@@ -81,12 +86,23 @@ class WorkerState:
     state: WorkerPhase
     next_restart_in_s: float | None
     timeline: Sequence[float]
-    # The last RECENT_DELAYS restarts: (measured delay or None, the model's delay).
-    # A delay runs from the exit to the kubelet's decision (the container's
-    # create) where the runtime reports it: the kubelet's part alone.
-    recent: Sequence[tuple[float | None, float | None]] = ()
+    # The last RECENT_DELAYS restarts: (measured delay or None, the kubelet's window
+    # for it or None). A delay runs from the exit to the kubelet's decision (the
+    # container's create) where the runtime reports it: the kubelet's part alone.
+    recent: Sequence[tuple[float | None, Window | None]] = ()
     # The last restart's start latency (create to start): the machine's part.
     start_latency_s: float | None = None
+    # The window the kubelet's code allows the last restart: from its back-off to the
+    # bounds table's upper end (the requeue's jitter, the sync, the restart's cost).
+    last_window_s: Window | None = None
+
+    @property
+    def last_outside(self) -> bool:
+        """The last restart came later (or earlier) than the kubelet's code allows."""
+        if self.last_delay_s is None or self.last_window_s is None:
+            return False
+        low, high = self.last_window_s
+        return not low - CLOCK_ROUNDING_S <= self.last_delay_s <= high
 
 
 class ResultLike(Protocol):
@@ -167,6 +183,9 @@ def _state(
     def expected(n: int) -> float | None:
         return None if curve is None else curve.delay_before_restart(n).total_seconds()
 
+    def window(n: int) -> Window | None:
+        return None if curve is None else window_of(curve, n)
+
     state: WorkerPhase = "running"
     next_in = None
     if latest.finished_at_ns is not None:
@@ -186,7 +205,7 @@ def _state(
             if before is not None and before.finished_at_ns is not None
             else None
         )
-        recent.append((measured, expected(record.attempt)))
+        recent.append((measured, window(record.attempt)))
     return WorkerState(
         worker=worker,
         profile=profile,
@@ -200,10 +219,21 @@ def _state(
         restarts=latest.attempt,
         last_delay_s=last_delay,
         last_expected_s=expected(latest.attempt) if latest.attempt >= 1 else None,
+        last_window_s=window(latest.attempt) if latest.attempt >= 1 else None,
         state=state,
         next_restart_in_s=next_in,
         timeline=tuple((a.started_at_ns - origin_ns) / NS_PER_S for a in records if a.attempt >= 1),
     )
+
+
+def window_of(curve: BackoffCurve, n: int) -> Window:
+    """Restart n's window on ``curve``: its back-off, to the latest the kubelet's code allows."""
+    backoff = curve.delay_before_restart(n)
+    return backoff.total_seconds(), curve.upper_tolerance(backoff).total_seconds()
+
+
+def window_text(window: Window | None) -> str:
+    return "-" if window is None else f"{window[0]:g}-{window[1]:g}s"
 
 
 def _decided_ns(record: AttemptRecord) -> int:
@@ -274,24 +304,34 @@ def _number(value: float | None) -> str:
 
 @dataclass(frozen=True)
 class _Recent:
-    """The last delays over the model's, as many as fit the panel's width, newest last.
+    """The last delays over the kubelet's window for each, as many as fit the panel's width,
+    newest last.
 
     Drawn at the width the panel gives (like the timeline), so it never
-    wraps: the measured delay stands right above the model's.
+    wraps: the measured delay stands right above its window.
     """
 
-    recent: Sequence[tuple[float | None, float | None]]
+    recent: Sequence[tuple[float | None, Window | None]]
     label_width: int
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        cells = [(_number(m), _number(e)) for m, e in self.recent]
+        cells = [(_number(m), window_text(w).removesuffix("s")) for m, w in self.recent]
+        # A delay outside its window stands out: the kubelet's code does not allow it.
+        outside = [
+            m is not None and w is not None and not w[0] - CLOCK_ROUNDING_S <= m <= w[1]
+            for m, w in self.recent
+        ]
         cell = max((len(text) for pair in cells for text in pair), default=3) + 1
         room = max(options.max_width - self.label_width, cell)
-        shown = cells[-min(room // cell, RECENT_DELAYS) :]
-        for label, index in (("delay s", 0), ("model s", 1)):
-            values = "".join(pair[index].rjust(cell) for pair in shown) or " -"
+        count = min(room // cell, RECENT_DELAYS)
+        shown, flagged = cells[-count:], outside[-count:]
+        for label, index in (("delay s", 0), ("window s", 1)):
             line = Text(label.ljust(self.label_width), style="dim")
-            line.append(values, style="dim" if index else "")
+            for pair, late in zip(shown, flagged, strict=True):
+                style = "dim" if index else ("bold red" if late else "")
+                line.append(pair[index].rjust(cell), style=style)
+            if not shown:
+                line.append(" -")
             yield Text.assemble(line, no_wrap=True, overflow="crop")
 
 
@@ -377,7 +417,8 @@ def plain_line(states: Sequence[WorkerState], elapsed_s: float) -> str:
     for s in states:
         last = ""
         if s.last_delay_s is not None:
-            last = f", last {s.last_delay_s:.1f}s (model {_secs(s.last_expected_s)})"
+            where = "OUTSIDE the kubelet's window" if s.last_outside else "window"
+            last = f", last {s.last_delay_s:.1f}s ({where} {window_text(s.last_window_s)})"
         upcoming = next_restart_text(s)
         state = s.state if upcoming == "-" else f"{s.state}, next restart {upcoming}"
         parts.append(f"{s.worker}: {s.restarts} restarts, {state}{last}")

@@ -27,6 +27,7 @@ import matplotlib as mpl
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
 
@@ -181,8 +182,8 @@ def plot_delays(summary: RunSummary, path_stem: Path | str) -> list[Path]:
     axes.grid(True, which="major", alpha=0.3)
     handles, labels = axes.get_legend_handles_labels()
     # One band patch explains every shaded area instead of one entry per worker.
-    handles.append(Patch(facecolor="grey", alpha=0.25, label="tolerance: model..upper bound"))
-    labels.append("tolerance: model..upper bound")
+    handles.append(Patch(facecolor="grey", alpha=0.25, label="the kubelet's window: back-off .. the latest its code allows"))
+    labels.append("the kubelet's window: back-off .. the latest its code allows")
     axes.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     return _save(figure, path_stem)
 
@@ -370,12 +371,13 @@ def plot_scenario_metrics(metrics: Sequence[ScenarioMetric], path_stem: Path | s
     figure.legend(
         handles=[
             Patch(facecolor="grey", edgecolor="black", label="measured"),
-            Patch(facecolor="white", edgecolor="black", hatch="//", label="model prediction"),
+            Patch(facecolor="white", edgecolor="black", hatch="//", label="model"),
+            Line2D([], [], color="black", marker="_", linestyle="-", label="the kubelet's window"),
         ],
         loc="outside lower center",
-        ncols=2,
+        ncols=3,
     )
-    figure.suptitle("Scenarios: measured vs model, per worker")
+    figure.suptitle("Scenarios: measured vs the window the kubelet's code allows, per worker")
     return _save(figure, path_stem)
 
 
@@ -401,8 +403,22 @@ def _scenario_panel(
             hatch=style.hatch,
             linewidth=1.2,
         )
+        if metric.lower is not None or metric.upper is not None:
+            # The window as a whisker over the model's bar: a measured bar inside it is
+            # the kubelet keeping its code's promise, however far from the model's line.
+            low = metric.lower if metric.lower is not None else metric.expected
+            high = metric.upper if metric.upper is not None else metric.expected
+            axes.errorbar(
+                index + width / 2,
+                metric.expected,
+                yerr=[[max(metric.expected - low, 0.0)], [max(high - metric.expected, 0.0)]],
+                color="black",
+                capsize=4,
+                linewidth=1.0,
+            )
         # Numbers on the bars: the audience compares values, not bar heights.
-        axes.bar_label(measured, ["n/a" if metric.measured is None else f"{metric.measured:.3g}"])
+        shown = "n/a" if metric.measured is None else f"{metric.measured:.3g}"
+        axes.bar_label(measured, [shown + (" outside" if metric.inside is False else "")])
         axes.bar_label(expected, [f"{metric.expected:.3g}"])
     axes.set_xticks(range(len(metrics)), [m.worker for m in metrics])
     axes.set_xlabel("worker")

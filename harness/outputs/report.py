@@ -236,8 +236,12 @@ def _takeaways(metrics: Sequence[ScenarioMetric], cost: float | None) -> Table:
                 row.append("-")
                 continue
             measured = "not reached" if found.measured is None else f"{found.measured:.3g}"
+            if found.inside is False:
+                measured += " OUTSIDE"
             with_cost = found.with_restart_cost(cost)
             extra = "" if with_cost is None else f"; with restart cost {with_cost:.3g}"
+            if found.lower is not None or found.upper is not None:
+                extra += f"; the kubelet's window {found.window_text()}"
             row.append(f"{measured} (model {found.expected:.3g}{extra})")
         rows.append(tuple(row))
     return Table(("scenario", "metric", *workers), tuple(rows))

@@ -23,6 +23,26 @@ class ScenarioMetric:
     expected: float
     measured: float | None
     restarts: int | None = None  # the kubelet restarts ``expected`` spans
+    # The window the kubelet's code allows (the scenario's accepted range, built with the
+    # check's per-restart window); None: open on that side.
+    lower: float | None = None
+    upper: float | None = None
+
+    @property
+    def inside(self) -> bool | None:
+        """Within the kubelet's window; None when not measured."""
+        if self.measured is None:
+            return None
+        above = self.lower is None or self.measured >= self.lower
+        return above and (self.upper is None or self.measured <= self.upper)
+
+    def window_text(self) -> str:
+        """The window as a reader writes it: "26-47.5", "≥ 10", "≤ 5"."""
+        if self.lower is not None and self.upper is not None:
+            return f"{self.lower:.3g}-{self.upper:.3g}"
+        if self.lower is not None:
+            return f"≥ {self.lower:.3g}"
+        return "-" if self.upper is None else f"≤ {self.upper:.3g}"
 
     def with_restart_cost(self, per_restart_s: float | None) -> float | None:
         """The model plus each restart's cost on this machine (None when either is unknown).
@@ -63,6 +83,8 @@ def headline_metrics(
                     expected=metric.expected,
                     measured=metric.measured,
                     restarts=metric.restarts,
+                    lower=metric.lower,
+                    upper=metric.upper,
                 )
             )
     return found

@@ -236,7 +236,11 @@ def scenario_metrics() -> list[ScenarioMetric]:
         ScenarioMetric("task isolation", "default", "reset time", "s", 10, 14.8),
         ScenarioMetric("transient failure", "fast", "time to healthy", "s", 6, 9.0),
         ScenarioMetric("transient failure", "reduced", "time to healthy", "s", 7, 11.2),
-        ScenarioMetric("transient failure", "default", "time to healthy", "s", 70, 84.1),
+        # The kubelet's window as the scenario builds it; the default worker's healthy
+        # comes later than its code allows.
+        ScenarioMetric(
+            "transient failure", "default", "time to healthy", "s", 70, 84.1, 3, 70.0, 80.5
+        ),
         ScenarioMetric("critical sidecar", "fast", "app isolated", "s", 2, 3.3),
         ScenarioMetric("critical sidecar", "reduced", "app isolated", "s", 1, None),
         ScenarioMetric("critical sidecar", "default", "app isolated", "s", 10, 15.2),

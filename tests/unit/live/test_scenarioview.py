@@ -89,3 +89,12 @@ def test_the_takeaways_give_the_model_with_the_restart_cost_within_100_columns()
     assert "9.0 s (6.0 · 9.0)" in text  # transient on fast: 6.0 + 3 restarts x 1.0
     assert "not reached (1.0 · 4.0)" in text
     assert "1.00s per restart" in text  # the machine's cost, stated once
+
+
+def test_a_headline_outside_the_kubelets_window_is_flagged_beside_its_window() -> None:
+    table = scenario_takeaways(scenario_metrics(), 1.0)
+    console = Console(record=True, width=200, height=40, file=io.StringIO())
+    console.print(table)
+    text = console.export_text()
+    assert "84.1 s OUTSIDE its window (70.0 · window 70-80.5 · 73.0)" in text
+    assert "OUTSIDE" not in text.replace("84.1 s OUTSIDE", "")

@@ -172,9 +172,9 @@ def test_render_shows_a_column_per_worker_with_counts_and_countdown() -> None:
     assert "restarts  0" in lines
     for expected in ("next     in 1.5s", "state    running"):
         assert expected in lines
-    # The recent delays over the model's, in aligned columns.
-    assert "delay s   0.4 2.3 2.2" in lines
-    assert "model s   0.0 2.0 2.0" in lines
+    # The recent delays over the kubelet's window for each, in aligned columns.
+    assert "delay s     0.4   2.3   2.2" in lines
+    assert "window s    0-5 2-4.5 2-4.5" in lines
     assert "KEP-5593" in text
 
 
@@ -204,10 +204,22 @@ def test_timeline_bar_places_marks_over_the_duration() -> None:
 
 def test_plain_line_format() -> None:
     assert plain_line(sample_states(), 12.34) == (
-        "[   12.3s] fast: 3 restarts, waiting, next restart in 1.5s, last 2.2s (model 2.0s)"
-        " | reduced: 2 restarts, running, last 1.2s (model 1.0s)"
+        "[   12.3s] fast: 3 restarts, waiting, next restart in 1.5s, last 2.2s (window 2-4.5s)"
+        " | reduced: 2 restarts, running, last 1.2s (window 1-3s)"
         " | default: 0 restarts, waiting"
     )
+
+
+def test_a_restart_later_than_the_kubelets_code_allows_is_flagged_not_read_as_a_miss() -> None:
+    # 45.6 s against a 32 s back-off is inside the v1.35 window (32 + 16 + 1.5 s): no flag.
+    reduced = dataclasses.replace(
+        sample_states()[1], last_delay_s=45.6, last_expected_s=32.0, last_window_s=(32.0, 49.5)
+    )
+    assert not reduced.last_outside
+    assert "(window 32-49.5s)" in plain_line([reduced], 1.0)
+    late = dataclasses.replace(reduced, last_delay_s=50.0)
+    assert late.last_outside
+    assert "(OUTSIDE the kubelet's window 32-49.5s)" in plain_line([late], 1.0)
 
 
 def test_off_a_terminal_a_line_is_printed_only_on_change() -> None:

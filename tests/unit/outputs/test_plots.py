@@ -114,7 +114,10 @@ def test_scenario_bars_have_units_scenarios_and_workers(tmp_path: Path) -> None:
     for text in ("task isolation", "transient failure", "critical sidecar"):
         assert text in svg
     assert "measured" in svg
-    assert "model prediction" in svg
+    assert "model" in svg
+    # The window as a whisker, and the bar that comes out of it said to be outside.
+    assert "the kubelet's window" in svg
+    assert "84.1 outside" in svg
     assert "n/a" in svg
 
 

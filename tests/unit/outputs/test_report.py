@@ -108,6 +108,8 @@ def test_takeaways_put_measured_next_to_model_per_worker() -> None:
         "14.8 (model 10)",
     )
     assert table.rows[2][3] == "not reached (model 1)"
+    # A headline outside the window the kubelet's code allows says so, beside the window.
+    assert table.rows[1][4] == "84.1 OUTSIDE (model 70; the kubelet's window 70-80.5)"
 
 
 def test_a_missing_worker_cell_is_a_dash() -> None:
