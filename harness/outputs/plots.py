@@ -182,8 +182,9 @@ def plot_delays(summary: RunSummary, path_stem: Path | str) -> list[Path]:
     axes.grid(True, which="major", alpha=0.3)
     handles, labels = axes.get_legend_handles_labels()
     # One band patch explains every shaded area instead of one entry per worker.
-    handles.append(Patch(facecolor="grey", alpha=0.25, label="the kubelet's window: back-off .. the latest its code allows"))
-    labels.append("the kubelet's window: back-off .. the latest its code allows")
+    band = "the kubelet's window: back-off .. the latest its code allows"
+    handles.append(Patch(facecolor="grey", alpha=0.25, label=band))
+    labels.append(band)
     axes.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     return _save(figure, path_stem)
 

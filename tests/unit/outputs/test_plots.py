@@ -43,7 +43,7 @@ def test_delays_plot_has_units_every_worker_and_the_band(tmp_path: Path) -> None
     svg = svg_of(paths)
     assert "restart number n (count)" in svg
     assert "delay before restart n (s)" in svg
-    assert "tolerance: model..upper bound" in svg
+    assert "the kubelet's window" in svg
     for label in ("fast (2s..2s)", "reduced (1s..60s)", "default (10s..300s)"):
         assert f"{label}: measured" in svg
         assert f"{label}: model" in svg
