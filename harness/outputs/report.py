@@ -68,15 +68,21 @@ def report_blocks(
     busy_at_start: Mapping[str, Mapping[int, float]] | None = None,
 ) -> list[Block]:
     """The report's content, top to bottom."""
+    # The verdict first, in the title too: the page is what people are sent.
     blocks: list[Block] = [
-        Heading(1, f"CrashLoopBackOff run {summary.run_id}"),
+        Heading(1, f"{summary.status.upper()}: CrashLoopBackOff run {summary.run_id}"),
+        *_verdict_blocks(summary),
         Paragraph(
             f"{summary.kind} run, profile {summary.profile}, "
             f"from {summary.started_at} to {summary.finished_at}."
+            + (
+                " Evidence of the failure: evidence/ beside this page."
+                if not summary.passed
+                else ""
+            )
         ),
         Heading(2, "The talk's takeaways, from this run"),
         talk_takeaways(summary),
-        *_verdict_blocks(summary),
         Heading(2, "Cluster"),
         Table(
             ("cluster", "node image", "Kubernetes"),

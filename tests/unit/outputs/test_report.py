@@ -9,7 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.outputs.document import Block, Bullets, Heading, Table, md_escape, to_html, to_markdown
+from harness.outputs.document import (
+    Block,
+    Bullets,
+    Heading,
+    Paragraph,
+    Table,
+    md_escape,
+    to_html,
+    to_markdown,
+)
 from harness.outputs.report import REPORT_MD, report_blocks, talk_takeaways, write_report
 from harness.outputs.summary import RunSummary
 from harness.recording.hostcpu import CpuSample
@@ -82,7 +91,7 @@ def test_the_report_shows_config_verdict_and_each_restart(tmp_path: Path) -> Non
 
 def test_the_markdown_links_the_plots_and_shortens_notes(full_report: Path) -> None:
     markdown = (full_report / REPORT_MD).read_text(encoding="utf-8")
-    assert markdown.startswith("# CrashLoopBackOff run 20261130T024954Z-check-quick-1cbd\n")
+    assert markdown.startswith("# PASSED: CrashLoopBackOff run 20261130T024954Z-check-quick-1cbd\n")
     for name in ("delays", "timeline", "start-latency", "scenarios"):
         assert f"]({name}.png)" in markdown
     assert "| restart n | expected | measured | margin | upper bound |" in markdown
@@ -159,7 +168,7 @@ def test_renderers_agree_on_blocks() -> None:
     assert '<td class="pass">PASS</td>' in html
 
 
-def test_the_report_opens_with_the_talk_s_takeaways_each_with_a_number() -> None:
+def test_the_report_opens_with_its_verdict_then_the_talk_s_takeaways_each_with_a_number() -> None:
     summary = make_summary(fast_verdict(), default_verdict())
     heavy, control, marathon = talk_takeaways(summary).items
     assert heavy.startswith("Container restarts are heavy")
@@ -170,7 +179,10 @@ def test_the_report_opens_with_the_talk_s_takeaways_each_with_a_number() -> None
     assert marathon.startswith("Open source is a marathon")
     assert summary.cluster.kubernetes_version in marathon
     blocks = report_blocks(summary)
-    assert blocks[2] == Heading(2, "The talk's takeaways, from this run")
+    assert blocks[0] == Heading(1, f"FAILED: CrashLoopBackOff run {summary.run_id}")
+    assert blocks[1:3] == [Heading(2, "Verdict"), Paragraph("FAILED")]
+    titles = [b for b in blocks if isinstance(b, Heading)]
+    assert titles.index(Heading(2, "The talk's takeaways, from this run")) == 2
 
 
 def test_a_demo_s_host_cpu_stands_beside_each_restart(tmp_path: Path) -> None:
