@@ -109,6 +109,9 @@ OVERHEAD_CAP_MARGIN: Final = _s(180.0)
 POD_RUNNING: Final = _s(180.0)
 NAMESPACE_GONE: Final = _s(120.0)
 
+# A report opened in headless Chromium: the page and every image loaded.
+BROWSER_PAGE: Final = _s(60.0)
+
 # Host set-up: Debian packages, Go builds, kind.
 APT_QUERY: Final = _s(30.0)
 APT_SHOW: Final = _s(60.0)
