@@ -2,11 +2,15 @@
 
 One ``<testsuite name="crashloop-<kind>">`` holds one ``<testcase>`` per
 restart check (classname ``<kind>.<worker>``, name ``restart-<n>``), one per
-worker problem that belongs to no restart, one per scenario metric
+worker problem that belongs to no restart (named after what it judges:
+``restart-<n>-overdue``, ``levels-confirmed``, ``cap-median`` ...), one per scenario metric
 (classname ``scenario:<scenario>.<worker>``, name the metric's), and for an interrupted or errored
 run one ``<error>`` case, because a CI page that shows only green restarts of
 a run that never finished would lie. The live kubelet config goes into
-``<properties>``, so a failure page says which config was measured.
+``<properties>``, so a failure page says which config was measured. Where the
+environment failed (a node not observed, the host saturated, a kubelet that
+stopped under a worker) the case is an ``<error>``, and its body leads with
+the cause, in the node's words.
 
 Built from a :class:`~harness.outputs.summary.RunSummary` alone: the JUnit file never
 says anything summary.json does not.
@@ -45,8 +49,9 @@ def junit_element(summary: RunSummary) -> ET.Element:
         _run_case(suite, summary, "error")
     elif not summary.workers and not summary.metrics:
         _run_case(suite, summary, "failure")
+    stopped = {match.group(1): match.group(0) for match in _STOPPED.finditer(summary.reason)}
     for worker in summary.workers:
-        _add_worker(suite, summary.kind, worker)
+        _add_worker(suite, summary.kind, worker, stopped.get(worker.node))
     for metric in summary.metrics:
         _add_metric(suite, metric)
 
@@ -143,8 +148,13 @@ def _run_case(suite: ET.Element, summary: RunSummary, tag: str) -> None:
     ET.SubElement(case, tag, message=_clean(message), type=summary.status).text = _clean(detail)
 
 
-def _add_worker(suite: ET.Element, kind: str, worker: WorkerSummary) -> None:
+def _add_worker(
+    suite: ET.Element, kind: str, worker: WorkerSummary, stopped: str | None = None
+) -> None:
+    """The worker's cases; ``stopped``: its node's kubelet stopped during the run (the cause
+    of whatever failed there, which is then the environment's error, said first)."""
     classname = _clean(f"{kind}.{worker.worker}")
+    cause = f"cause: {stopped} (the run's reason)\n" if stopped else ""
     for check in worker.checks:
         case = ET.SubElement(suite, "testcase", classname=classname, name=f"restart-{check.n}")
         if check.measured_s is not None:
@@ -152,17 +162,56 @@ def _add_worker(suite: ET.Element, kind: str, worker: WorkerSummary) -> None:
         if not check.passed:
             message = _clean(check_failure_message(worker.worker, check))
             # A restart late only across a frozen node is not the kubelet's failure.
-            tag = "error" if check.error else "failure"
+            tag = "error" if check.error or stopped else "failure"
             failure = ET.SubElement(case, tag, message=message, type="restart")
-            failure.text = _clean(_check_detail(check))
-    for i, problem in enumerate(worker.problems, start=1):
-        case = ET.SubElement(suite, "testcase", classname=classname, name=f"worker-problem-{i}")
-        ET.SubElement(case, "failure", message=_clean(problem), type="worker")
+            failure.text = _clean(cause + _check_detail(check))
+    names: set[str] = {f"restart-{check.n}" for check in worker.checks}
+    for problem in worker.problems:
+        name = _unique(case_name(problem.removeprefix(f"{worker.worker}: ")), names)
+        case = ET.SubElement(suite, "testcase", classname=classname, name=name)
+        own = problem.removeprefix(f"{worker.worker}: ")
+        environment = own.startswith("error:") or stopped is not None
+        tag = "error" if environment else "failure"
+        message = f"{stopped}: {problem}" if stopped else problem
+        ET.SubElement(case, tag, message=_clean(message), type="worker").text = _clean(
+            cause + problem
+        )
     if not worker.checks and not worker.problems:
         # Without this the worker would be absent from the report, which
         # reads as "not part of the run" rather than "saw no restart".
         case = ET.SubElement(suite, "testcase", classname=classname, name="restarts")
         ET.SubElement(case, "skipped", message="no restart was observed")
+
+
+# What a worker-level problem judges, by the words its verdict opens with.
+_CASES: Final = (
+    (re.compile(r"^(?:error: )?restart (\d+) overdue"), "restart-{}-overdue"),
+    (re.compile(r"^restart (\d+) \(pending\)"), "restart-{}-pending-level"),
+    (re.compile(r"^incomplete:"), "restarts-required"),
+    (re.compile(r"^(?:error: )?levels unconfirmed"), "levels-confirmed"),
+    (re.compile(r"^(?:error: )?the \d+ restarts at the .* cap came"), "cap-median"),
+    (re.compile(r"^no container attempt was recorded"), "container-ran"),
+    (re.compile(r"disagrees with the runtime|the pod status"), "status-agrees"),
+)
+# The run's reason names each stopped kubelet in a clause of its own ("...; ...").
+_STOPPED: Final = re.compile(r"the kubelet of node (\S+) stopped[^;]*")
+
+
+def case_name(problem: str) -> str:
+    """The test case a worker-level problem is: what it judges, e.g. ``restart-4-overdue``."""
+    for pattern, name in _CASES:
+        found = pattern.search(problem)
+        if found:
+            return name.format(*found.groups())
+    return "worker-check"
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    candidate, i = name, 2
+    while candidate in taken:
+        candidate, i = f"{name}-{i}", i + 1
+    taken.add(candidate)
+    return candidate
 
 
 def _add_metric(suite: ET.Element, metric: MetricSummary) -> None:

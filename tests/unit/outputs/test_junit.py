@@ -70,7 +70,7 @@ def test_failures_name_worker_restart_expected_measured_and_bound() -> None:
     problem_case = suite.findall("testcase")[-1]
     assert (problem_case.get("classname"), problem_case.get("name")) == (
         "conformance.reduced",
-        "worker-problem-1",
+        "container-ran",
     )
 
 
@@ -177,3 +177,28 @@ def test_a_restart_late_across_a_frozen_node_is_an_error_case_and_round_trips(
     assert suite.findall("testcase[@name='restart-2']/failure") == []
     write_summary(tmp_path, summary)
     assert read_summary(tmp_path).workers[0].checks[1].error
+
+
+def test_a_stopped_kubelet_is_the_environments_error_named_after_what_it_judged() -> None:
+    summary = failing_summary()
+    default = next(w for w in summary.workers if w.worker == "default")
+    stopped = f"the kubelet of node {default.node} stopped during the run (pid 812 exited)"
+    overdue = (
+        "default: restart 4 overdue: attempt 3 exited at 10:02:01.000 UTC, so restart 4 was "
+        "due by 10:03:02.500 UTC; none by 10:05:00.000 UTC, 117.500s past its bound"
+    )
+    workers = tuple(
+        dataclasses.replace(w, problems=(*w.problems, overdue)) if w is default else w
+        for w in summary.workers
+    )
+    suite = suite_of(dataclasses.replace(summary, status="failed", reason=stopped, workers=workers))
+    case = next(c for c in suite.iter("testcase") if c.get("name") == "restart-4-overdue")
+    assert case.get("classname") == "conformance.default"
+    error = case.find("error")
+    assert error is not None, "a lost kubelet is the environment's error, not a failure"
+    assert (error.get("message") or "").startswith(f"{stopped}: default: restart 4 overdue")
+    assert (error.text or "").startswith(f"cause: {stopped}")
+    # The other workers' failures stay failures: their kubelets ran.
+    reduced = next(c for c in suite.iter("testcase") if c.get("name") == "container-ran")
+    assert reduced.find("failure") is not None
+    assert "1796" not in junit_bytes(dataclasses.replace(summary, reason=stopped)).decode()
