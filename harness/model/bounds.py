@@ -363,7 +363,31 @@ _TABLE: Final[tuple[Bound, ...]] = (
             "so a kubelet one level out still passes restart by restart; their median "
             "cannot hide it. 1.2 s is 1.6 times the largest median measured, and under "
             "the 1.6 s a 3 s kubelet told 2 s shows (the simulation's 3.6 s median). "
-            "Judged from five restarts at the cap, on kubelets that requeue at the expiry"
+            "Judged from five restarts at the cap, on kubelets that requeue at the expiry. "
+            "It holds where it was measured, a cap whose requeue jitter spans 1 s (the "
+            "fast worker's 2 s x requeue_fraction); a wider jitter adds its extra width "
+            "times the cap_median_confidence quantile of the median of that many uniform "
+            "draws (the jitter is uniform: wait.Jitter). Found by run "
+            "20261205T075104Z-check-full-a3c5: a sound reduced worker's 7 restarts at its "
+            "60 s cap came 13.8 s past it in median (its jitter spans 30 s), which the "
+            "flat 1.2 s failed"
+        ),
+    ),
+    Bound(
+        name="cap_median_confidence",
+        value=0.999,
+        unit="fraction",
+        source_kind="design",
+        source=(
+            "no source line: a false-alarm rate chosen for the rule. The jitter's law is the "
+            "kubelet's: kubernetes v1.35.8 pkg/kubelet/pod_workers.go completeWork (lines "
+            "1521-1533) requeues at wait.Jitter(d, 0.5), d + rand.Float64() x 0.5 x d "
+            "(staging/src/k8s.io/apimachinery/pkg/util/wait/wait.go line 96): uniform"
+        ),
+        why=(
+            "How sure the cap's median rule must be that a sound kubelet's median would "
+            "stay below it: the median of k uniform draws stays under this quantile of its "
+            "law in all but 1 of 1000 runs (for an even k, the upper of the middle two)"
         ),
     ),
     Bound(

@@ -7,15 +7,18 @@ judge the restarts together (docs/verdict.md).
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 
-from harness.model.backoff import BackoffCurve
+from harness.model.backoff import REQUEUE_CAP, REQUEUE_FRACTION, BackoffCurve
 from harness.model.releases import AT_EXPIRY
 from harness.recording.records import AttemptRecord
 from harness.verdict.restart import RestartCheck, decided_at
 from harness.verdict.tolerances import (
+    CAP_MEDIAN_CONFIDENCE,
     CAP_MEDIAN_FROM,
+    CAP_MEDIAN_MEASURED_JITTER_S,
     CAP_MEDIAN_OVERSHOOT,
     LEVEL_SHARE_FROM,
     LEVEL_SHARE_MIN,
@@ -58,12 +61,14 @@ def evidence_problems(
     if len(margins) < CAP_MEDIAN_FROM:
         return problems, []
     median = statistics.median(margins)
-    if median <= CAP_MEDIAN_OVERSHOOT:
+    bound = cap_median_bound(curve, len(margins))
+    if median <= bound:
         return problems, []
     message = (
         f"the {len(margins)} restarts at the {dur(curve.maximum)} cap came {median:.3f}s past "
-        f"it in median, over the {CAP_MEDIAN_OVERSHOOT:g}s a kubelet keeping to "
-        f"{dur(curve.maximum)} shows (bound cap_median_overshoot): is its cap longer?"
+        f"it in median, over the {bound:.3g}s a kubelet keeping to "
+        f"{dur(curve.maximum)} shows (bounds cap_median_overshoot, cap_median_confidence): "
+        "is its cap longer?"
     )
     busy = [c for c in at_cap if _saturated_during(saturated, by_attempt, c.n)]
     if 2 * len(busy) > len(at_cap):
@@ -72,6 +77,41 @@ def evidence_problems(
             "the machine's lateness, not the kubelet's alone"
         ]
     return [*problems, message], []
+
+
+def cap_median_bound(curve: BackoffCurve, count: int) -> float:
+    """The median overshoot at the cap a sound kubelet stays under, from ``count`` restarts.
+
+    Measured where the requeue jitter spans 1 s (the fast worker); a wider jitter
+    (half the cap, at most 30 s) adds its extra width times the confidence quantile
+    of the median of ``count`` uniform draws.
+    """
+    jitter_s = REQUEUE_FRACTION * min(curve.maximum, REQUEUE_CAP).total_seconds()
+    extra_s = max(jitter_s - CAP_MEDIAN_MEASURED_JITTER_S, 0.0)
+    return CAP_MEDIAN_OVERSHOOT + extra_s * uniform_median_quantile(count, CAP_MEDIAN_CONFIDENCE)
+
+
+def uniform_median_quantile(count: int, confidence: float) -> float:
+    """The ``confidence`` quantile of the median of ``count`` uniform(0, 1) draws.
+
+    For an even count, of the upper of the middle two (the median is their mean, so
+    this bounds it). The r-th smallest of n draws is at most x when at least r of
+    them are: a binomial tail, solved for x by bisection.
+    """
+    if count < 1:
+        raise ValueError(f"a median needs at least one draw, got {count}")
+    rank = count // 2 + 1
+
+    def below(x: float) -> float:  # P(the rank-th smallest <= x)
+        return sum(
+            math.comb(count, i) * x**i * (1 - x) ** (count - i) for i in range(rank, count + 1)
+        )
+
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (middle, high) if below(middle) < confidence else (low, middle)
+    return high
 
 
 def _saturated_during(

@@ -50,7 +50,11 @@ ZERO: Final = timedelta(0)
 LEVEL_SHARE_MIN: Final = BOUNDS["level_share_min"].as_fraction()
 LEVEL_SHARE_FROM: Final = 4
 CAP_MEDIAN_OVERSHOOT: Final = BOUNDS["cap_median_overshoot"].as_seconds()
+CAP_MEDIAN_CONFIDENCE: Final = BOUNDS["cap_median_confidence"].as_fraction()
 CAP_MEDIAN_FROM: Final = 5
+# The requeue jitter's width where CAP_MEDIAN_OVERSHOOT was measured: the fast worker's
+# 2 s cap x requeue_fraction.
+CAP_MEDIAN_MEASURED_JITTER_S: Final = 1.0
 
 # A reported back-off is Go duration text, parsed to microseconds and carried
 # as float seconds; anything closer than this is the same value.
