@@ -139,7 +139,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     if not engine_answers():
         raise HarnessError(
             "the docker engine is not running, so no cluster is either",
-            "start it with `make engine`, or bring the cluster back with `crashloop up`",
+            "start it with `crashloop engine`, or bring the cluster back with `crashloop up`",
         )
     kubeconfig = lifecycle.kubeconfig_path(spec.name)
     if not kubeconfig.exists():

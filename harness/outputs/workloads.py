@@ -5,7 +5,7 @@ its runs with (:mod:`harness.pods.skeleton` and each scenario's module),
 so the YAML in ``workloads/`` is what a run applies, with three differences
 a person at a terminal needs: one fixed namespace (``crashloop-replay``, at the
 restricted Pod Security level like every run's), the run label ``replay``, and
-the workload image's stable tag (``make workload-image`` builds and loads it).
+the workload image's stable tag (``crashloop workload-image`` builds and loads it).
 The task-isolation baseline of fresh pods is not here: it is a loop of
 deletes and creates that only the harness drives.
 """
@@ -29,7 +29,7 @@ NAMESPACE_FILE: Final = "namespace.yaml"
 CONFORMANCE_FILE: Final = "conformance.yaml"
 _HEADER: Final = (
     "# Written by `crashloop manifests` from the code the harness deploys with; do not edit.\n"
-    "# Apply on the crashloop cluster after `make workload-image`\n"
+    "# Apply on the crashloop cluster after `crashloop workload-image`\n"
     "# (docs/scenarios.md: Replay the talk by hand).\n"
 )
 

@@ -71,7 +71,8 @@ def workload_sandboxes(node: str) -> list[CriSandbox]:
     except CriFormatError as error:
         raise HarnessError(
             f"node {node}: `crictl pods -o json` printed what the harness cannot read ({error})",
-            "the node image's crictl changed its output: rebuild it (`make node-image`)",
+            "the node image's crictl changed its output: rebuild it "
+            "(`crashloop node-image --offline`)",
         ) from error
 
 

@@ -112,8 +112,8 @@ def ensure_engine() -> Engine:
                 "a Docker engine is running, but this host lacks capabilities "
                 f"{missing_capabilities()} in its bounding set, so every privileged kind node "
                 "will fail with 'unable to apply caps: operation not permitted'",
-                "stop that engine and run `make engine` so the harness starts one with its "
-                "capability wrapper, or add the wrapper runtime to its daemon.json yourself",
+                "stop that engine and run `crashloop engine` so the harness starts one with "
+                "its capability wrapper, or add the wrapper runtime to its daemon.json yourself",
             )
         return Engine(_server_info("{{.ServerVersion}}"), started_here, runtime == _WRAPPER_RUNTIME)
 

@@ -24,8 +24,8 @@ def check_requested_image(image: str) -> None:
     if not image_exists(image):
         raise HarnessError(
             f"node image {image!r} does not exist on this docker engine",
-            f"build it (`make node-image` gives {pins.LOCAL_NODE_IMAGE}), pull it, or omit "
-            "--image/--kind-image to let the harness choose",
+            f"build it (`crashloop node-image --offline` gives {pins.LOCAL_NODE_IMAGE}), pull "
+            "it, or omit --image/--kind-image to let the harness choose",
         )
     version = image_label(image, "crashloop.harness/kubernetes-version")
     if version is not None and version not in pins.SUPPORTED_KUBERNETES_VERSIONS:
