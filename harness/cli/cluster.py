@@ -11,7 +11,7 @@ from typing import Final
 import yaml
 from rich.table import Table
 
-from harness.cli.codes import SETUP_CODES, STATUS_CODES
+from harness.cli.codes import KUBECONFIG_CODES, SETUP_CODES, STATUS_CODES
 from harness.cli.common import (
     Commands,
     Parents,
@@ -97,7 +97,7 @@ def _add_printers(commands: Commands, parents: Parents) -> None:
         summary="print the path of the cluster's kubeconfig",
         description="Print the path of the cluster's kubeconfig, for `export "
         "KUBECONFIG=$(crashloop kubeconfig)` and a second pane with kubectl.",
-        codes=STATUS_CODES,
+        codes=KUBECONFIG_CODES,
         parents=(parents.spec,),
     )
     add_command(

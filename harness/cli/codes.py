@@ -46,6 +46,11 @@ STATUS_CODES: Final = """exit codes:
   2    no such cluster, the engine is down, or a kubelet's live config differs from its profile
   3    internal error: a bug of the harness (its traceback is printed), never a verdict"""
 
+KUBECONFIG_CODES: Final = """exit codes:
+  0    the path printed
+  2    no such cluster here, or the engine is down (the message names the fix)
+  3    internal error: a bug of the harness (its traceback is printed), never a verdict"""
+
 ENVIRONMENT: Final = """environment:
   CRASHLOOP_RUNS_DIR       where run directories go (default ./runs; --runs-dir sets it)
   CRASHLOOP_STATE_DIR      kubeconfigs, kind configs and patches (default

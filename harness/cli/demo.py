@@ -40,7 +40,7 @@ def register(commands: Commands, parents: Parents) -> None:
         choices=SCENARIOS,
         default=list(TALK_SCENARIOS),
         help="scenarios to run beside the bare curve (default: the talk's three, "
-        f"{', '.join(TALK_SCENARIOS)}; none: only the curve)",
+        f"{', '.join(TALK_SCENARIOS)}; `--scenarios` with no name: only the curve)",
     )
     demo.add_argument("--plain", action="store_true", help="plain timestamped lines, no live view")
     demo.add_argument("--down", action="store_true", help="delete the cluster afterwards")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from rich.text import Text
@@ -14,12 +15,13 @@ from harness.cli.common import (
     add_command,
     console,
     observer_option,
+    output_option,
     positive_int,
     progress,
     spec_of,
 )
 from harness.cli.measure import profile_option, run_and_report_check
-from harness.cli.out import SCREEN
+from harness.cli.out import SCREEN, emit
 from harness.cluster import lifecycle
 from harness.core.atomicfile import write_atomically
 from harness.outputs.flakiness import flakiness_of
@@ -44,6 +46,7 @@ def register(commands: Commands, parents: Parents) -> None:
     )
     profile_option(flakiness, "quick")
     observer_option(flakiness)
+    output_option(flakiness)
     source = flakiness.add_mutually_exclusive_group()
     source.add_argument(
         "--runs", type=positive_int, default=10, help="how many checks to run (default 10)"
@@ -71,6 +74,7 @@ def _cmd_flakiness(args: argparse.Namespace) -> int:
     point_latest_at(run_dir)
     SCREEN.tables.print(flakiness_table(report))
     SCREEN.tables.print(f"flakiness of {len(series.summaries)} runs in {written}")
+    emit({"run_dir": str(run_dir), "flakiness": json.loads(report.to_json())})
     if series.error is not None:
         console.print(Text("error: ", style="bold red") + Text(series.error), soft_wrap=True)
         return 2

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from dataclasses import asdict
 from pathlib import Path
 
@@ -90,6 +91,7 @@ def _add_matrix(commands: Commands) -> None:
         "(one job's runs/ per release, as the nightly workflow downloads them; scenario runs "
         "are passed over, a check of another profile refused)",
     )
+    output_option(matrix)
     matrix.add_argument(
         "--markdown",
         metavar="FILE",
@@ -134,6 +136,7 @@ def _cmd_matrix(args: argparse.Namespace) -> int:
         out.print(f"  {change}")
     out.print(f"matrix: {where / MATRIX_FILE}")
     point_latest_at(where)
+    emit({"run_dir": str(where), "matrix": json.loads((where / MATRIX_FILE).read_text())})
     if any(entry.status == "interrupted" for entry in matrix.entries):
         return 130
     return 0 if matrix.passed else 1

@@ -124,6 +124,7 @@ def _add_conformance(commands: Commands, parents: Parents) -> None:
         parents=(parents.spec_and_image,),
     )
     conformance.add_argument("--profile", choices=sorted(CHECK_PROFILES), default="full")
+    output_option(conformance)
 
 
 def profile_option(parser: argparse.ArgumentParser, default: str) -> None:
@@ -276,6 +277,14 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     point_latest_at(result.run_dir)  # the conformance report, not its last scenario
     for run in runs:
         SCREEN.tables.print(f"{', '.join(run.scenarios)}: {run.status} ({run.run_dir})")
+    emit(
+        {
+            "run_dir": str(result.run_dir),
+            "summary": json.loads((result.run_dir / SUMMARY_FILE).read_text()),
+            "report": str(report),
+            "scenarios": [_scenario_run_document(run) for run in runs],
+        }
+    )
     if result.status == "interrupted" or any(run.status == "interrupted" for run in runs):
         return 130
     return 0 if summary.passed and all(run.passed for run in runs) else 1

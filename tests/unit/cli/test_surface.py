@@ -45,6 +45,19 @@ def test_every_command_says_what_it_does_and_what_its_exit_codes_mean() -> None:
         assert sub.description, name  # type: ignore[attr-defined]
 
 
+def test_every_command_that_measures_can_answer_in_json() -> None:
+    measuring = ("check", "scenarios", "conformance", "flakiness", "matrix", "mutants", "overhead")
+    for name, sub in _subcommands().items():
+        if name in measuring:
+            assert "--output" in sub.format_help(), name  # type: ignore[attr-defined]
+
+
+def test_each_commands_exit_codes_are_its_own() -> None:
+    kubeconfig = _subcommands()["kubeconfig"].format_help()  # type: ignore[attr-defined]
+    assert "the path printed" in kubeconfig
+    assert "kubelet runs its profile" not in kubeconfig
+
+
 def test_the_top_level_help_documents_every_environment_variable() -> None:
     text = build_parser().format_help()
     for variable in (
