@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import Final
 
 import shtab
 import urllib3
@@ -54,17 +55,22 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=version_text())
-    parser.add_argument(
-        "--runs-dir",
-        metavar="DIR",
-        help="where run directories are written (default ./runs, or $CRASHLOOP_RUNS_DIR)",
-    )
+    parser.add_argument("--runs-dir", metavar="DIR", help=RUNS_DIR_HELP)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     shared = parents()
     for family in FAMILIES:
         family.register(commands, shared)
     _register_completion(commands, shared)
+    # A global flag works after the command too, as kubectl's do; given nowhere there,
+    # it leaves the value before the command alone (SUPPRESS).
+    for command in commands.choices.values():
+        command.add_argument(
+            "--runs-dir", metavar="DIR", default=argparse.SUPPRESS, help=RUNS_DIR_HELP
+        )
     return parser
+
+
+RUNS_DIR_HELP: Final = "where run directories are written (default ./runs, or $CRASHLOOP_RUNS_DIR)"
 
 
 def version_text() -> str:

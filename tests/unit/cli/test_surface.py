@@ -153,6 +153,9 @@ def test_runs_dir_option_sets_where_runs_go(
     monkeypatch.setattr(cli_cluster, "engine_answers", lambda: False)
     cli.main(["--runs-dir", str(tmp_path / "elsewhere"), "status"])
     assert os.environ["CRASHLOOP_RUNS_DIR"] == str((tmp_path / "elsewhere").resolve())
+    # After the command too, as kubectl's global flags work.
+    cli.main(["status", "--runs-dir", str(tmp_path / "after")])
+    assert os.environ["CRASHLOOP_RUNS_DIR"] == str((tmp_path / "after").resolve())
 
 
 def test_completion_scripts_name_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
