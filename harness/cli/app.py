@@ -13,7 +13,6 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Final
 
@@ -39,6 +38,7 @@ from harness.cli.out import SCREEN, emit
 from harness.cluster.profiles import ProfileError
 from harness.core import pins, timeouts
 from harness.core.errors import HarnessError, first_line
+from harness.core.version import harness_version
 
 # A bug of the harness: apart from 1 (a verdict failed) and 2 (bad input, set-up).
 INTERNAL_ERROR = 3
@@ -74,12 +74,8 @@ RUNS_DIR_HELP: Final = "where run directories are written (default ./runs, or $C
 
 
 def version_text() -> str:
-    try:
-        mine = metadata.version("crashloop-harness")
-    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
-        mine = "unknown"
     return (
-        f"crashloop-harness {mine} (kind {pins.KIND_VERSION}, Kubernetes "
+        f"crashloop-harness {harness_version()} (kind {pins.KIND_VERSION}, Kubernetes "
         f"{', '.join(pin.version for pin in pins.KUBERNETES.values())}; default "
         f"{pins.DEFAULT_KUBERNETES.version})"
     )

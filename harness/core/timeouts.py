@@ -109,6 +109,8 @@ OVERHEAD_CAP_MARGIN: Final = _s(180.0)
 POD_RUNNING: Final = _s(180.0)
 NAMESPACE_GONE: Final = _s(120.0)
 
+# A progress ticker's thread gone after its stop is set (it looks once a second).
+TICKER_STOP: Final = _s(5.0)
 # A report opened in headless Chromium: the page and every image loaded.
 BROWSER_PAGE: Final = _s(60.0)
 

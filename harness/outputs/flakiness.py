@@ -14,10 +14,14 @@ import json
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Final
 
+from harness.core.version import produced_by
 from harness.outputs.summary import RunSummary
 from harness.verdict import RestartCheck, waited_restarts
+
+# flakiness.json's layout; bumped when a field changes meaning or goes.
+FLAKINESS_SCHEMA_VERSION: Final = 1
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,8 @@ class FlakinessReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "schema_version": FLAKINESS_SCHEMA_VERSION,
+            **produced_by(),
             "runs": [asdict(run) for run in self.runs],
             "passed_runs": self.passed_runs,
             "total_runs": len(self.runs),

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.core.atomicfile import write_atomically
+from harness.core.version import produced_by
 from harness.outputs.summary import RunSummary, WorkerSummary
 
 MATRIX_FILE: Final = "matrix.json"
@@ -27,6 +28,9 @@ FIRST_DELAYS: Final = 6
 # below it the difference is the noise one release shows from run to run.
 CHANGE_ABSOLUTE_S: Final = 2.0
 CHANGE_RELATIVE: Final = 0.5
+
+# matrix.json's layout; bumped when a field changes meaning or goes.
+MATRIX_SCHEMA_VERSION: Final = 1
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,8 @@ class Matrix:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "schema_version": MATRIX_SCHEMA_VERSION,
+            **produced_by(),
             "profile": self.profile,
             "passed": self.passed,
             "entries": [asdict(entry) for entry in self.entries],

@@ -20,6 +20,7 @@ from typing import Final
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
+from harness.core import timeouts
 from harness.model.durations import format_duration
 
 # A presenter or a CI log reader should never wait longer than this for a sign of life.
@@ -86,7 +87,7 @@ class StepLines:
     ) -> None:
         self._stop.set()
         if self._ticker is not None:
-            self._ticker.join(timeout=2 * _LOOK_S)
+            self._ticker.join(timeout=timeouts.TICKER_STOP)
 
     def _run(self) -> None:
         while not self._stop.wait(_LOOK_S):

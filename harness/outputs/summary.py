@@ -30,6 +30,7 @@ from pydantic import Field
 from harness.cluster.kubeletswap import NodeKubelet
 from harness.cluster.liveconfig import NodeConfigRow
 from harness.core.errors import HarnessError
+from harness.core.version import harness_version
 from harness.model.bounds import BOUNDS, Bound
 from harness.outputs.coverage import RuleCoverage
 from harness.recording.observercost import ObserverCost
@@ -42,8 +43,8 @@ SUMMARY_FILE: Final = "summary.json"
 # (``bounds`` came that way).
 # 2: ``profile`` names what ran (demo, a drill's own name), not quick or full
 # alone; ``recorder_notes`` beside the reason. Version 1 files still read.
-SCHEMA_VERSION: Final = 2
-READABLE_SCHEMA_VERSIONS: Final = (1, 2)
+SCHEMA_VERSION: Final = 3
+READABLE_SCHEMA_VERSIONS: Final = (1, 2, 3)
 
 # A run's profile is the name of what it ran: a check profile ("quick",
 # "full", "demo", a drill's own), or "scenarios" for a scenario run, judged by
@@ -109,6 +110,8 @@ class ClusterInfo:
     # Read in each node at the run's start; empty on an existing cluster (its
     # binaries are out of reach) and in summaries written before they were kept.
     kubelets: tuple[NodeKubelet, ...] = ()
+    # The kind that made the cluster ("-": an existing cluster, or a summary from before).
+    kind_version: str = "-"
 
     @property
     def swapped_kubelets(self) -> tuple[NodeKubelet, ...]:
@@ -275,6 +278,8 @@ class RunSummary:
     # they were carried.
     bounds: tuple[JudgedBound, ...] = field(default_factory=bounds_in_force)
     schema_version: int = field(default=SCHEMA_VERSION)
+    # The harness that wrote it ("unknown" in summaries written before it was kept).
+    harness_version: str = "unknown"
 
     def __post_init__(self) -> None:
         check_kind(self.kind)
@@ -295,6 +300,7 @@ class RunSummary:
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema_version": self.schema_version,
+            "harness_version": self.harness_version,
             "run_id": self.run_id,
             "kind": self.kind,
             "profile": self.profile,
@@ -505,6 +511,7 @@ def summarize(
         metrics=tuple(metrics),
         observer=observer,
         recorder_notes=tuple(recorder_notes),
+        harness_version=harness_version(),
     )
 
 

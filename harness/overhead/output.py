@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.core.atomicfile import write_atomically
+from harness.core.version import produced_by
 from harness.outputs.document import (
     Block,
     Bullets,
@@ -34,6 +35,8 @@ from harness.overhead.analysis import (
 )
 
 OVERHEAD_FILE: Final = "overhead.json"
+# overhead.json's layout; bumped when a field changes meaning or goes.
+OVERHEAD_SCHEMA_VERSION: Final = 1
 REPORT_MD: Final = "report.md"
 REPORT_HTML: Final = "report.html"
 _MIB: Final = 1 << 20
@@ -188,9 +191,11 @@ def write_overhead(
     cells: Sequence[Cell],
 ) -> Path:
     """overhead.json, the plots and report.md/html; the HTML report's path."""
-    document = overhead_document(
-        run_id=run_id, status=status, reason=reason, plan=plan, cells=cells
-    )
+    document = {
+        "schema_version": OVERHEAD_SCHEMA_VERSION,
+        **produced_by(),
+        **overhead_document(run_id=run_id, status=status, reason=reason, plan=plan, cells=cells),
+    }
     write_atomically(
         run_dir / OVERHEAD_FILE, (json.dumps(document, indent=2) + "\n").encode("utf-8")
     )

@@ -5,7 +5,8 @@ and fsync'd the moment the recorder learns something, so a run that is
 interrupted (SIGINT, a crash, a lost cluster) keeps everything it measured.
 The file is a log, not a table: the same attempt appears again when more is
 known about it (its finish, the back-off the kubelet reported), and readers
-keep the latest line per attempt.
+keep the latest line per attempt. Its first line names the layout and the
+harness that wrote it (logs written before that have no such line).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
 
+from harness.core.version import produced_by
 from harness.recording.cri import CriContainer
 
 ATTEMPTS_FILE: Final = "attempts.jsonl"
@@ -26,6 +28,9 @@ SOURCE_CRI: Final = "cri"
 SOURCE_SELF: Final = "self"
 
 AttemptKey = tuple[str, str, int]
+# The log's first line: {"schema": ATTEMPTS_SCHEMA, "schema_version": ..., "harness_version": ...}.
+ATTEMPTS_SCHEMA: Final = "crashloop-attempts"
+ATTEMPTS_SCHEMA_VERSION: Final = 1
 
 
 class AttemptLogError(ValueError):
@@ -236,6 +241,10 @@ class AttemptLog:
             self._latest = {r.key: r for r in read_attempts(self.path)}
         self._file: IO[str] = self.path.open("a", encoding="utf-8")
         if not existed:
+            header = {"schema": ATTEMPTS_SCHEMA, "schema_version": ATTEMPTS_SCHEMA_VERSION}
+            self._file.write(json.dumps({**header, **produced_by()}) + "\n")
+            self._file.flush()
+            os.fsync(self._file.fileno())
             # Make the new directory entry itself durable, not only the data.
             _fsync_dir(self.path.parent)
 
@@ -281,7 +290,7 @@ def read_attempts(path: Path) -> list[AttemptRecord]:
     # After a final newline split() leaves "", so lines[-1] is the torn tail if any.
     latest: dict[AttemptKey, AttemptRecord] = {}
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
+        if not line.strip() or (number == 1 and _is_header(line, path)):
             continue
         try:
             record = AttemptRecord.from_json(line)
@@ -292,6 +301,24 @@ def read_attempts(path: Path) -> list[AttemptRecord]:
         known = latest.get(record.key)
         latest[record.key] = record if known is None else known.merged_with(record)
     return list(latest.values())
+
+
+def _is_header(line: str, path: Path) -> bool:
+    """Whether the first line is the log's header; one of a layout this harness cannot read
+    is refused, naming it."""
+    try:
+        raw = json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    if not isinstance(raw, dict) or raw.get("schema") != ATTEMPTS_SCHEMA:
+        return False
+    if raw.get("schema_version") != ATTEMPTS_SCHEMA_VERSION:
+        raise AttemptLogError(
+            f"{path}: layout version {raw.get('schema_version')!r}, this harness reads "
+            f"{ATTEMPTS_SCHEMA_VERSION} (written by crashloop-harness "
+            f"{raw.get('harness_version', 'unknown')}): read it with that version"
+        )
+    return True
 
 
 def _repair_tail(path: Path) -> None:

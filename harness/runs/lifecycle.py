@@ -28,14 +28,14 @@ from harness.cluster.kube import (
     force_delete_pods,
     node_statuses,
 )
-from harness.cluster.kubeletswap import read_node_kubelet
+from harness.cluster.kubeletswap import NodeKubelet, read_node_kubelet
 from harness.cluster.lifecycle import Cluster, check_live_configs, live_config_rows
 from harness.cluster.liveconfig import NodeConfigRow
 from harness.cluster.remote import (
     RemoteCluster,
     live_rows,
 )
-from harness.core import timeouts
+from harness.core import pins, timeouts
 from harness.core.errors import HarnessError
 from harness.core.paths import runs_dir
 from harness.model.backoff import BackoffCurve
@@ -273,13 +273,18 @@ def cluster_info(cluster: Target, rows: Sequence[NodeConfigRow]) -> ClusterInfo:
     if isinstance(cluster, RemoteCluster):
         versions = sorted({row.kubelet_version for row in rows if row.kubelet_version})
         return ClusterInfo(
-            name=cluster.name, node_image="-", kubernetes_version=", ".join(versions) or "-"
+            name=cluster.name,
+            node_image="-",
+            kubernetes_version=", ".join(versions) or "-",
+            # Each node's kubelet as its Node object reports it; its binary is out of reach.
+            kubelets=tuple(NodeKubelet(row.node, row.kubelet_version or "-", "-") for row in rows),
         )
     return ClusterInfo(
         name=cluster.name,
         node_image=cluster.image,
         kubernetes_version=cluster.spec.kubernetes.version,
         kubelets=tuple(row.binary for row in rows if row.binary is not None),
+        kind_version=pins.KIND_VERSION,
     )
 
 

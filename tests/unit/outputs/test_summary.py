@@ -7,6 +7,7 @@ import json
 import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -261,7 +262,10 @@ def test_summary_json_round_trips(tmp_path: Path) -> None:
 
 def test_summary_json_is_plain_and_readable(tmp_path: Path) -> None:
     raw = json.loads(write_summary(tmp_path, failing_summary()).read_text())
-    assert raw["schema_version"] == 2
+    assert raw["schema_version"] == 3
+    # Who wrote it, and with what: the harness, kind, each node's kubelet (cluster.kubelets).
+    assert raw["harness_version"] == failing_summary().harness_version
+    assert "kind_version" in raw["cluster"]
     assert raw["passed"] is False
     assert raw["status"] == "failed"
     assert raw["cluster"]["node_image"] == "kindest/node:v1.35.0"
@@ -323,8 +327,8 @@ def test_a_missing_field_is_named(tmp_path: Path) -> None:
 
 
 def test_another_schema_version_is_refused(tmp_path: Path) -> None:
-    path = rewrite(tmp_path, lambda raw: raw.update(schema_version=3))
-    with pytest.raises(SummaryError, match="schema_version 3"):
+    path = rewrite(tmp_path, lambda raw: raw.update(schema_version=4))
+    with pytest.raises(SummaryError, match="schema_version 4"):
         read_summary(path)
 
 
@@ -468,3 +472,16 @@ def test_a_headline_with_the_restart_cost_adds_it_per_restart() -> None:
 def test_a_version_1_summary_still_reads(tmp_path: Path) -> None:
     path = rewrite(tmp_path, lambda raw: raw.update(schema_version=1))
     assert read_summary(path).schema_version == 1
+
+
+def test_a_version_2_summary_without_the_versions_it_now_keeps_still_reads(
+    tmp_path: Path,
+) -> None:
+    def older(raw: dict[str, Any]) -> None:
+        raw.update(schema_version=2)
+        del raw["harness_version"]
+        del raw["cluster"]["kind_version"]
+
+    summary = read_summary(rewrite(tmp_path, older))
+    assert (summary.schema_version, summary.harness_version) == (2, "unknown")
+    assert summary.cluster.kind_version == "-"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from harness.core.version import harness_version
 from harness.recording.cri import parse_inspect, parse_ps
 from harness.recording.records import (
     ATTEMPTS_FILE,
@@ -156,7 +157,39 @@ def test_merge_refuses_another_attempt() -> None:
 
 
 def lines(run_dir: Path) -> list[str]:
-    return (run_dir / ATTEMPTS_FILE).read_text().splitlines()
+    """The record lines, after the header that opens every log."""
+    header, *records = (run_dir / ATTEMPTS_FILE).read_text().splitlines()
+    assert json.loads(header)["schema"] == "crashloop-attempts"
+    return records
+
+
+def test_a_log_opens_with_its_layout_and_the_harness_that_wrote_it(tmp_path: Path) -> None:
+    with AttemptLog(tmp_path) as log:
+        log.append(record(0))
+    header = json.loads((tmp_path / ATTEMPTS_FILE).read_text().splitlines()[0])
+    assert header == {
+        "schema": "crashloop-attempts",
+        "schema_version": 1,
+        "harness_version": harness_version(),
+    }
+    assert read_attempts(tmp_path / ATTEMPTS_FILE) == [record(0)]
+
+
+def test_a_log_of_another_layout_is_refused_naming_its_writer(tmp_path: Path) -> None:
+    path = tmp_path / ATTEMPTS_FILE
+    path.write_text(
+        '{"schema": "crashloop-attempts", "schema_version": 9, "harness_version": "9.0"}\n'
+        + record(0).to_json()
+        + "\n"
+    )
+    with pytest.raises(AttemptLogError, match=r"layout version 9.*crashloop-harness 9\.0"):
+        read_attempts(path)
+
+
+def test_a_log_written_before_the_header_still_reads(tmp_path: Path) -> None:
+    path = tmp_path / ATTEMPTS_FILE
+    path.write_text(record(0).to_json() + "\n" + record(1).to_json() + "\n")
+    assert read_attempts(path) == [record(0), record(1)]
 
 
 def test_log_writes_one_line_per_record(tmp_path: Path) -> None:
