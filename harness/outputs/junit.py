@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Final
 
 from harness.core.atomicfile import write_atomically
+from harness.outputs.failurecodes import case_name, failure_code
 from harness.outputs.summary import MetricSummary, RunSummary, WorkerSummary
 from harness.verdict import RestartCheck
 
@@ -163,7 +164,8 @@ def _add_worker(
             message = _clean(check_failure_message(worker.worker, check))
             # A restart late only across a frozen node is not the kubelet's failure.
             tag = "error" if check.error or stopped else "failure"
-            failure = ET.SubElement(case, tag, message=message, type="restart")
+            code = failure_code(check_failure_message(worker.worker, check), worker.worker)
+            failure = ET.SubElement(case, tag, message=message, type=code)
             failure.text = _clean(cause + _check_detail(check))
     names: set[str] = {f"restart-{check.n}" for check in worker.checks}
     for problem in worker.problems:
@@ -173,9 +175,8 @@ def _add_worker(
         environment = own.startswith("error:") or stopped is not None
         tag = "error" if environment else "failure"
         message = f"{stopped}: {problem}" if stopped else problem
-        ET.SubElement(case, tag, message=_clean(message), type="worker").text = _clean(
-            cause + problem
-        )
+        code = failure_code(own)
+        ET.SubElement(case, tag, message=_clean(message), type=code).text = _clean(cause + problem)
     if not worker.checks and not worker.problems:
         # Without this the worker would be absent from the report, which
         # reads as "not part of the run" rather than "saw no restart".
@@ -183,27 +184,8 @@ def _add_worker(
         ET.SubElement(case, "skipped", message="no restart was observed")
 
 
-# What a worker-level problem judges, by the words its verdict opens with.
-_CASES: Final = (
-    (re.compile(r"^(?:error: )?restart (\d+) overdue"), "restart-{}-overdue"),
-    (re.compile(r"^restart (\d+) \(pending\)"), "restart-{}-pending-level"),
-    (re.compile(r"^incomplete:"), "restarts-required"),
-    (re.compile(r"^(?:error: )?levels unconfirmed"), "levels-confirmed"),
-    (re.compile(r"^(?:error: )?the \d+ restarts at the .* cap came"), "cap-median"),
-    (re.compile(r"^no container attempt was recorded"), "container-ran"),
-    (re.compile(r"disagrees with the runtime|the pod status"), "status-agrees"),
-)
 # The run's reason names each stopped kubelet in a clause of its own ("...; ...").
 _STOPPED: Final = re.compile(r"the kubelet of node (\S+) stopped[^;]*")
-
-
-def case_name(problem: str) -> str:
-    """The test case a worker-level problem is: what it judges, e.g. ``restart-4-overdue``."""
-    for pattern, name in _CASES:
-        found = pattern.search(problem)
-        if found:
-            return name.format(*found.groups())
-    return "worker-check"
 
 
 def _unique(name: str, taken: set[str]) -> str:

@@ -33,6 +33,7 @@ from harness.core.errors import HarnessError
 from harness.core.version import harness_version
 from harness.model.bounds import BOUNDS, Bound
 from harness.outputs.coverage import RuleCoverage
+from harness.outputs.failurecodes import failure_code
 from harness.recording.observercost import ObserverCost
 from harness.verdict import RestartCheck, WorkerVerdict, waited_restarts
 
@@ -193,6 +194,8 @@ class WorkerSummary:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["live_config"] = self.live_config.to_dict() if self.live_config else None
+        # Derived, and stored for a reader who matches codes, not words.
+        data["failure_codes"] = [failure_code(f, self.worker) for f in self.failures]
         return data
 
     @property

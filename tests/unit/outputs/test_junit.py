@@ -70,7 +70,7 @@ def test_failures_name_worker_restart_expected_measured_and_bound() -> None:
     problem_case = suite.findall("testcase")[-1]
     assert (problem_case.get("classname"), problem_case.get("name")) == (
         "conformance.reduced",
-        "container-ran",
+        "no-attempt",
     )
 
 
@@ -199,6 +199,6 @@ def test_a_stopped_kubelet_is_the_environments_error_named_after_what_it_judged(
     assert (error.get("message") or "").startswith(f"{stopped}: default: restart 4 overdue")
     assert (error.text or "").startswith(f"cause: {stopped}")
     # The other workers' failures stay failures: their kubelets ran.
-    reduced = next(c for c in suite.iter("testcase") if c.get("name") == "container-ran")
+    reduced = next(c for c in suite.iter("testcase") if c.get("name") == "no-attempt")
     assert reduced.find("failure") is not None
     assert "1796" not in junit_bytes(dataclasses.replace(summary, reason=stopped)).decode()
