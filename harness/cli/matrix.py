@@ -16,7 +16,7 @@ from harness.core import pins
 from harness.core.errors import HarnessError
 from harness.core.resources import DEFAULT_SPEC_NAME, spec_path
 from harness.model.newest import newest as newest_releases
-from harness.outputs.matrix import MATRIX_FILE, markdown_table
+from harness.outputs.matrix import MATRIX_FILE, against, markdown_table, read_matrix
 from harness.outputs.render import matrix_table
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.lifecycle import point_latest_at
@@ -93,6 +93,12 @@ def _add_matrix(commands: Commands) -> None:
     )
     output_option(matrix)
     matrix.add_argument(
+        "--against",
+        metavar="MATRIX_JSON",
+        help="also say what moved against a published matrix (one kept under docs/matrix/): "
+        "a result that changed, a median delay beyond the noise, a release only one has",
+    )
+    matrix.add_argument(
         "--markdown",
         metavar="FILE",
         help="also append the table and the behaviour changes to FILE as Markdown "
@@ -111,6 +117,7 @@ def _cmd_matrix(args: argparse.Namespace) -> int:
                 f"--markdown {args.markdown}: cannot write it ({error.strerror})",
                 "name a file in a directory that exists and is writable",
             ) from error
+    published = read_matrix(Path(args.against)) if args.against else None
     if args.runs_from:
         matrix, where = matrix_from_runs([Path(directory) for directory in args.runs_from])
     else:
@@ -127,16 +134,30 @@ def _cmd_matrix(args: argparse.Namespace) -> int:
             progress,
             keep_clusters=args.keep_clusters,
         )
+    moved = against(published, matrix) if published is not None else None
     if args.markdown:
         with Path(args.markdown).open("a", encoding="utf-8") as markdown:
             markdown.write(markdown_table(matrix))
+            if moved is not None:
+                markdown.write(f"\nAgainst {args.against}:\n\n")
+                markdown.write("".join(f"- {line}\n" for line in moved or ["nothing moved"]))
     out = SCREEN.tables
     out.print(matrix_table(matrix))
     for change in matrix.changes or ["no change in median delay beyond the noise"]:
         out.print(f"  {change}")
+    if moved is not None:
+        out.print(f"against {args.against}:")
+        for line in moved or ["nothing moved beyond the noise"]:
+            out.print(f"  {line}")
     out.print(f"matrix: {where / MATRIX_FILE}")
     point_latest_at(where)
-    emit({"run_dir": str(where), "matrix": json.loads((where / MATRIX_FILE).read_text())})
+    emit(
+        {
+            "run_dir": str(where),
+            "matrix": json.loads((where / MATRIX_FILE).read_text()),
+            "against": None if moved is None else {"published": args.against, "moved": moved},
+        }
+    )
     if any(entry.status == "interrupted" for entry in matrix.entries):
         return 130
     return 0 if matrix.passed else 1

@@ -17,7 +17,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from pydantic import TypeAdapter, ValidationError
+
 from harness.core.atomicfile import write_atomically
+from harness.core.errors import HarnessError
 from harness.core.version import produced_by
 from harness.outputs.summary import RunSummary, WorkerSummary
 
@@ -220,3 +223,60 @@ def _version_key(version: str) -> tuple[int, ...]:
 
 def _s(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
+
+
+def read_matrix(path: Path) -> Matrix:
+    """A matrix.json read back (a kept one under docs/matrix/, or a run's); HarnessError naming
+    the file and its first bad field."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise HarnessError(
+            f"{path} is not a readable matrix.json: {error}",
+            "name a matrix.json a matrix run wrote, or one kept under docs/matrix/",
+        ) from error
+    if not isinstance(raw, dict) or raw.get("schema_version", 1) != MATRIX_SCHEMA_VERSION:
+        raise HarnessError(
+            f"{path}: not a matrix.json of layout {MATRIX_SCHEMA_VERSION}",
+            "read it with the harness version that wrote it",
+        )
+    try:
+        entries = _ENTRIES.validate_python(raw.get("entries"), strict=False)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise HarnessError(f"{path}: entries.{where}: {first['msg']}") from error
+    return Matrix(profile=str(raw.get("profile", "")), entries=list(entries))
+
+
+_ENTRIES: Final = TypeAdapter(list[MatrixEntry])
+
+
+def against(published: Matrix, new: Matrix) -> list[str]:
+    """What moved between a published matrix and a new one, release minor by minor and worker
+    by worker: a result that changed, a median delay beyond the noise, a release only one has."""
+
+    def by_minor(matrix: Matrix) -> dict[str, MatrixEntry]:
+        return {_minor(entry.version): entry for entry in matrix.entries}
+
+    old, now = by_minor(published), by_minor(new)
+    moved: list[str] = []
+    for minor in sorted(set(old) | set(now), key=_version_key):
+        before, after = old.get(minor), now.get(minor)
+        if before is None or after is None:
+            side = "the new run" if before is None else "the published matrix"
+            moved.append(f"{minor}: only in {side}")
+            continue
+        if before.status != after.status:
+            moved.append(
+                f"{minor}: {before.status} ({before.version}) -> {after.status} ({after.version})"
+            )
+        lines = {line.worker: line for line in before.workers}
+        for line in after.workers:
+            was = lines.get(line.worker)
+            if was is None or was.median_delay_s is None or line.median_delay_s is None:
+                continue
+            a, b = was.median_delay_s, line.median_delay_s
+            if abs(a - b) >= CHANGE_ABSOLUTE_S and abs(a - b) >= CHANGE_RELATIVE * min(a, b):
+                moved.append(f"{minor} {line.worker}: median delay {a:.1f}s -> {b:.1f}s")
+    return moved

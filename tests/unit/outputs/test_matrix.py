@@ -15,10 +15,12 @@ from harness.outputs.matrix import (
     Matrix,
     MatrixEntry,
     WorkerLine,
+    against,
     behaviour_changes,
     entry_of,
     markdown_table,
     matrix_of_runs,
+    read_matrix,
     table_rows,
     write_matrix,
 )
@@ -200,3 +202,57 @@ def test_a_matrix_from_directories_without_a_check_run_is_refused(tmp_path: Path
         matrix_from_runs([tmp_path])
     with pytest.raises(HarnessError, match="not a directory"):
         matrix_from_runs([tmp_path / "missing"])
+
+
+KEPT = Path(__file__).resolve().parents[3] / "docs" / "matrix"
+
+
+def test_every_kept_matrix_reads_back_as_it_was_written() -> None:
+    kept = sorted(KEPT.glob("*.json"))
+    assert kept, "docs/matrix/ keeps no matrix"
+    for path in kept:
+        matrix = read_matrix(path)
+        assert matrix.entries, path
+        again = json.loads(json.dumps(matrix.to_dict()))
+        assert json.loads(path.read_text())["entries"] == again["entries"]
+        # Published data names runs, never a path of the machine that made them.
+        assert all("/" not in entry.run_dir for entry in matrix.entries), path
+
+
+def test_a_matrix_that_is_not_one_is_refused_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "matrix.json"
+    path.write_text('{"schema_version": 1, "entries": [{"version": 3}]}')
+    with pytest.raises(HarnessError, match=r"matrix.json: entries\.0"):
+        read_matrix(path)
+    path.write_text("not json")
+    with pytest.raises(HarnessError, match=r"not a readable matrix\.json"):
+        read_matrix(path)
+
+
+def test_against_a_published_matrix_says_what_moved_and_nothing_else() -> None:
+    published = Matrix(
+        "quick",
+        [
+            _entry("v1.34.11", _line("fast", 14.6)),
+            _entry("v1.35.8", _line("fast", 2.7), _line("reduced", 22.0)),
+        ],
+    )
+    new = Matrix(
+        "quick",
+        [
+            _entry("v1.35.9", _line("fast", 2.8), _line("reduced", 45.0)),
+            _entry("v1.36.4", _line("fast", 2.7), status="failed"),
+        ],
+    )
+    assert against(published, new) == [
+        "1.34: only in the published matrix",
+        "1.35 reduced: median delay 22.0s -> 45.0s",
+        "1.36: only in the new run",
+    ]
+    assert against(published, published) == []
+
+
+def test_a_release_whose_result_changed_is_named_with_both_patches() -> None:
+    published = Matrix("quick", [_entry("v1.35.8", _line("fast", 2.7))])
+    new = Matrix("quick", [_entry("v1.35.9", _line("fast", 2.7), status="failed")])
+    assert against(published, new) == ["1.35: passed (v1.35.8) -> failed (v1.35.9)"]
