@@ -52,8 +52,10 @@ def register(commands: Commands, parents: Parents) -> None:
         dest="mutants_from",
         type=Path,
         metavar="RUN_DIR",
-        help="run nothing: judge a finished mutants run again by the current rules, from the "
-        "check runs beside it (their summaries and traces), and write its mutants.json again",
+        help="run nothing: say again which mutants were killed, by which restart and rule, "
+        "by today's attribution (which workers count as the target's), from the check runs "
+        "beside it (their summaries and decisions, as their verdicts were judged then), and "
+        "write its mutants.json again",
     )
     output_option(mutants)
 

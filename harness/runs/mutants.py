@@ -181,8 +181,9 @@ def check_of_run(run_dir: Path) -> CheckOfMutant:
 def rejudge(
     written: Mapping[str, object], mutants: Sequence[Mutant], runs: Path
 ) -> list[MutantResult]:
-    """A finished run's mutants judged again by today's rules, from the check runs it kept
-    (their summaries and traces under ``runs``); nothing is built or run."""
+    """A finished run's mutants attributed again by today's rules (which workers count as the
+    target's, which restart killed it), from the check runs it kept (their summaries and
+    traces' decisions under ``runs``, their verdicts as judged then); nothing is built or run."""
     by_name = {mutant.name: mutant for mutant in mutants}
     rows = written.get("mutants")
     if not isinstance(rows, list):
