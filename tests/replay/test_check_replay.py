@@ -372,3 +372,49 @@ def test_an_existing_cluster_s_paused_node_is_an_error_read_from_its_lease(
     )
     assert blind.status == "failed", blind.reason
     assert "overdue" in blind.reason
+
+
+FIRST_RESTART_135 = "v1.35.8-first-restart-backoff"
+
+
+def test_a_first_restart_that_waits_is_caught_on_fast_and_reduced_by_the_level_it_posts(
+    tmp_path: Path,
+) -> None:
+    """The kept mutant on a real kubelet: restart 1 waited 3.2 s on fast and 2.1 s on reduced,
+    inside restart 1's 5 s bound; the back-off level the kubelet posted before it gives it away."""
+    trace = Trace.load(FIRST_RESTART_135)
+    result = replay_check(trace, tmp_path / "as-live")
+    _assert_as_live(trace, result)
+    for worker in ("fast", "reduced"):
+        first = result.verdicts[worker].checks[0]
+        assert first.n == 1
+        assert first.measured_s is not None
+        assert first.measured_s < first.upper_bound_s, "inside restart 1's own bound"
+        assert not first.passed
+        assert "but restart 1 of the curve does not wait" in first.reason
+        assert result.decided[worker][1].startswith(f"{worker}: restart 1:")
+    assert result.verdicts["default"].passed
+
+
+def test_a_first_restart_that_waits_with_its_levels_hidden_fails_on_the_shifted_curve(
+    tmp_path: Path,
+) -> None:
+    """Without the kubelet's messages, reduced's later levels give the shifted curve away on
+    delays alone; fast's curve is unchanged after restart 1, so it fails for want of its
+    levels (never a pass without them)."""
+    trace = Trace.load(FIRST_RESTART_135)
+    pods = {pod for pod, subject in trace.context["pods"].items() if subject in ("fast", "reduced")}
+    result = replay_check(trace, tmp_path / "hidden", Changes(edit=hide_backoff_messages(pods)))
+    assert result.status == "failed"
+    reduced = result.verdicts["reduced"]
+    assert not reduced.passed
+    late = [c for c in reduced.checks if not c.passed and "too late" in c.reason]
+    assert late, reduced.failures
+    # Decided on its delays: restart 3 came after 4.6 s, over the 2 s level's 4.5 s bound.
+    assert result.decided["reduced"][1].startswith("reduced: restart 3:")
+    assert "too late" in result.decided["reduced"][1]
+    assert not any("the kubelet reported a" in failure for failure in reduced.failures)
+    fast = result.verdicts["fast"]
+    assert not fast.passed
+    assert any("levels unconfirmed" in problem for problem in fast.problems), fast.failures
+    assert result.verdicts["default"].passed
