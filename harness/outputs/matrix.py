@@ -135,6 +135,13 @@ def matrix_of_runs(runs: Sequence[tuple[RunSummary, Path]]) -> Matrix:
     return matrix
 
 
+def moved_beyond_noise(before_s: float, after_s: float) -> bool:
+    """Whether a median delay moved by more than run-to-run noise: both far enough in seconds
+    and as a share of the smaller."""
+    apart = abs(before_s - after_s)
+    return apart >= CHANGE_ABSOLUTE_S and apart >= CHANGE_RELATIVE * min(before_s, after_s)
+
+
 def behaviour_changes(entries: Sequence[MatrixEntry]) -> list[str]:
     """Per worker, the median-delay changes between adjacent releases that exceed the noise."""
     changes = []
@@ -145,7 +152,7 @@ def behaviour_changes(entries: Sequence[MatrixEntry]) -> list[str]:
             if previous is None or previous.median_delay_s is None or line.median_delay_s is None:
                 continue
             a, b = previous.median_delay_s, line.median_delay_s
-            if abs(a - b) >= CHANGE_ABSOLUTE_S and abs(a - b) >= CHANGE_RELATIVE * min(a, b):
+            if moved_beyond_noise(a, b):
                 changes.append(
                     f"{line.worker}, {_minor(before.version)} -> {_minor(after.version)}: "
                     f"median delay {a:.1f}s -> {b:.1f}s"
@@ -277,6 +284,6 @@ def against(published: Matrix, new: Matrix) -> list[str]:
             if was is None or was.median_delay_s is None or line.median_delay_s is None:
                 continue
             a, b = was.median_delay_s, line.median_delay_s
-            if abs(a - b) >= CHANGE_ABSOLUTE_S and abs(a - b) >= CHANGE_RELATIVE * min(a, b):
+            if moved_beyond_noise(a, b):
                 moved.append(f"{minor} {line.worker}: median delay {a:.1f}s -> {b:.1f}s")
     return moved
