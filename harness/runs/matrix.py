@@ -63,6 +63,12 @@ def run_matrix(
         progress(f"Kubernetes {pin.version}: {result.status}; {result.run_dir}")
         if not keep_clusters and pin != DEFAULT_KUBERNETES:
             lifecycle.delete(spec.name, progress)
+        elif not keep_clusters:
+            # Said, not left silently: it keeps running beside the next release's cluster.
+            progress(
+                f"keeping cluster {spec.name} (the default release's, reused by the demo and "
+                "the check); `crashloop down` deletes it"
+            )
         if result.status == "interrupted":
             # Ctrl-C (or SIGTERM) ends the matrix, not just this release's check.
             break
