@@ -75,11 +75,17 @@ def chosen_workers(spec: ClusterSpec, names: str | None) -> list[str]:
 
 
 def _kubelet_to_put(args: argparse.Namespace, spec: ClusterSpec) -> Kubelet | None:
+    # A step line first: a build from a tree can take minutes, and a pipe shows nothing else.
     if args.patch is not None:
+        progress(
+            f"kubelet {spec.kubernetes.version} + {args.patch}: building (cached by the patch)"
+        )
         return kubelet_from_patch(args.patch, spec.kubernetes)
     if args.source is not None:
+        progress(f"kubelet from the tree {args.source}: building")
         return kubelet_from_source(args.source, spec.kubernetes)
     if args.binary is not None:
+        progress(f"kubelet {args.binary}: checking it")
         return kubelet_from_binary(args.binary, spec.kubernetes)
     return None
 
