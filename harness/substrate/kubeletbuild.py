@@ -27,7 +27,15 @@ from harness.core.paths import go_env
 from harness.core.proc import run
 from harness.substrate.nodeimage import components
 from harness.substrate.nodeimage.cache import cached_dir, digest
-from harness.substrate.nodeimage.gobuild import GO_FIX, GoComponent, build, download, go_version
+from harness.substrate.nodeimage.components import kubernetes_ldflags
+from harness.substrate.nodeimage.gobuild import (
+    GO_FIX,
+    GoComponent,
+    ModuleOrigin,
+    build,
+    download,
+    go_version,
+)
 
 KUBELET_PACKAGE: Final = "k8s.io/kubernetes/cmd/kubelet"
 # A staging module's files, as a Kubernetes checkout lays them out.
@@ -250,15 +258,26 @@ def kubelet_from_source(source: Path, pin: pins.KubernetesPin) -> Kubelet:
         )
     head = run(["git", "-C", str(source), "rev-parse", "HEAD"], timeout=timeouts.TOOL_QUERY)
     changes = run(["git", "-C", str(source), "diff", "HEAD"], timeout=timeouts.TOOL_QUERY)
-    key = digest("kubelet-source", str(source.resolve()), head, changes, go_version())
+    # The version the binary reports, stamped as upstream's build stamps it: unstamped it
+    # says v0.0.0-master, which no release's rules apply to, and the node never settles.
+    version = run(
+        ["git", "-C", str(source), "describe", "--tags", "--dirty"], timeout=timeouts.TOOL_QUERY
+    ).strip()
+    when = run(
+        ["git", "-C", str(source), "show", "-s", "--format=%cI", "HEAD"],
+        timeout=timeouts.TOOL_QUERY,
+    ).strip()
+    ldflags = " ".join(kubernetes_ldflags(version, ModuleOrigin(head.strip(), when)))
+    key = digest("kubelet-source", str(source.resolve()), head, changes, ldflags, go_version())
 
     def _build(out: Path) -> None:
         env = {**go_env(), "CGO_ENABLED": "0", "GOFLAGS": ""}
         if pin.go_toolchain:
             env["GOTOOLCHAIN"] = pin.go_toolchain
         (out / "bin").mkdir()
+        kubelet = str(out / "bin" / "kubelet")
         run(
-            ["go", "build", "-trimpath", "-o", str(out / "bin" / "kubelet"), "./cmd/kubelet"],
+            ["go", "build", "-trimpath", "-ldflags", ldflags, "-o", kubelet, "./cmd/kubelet"],
             cwd=str(source),
             env=env,
             fix=GO_FIX,

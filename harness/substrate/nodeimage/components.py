@@ -24,7 +24,7 @@ KUBERNETES_COMMANDS: Final = (
 )
 
 
-def _kubernetes_ldflags(version: str, origin: ModuleOrigin) -> tuple[str, ...]:
+def kubernetes_ldflags(version: str, origin: ModuleOrigin) -> tuple[str, ...]:
     # What upstream's hack/lib/version.sh stamps: without it the binaries say
     # v0.0.0-master and kubeadm's version checks fail.
     major, minor = version.lstrip("v").split(".")[:2]
@@ -121,7 +121,7 @@ def kubernetes(pin: pins.KubernetesPin) -> GoComponent:
         module="k8s.io/kubernetes",
         version=pin.version,
         packages=tuple(f"k8s.io/kubernetes/cmd/{command}" for command in KUBERNETES_COMMANDS),
-        ldflags=lambda origin: _kubernetes_ldflags(pin.version, origin),
+        ldflags=lambda origin: kubernetes_ldflags(pin.version, origin),
         sibling_version=_staging_version,
         toolchain=pin.go_toolchain,
     )

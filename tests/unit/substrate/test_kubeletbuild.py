@@ -142,3 +142,46 @@ def test_a_kubernetes_tree_is_known_by_its_module_line_after_go_mod_s_comments(
     # Past the module check, the tree must have a tag to say which kubelet it is.
     with pytest.raises(HarnessError, match="no release tag"):
         kubeletbuild.check_source_tree(tmp_path)
+
+
+def test_a_kubelet_from_a_tree_reports_the_trees_version_not_v0_0_0_master(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unstamped, a kubelet built from a checkout says v0.0.0-master: no release's rules apply
+    to it and its node never settles (found on a real tree). It is stamped as upstream does."""
+    calls: list[list[str]] = []
+
+    def fake_run(command: list[str], **_kwargs: object) -> str:
+        calls.append(command)
+        answers = {
+            "--abbrev=0": "v1.35.8\n",
+            "rev-parse": "b7cb6c7a2d5c0000000000000000000000000000\n",
+            "--dirty": "v1.35.8-1-gb7cb6c7a\n",
+            "--format=%cI": "2026-12-04T20:00:00+00:00\n",
+            "diff": "",
+        }
+        for word, answer in answers.items():
+            if word in command:
+                return answer
+        if command[:2] == ["go", "build"]:
+            Path(command[command.index("-o") + 1]).write_bytes(b"kubelet")
+        return ""
+
+    def fake_cache(_what: str, _key: str, make: object) -> Path:
+        out = tmp_path / "cache"
+        out.mkdir()
+        assert callable(make)
+        make(out)
+        return out
+
+    monkeypatch.setattr(kubeletbuild, "run", fake_run)
+    monkeypatch.setattr(kubeletbuild, "cached_dir", fake_cache)
+    monkeypatch.setattr(kubeletbuild, "go_version", lambda: "go1.26")
+    (tmp_path / "go.mod").write_text("module k8s.io/kubernetes\n")
+    (tmp_path / "cmd" / "kubelet").mkdir(parents=True)
+    kubelet = kubeletbuild.kubelet_from_source(tmp_path, PIN)
+    (build,) = [c for c in calls if c[:2] == ["go", "build"]]
+    ldflags = build[build.index("-ldflags") + 1]
+    assert "-X k8s.io/component-base/version.gitVersion=v1.35.8-1-gb7cb6c7a" in ldflags
+    assert "-X k8s.io/component-base/version.gitMinor=35" in ldflags
+    assert kubelet.release == "v1.35.8"
