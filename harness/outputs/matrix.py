@@ -144,20 +144,26 @@ def moved_beyond_noise(before_s: float, after_s: float) -> bool:
 
 def behaviour_changes(entries: Sequence[MatrixEntry]) -> list[str]:
     """Per worker, the median-delay changes between adjacent releases that exceed the noise."""
-    changes = []
-    for before, after in itertools.pairwise(entries):
-        old = {line.worker: line for line in before.workers}
-        for line in after.workers:
-            previous = old.get(line.worker)
-            if previous is None or previous.median_delay_s is None or line.median_delay_s is None:
-                continue
-            a, b = previous.median_delay_s, line.median_delay_s
-            if moved_beyond_noise(a, b):
-                changes.append(
-                    f"{line.worker}, {_minor(before.version)} -> {_minor(after.version)}: "
-                    f"median delay {a:.1f}s -> {b:.1f}s"
-                )
-    return changes
+    return [
+        f"{worker}, {_minor(before.version)} -> {_minor(after.version)}: "
+        f"median delay {a:.1f}s -> {b:.1f}s"
+        for before, after in itertools.pairwise(entries)
+        for worker, a, b in medians_moved(before, after)
+    ]
+
+
+def medians_moved(before: MatrixEntry, after: MatrixEntry) -> list[tuple[str, float, float]]:
+    """(worker, median before, median after) for each worker whose median delay moved beyond
+    the noise between two entries; a worker either did not measure is passed over."""
+    old = {line.worker: line for line in before.workers}
+    moved = []
+    for line in after.workers:
+        was = old.get(line.worker)
+        if was is None or was.median_delay_s is None or line.median_delay_s is None:
+            continue
+        if moved_beyond_noise(was.median_delay_s, line.median_delay_s):
+            moved.append((line.worker, was.median_delay_s, line.median_delay_s))
+    return moved
 
 
 def table_rows(matrix: Matrix) -> list[tuple[str, ...]]:
@@ -278,12 +284,8 @@ def against(published: Matrix, new: Matrix) -> list[str]:
             moved.append(
                 f"{minor}: {before.status} ({before.version}) -> {after.status} ({after.version})"
             )
-        lines = {line.worker: line for line in before.workers}
-        for line in after.workers:
-            was = lines.get(line.worker)
-            if was is None or was.median_delay_s is None or line.median_delay_s is None:
-                continue
-            a, b = was.median_delay_s, line.median_delay_s
-            if moved_beyond_noise(a, b):
-                moved.append(f"{minor} {line.worker}: median delay {a:.1f}s -> {b:.1f}s")
+        moved += [
+            f"{minor} {worker}: median delay {a:.1f}s -> {b:.1f}s"
+            for worker, a, b in medians_moved(before, after)
+        ]
     return moved
