@@ -18,6 +18,7 @@ from harness.verdict.restart import RestartCheck, decided_at
 from harness.verdict.tolerances import (
     CAP_MEDIAN_CONFIDENCE,
     CAP_MEDIAN_FROM,
+    CAP_MEDIAN_MEASURED_COUNT,
     CAP_MEDIAN_MEASURED_JITTER_S,
     CAP_MEDIAN_OVERSHOOT,
     LEVEL_SHARE_FROM,
@@ -82,13 +83,18 @@ def evidence_problems(
 def cap_median_bound(curve: BackoffCurve, count: int) -> float:
     """The median overshoot at the cap a sound kubelet stays under, from ``count`` restarts.
 
-    Measured where the requeue jitter spans 1 s (the fast worker); a wider jitter
-    (half the cap, at most 30 s) adds its extra width times the confidence quantile
-    of the median of ``count`` uniform draws.
+    Measured where the requeue jitter spans 1 s, over about 50 restarts (the fast
+    worker in a quick check). The jitter's share of a median of ``count`` draws is
+    its width times the confidence quantile of that median: a wider jitter (half the
+    cap, at most 30 s) or fewer restarts (the early decision's first five) widen the
+    bound by how much that share exceeds the measured one; it never narrows below it.
     """
     jitter_s = REQUEUE_FRACTION * min(curve.maximum, REQUEUE_CAP).total_seconds()
-    extra_s = max(jitter_s - CAP_MEDIAN_MEASURED_JITTER_S, 0.0)
-    return CAP_MEDIAN_OVERSHOOT + extra_s * uniform_median_quantile(count, CAP_MEDIAN_CONFIDENCE)
+    share_s = jitter_s * uniform_median_quantile(count, CAP_MEDIAN_CONFIDENCE)
+    measured_s = CAP_MEDIAN_MEASURED_JITTER_S * uniform_median_quantile(
+        CAP_MEDIAN_MEASURED_COUNT, CAP_MEDIAN_CONFIDENCE
+    )
+    return CAP_MEDIAN_OVERSHOOT + max(share_s - measured_s, 0.0)
 
 
 def uniform_median_quantile(count: int, confidence: float) -> float:

@@ -52,9 +52,10 @@ LEVEL_SHARE_FROM: Final = 4
 CAP_MEDIAN_OVERSHOOT: Final = BOUNDS["cap_median_overshoot"].as_seconds()
 CAP_MEDIAN_CONFIDENCE: Final = BOUNDS["cap_median_confidence"].as_fraction()
 CAP_MEDIAN_FROM: Final = 5
-# The requeue jitter's width where CAP_MEDIAN_OVERSHOOT was measured: the fast worker's
-# 2 s cap x requeue_fraction.
+# Where CAP_MEDIAN_OVERSHOOT was measured: a requeue jitter 1 s wide (the fast worker's 2 s
+# cap x requeue_fraction), over about 50 restarts at the cap (53 and 54 in the runs it names).
 CAP_MEDIAN_MEASURED_JITTER_S: Final = 1.0
+CAP_MEDIAN_MEASURED_COUNT: Final = 50
 
 # A reported back-off is Go duration text, parsed to microseconds and carried
 # as float seconds; anything closer than this is the same value.
