@@ -79,6 +79,8 @@ class ApiRecorder(ClosesItsLog):
         self._api_view: dict[AttemptKey, ApiView] = {}
         # Per node: the least (arrival here - exit there) seen, in ns.
         self._ahead_ns: dict[str, int] = {}
+        # node -> the longest an attempt there ran: its report arrives only at its exit.
+        self._longest_run_ns: dict[str, int] = {}
         self.watch = PodWatch(
             api,
             namespace,
@@ -137,13 +139,18 @@ class ApiRecorder(ClosesItsLog):
 
         Counted from when the API last answered, not from now: a watch that
         stopped delivering must not make a restart it never reported look overdue.
+        An attempt is recorded from the report it writes as it exits, so one that
+        runs R seconds is known only R seconds after it started: less the longest
+        run seen on the node too (found when a pod whose attempts run 5 s read as
+        overdue while its next attempt was running).
         """
         with self._lock:
             ahead = self._ahead_ns.get(node)
+            longest = self._longest_run_ns.get(node, 0)
         heard = self.watch.heard_at_ns
         if ahead is None or heard is None:
             return None
-        return heard - ahead - int(WATCH_SLACK_S * NS_PER_S)
+        return heard - ahead - longest - int(WATCH_SLACK_S * NS_PER_S)
 
     def unobserved(self, node: str) -> list[tuple[int, int]]:
         """Node-clock spans between two of its Lease's renewals further apart than a live
@@ -193,8 +200,11 @@ class ApiRecorder(ClosesItsLog):
             records = self._skipped(key, view.ended)
             if not (view.ended.deleting and self._has_finish(key)):
                 node = view.ended.node
-                ahead = arrived_ns - view.ended.report.finished_ns
+                report = view.ended.report
+                ahead = arrived_ns - report.finished_ns
                 self._ahead_ns[node] = min(ahead, self._ahead_ns.get(node, ahead))
+                ran = max(report.finished_ns - report.started_ns, 0)
+                self._longest_run_ns[node] = max(ran, self._longest_run_ns.get(node, 0))
                 records.insert(0, record)
             if self.log.extend(records):
                 self._changed.notify_all()

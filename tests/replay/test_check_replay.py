@@ -418,3 +418,18 @@ def test_a_first_restart_that_waits_with_its_levels_hidden_fails_on_the_shifted_
     assert not fast.passed
     assert any("levels unconfirmed" in problem for problem in fast.problems), fast.failures
     assert result.verdicts["default"].passed
+
+
+LONG_ATTEMPT_135 = "v1.35.8-existing-long-attempt"
+
+
+def test_an_attempt_still_running_is_not_read_as_an_overdue_restart_from_the_api_alone(
+    tmp_path: Path,
+) -> None:
+    """Through a kubeconfig alone an attempt is recorded when it exits: a 5 s attempt running
+    at the end of the run must not make its restart look overdue (it did, live, by 36 ms)."""
+    trace = Trace.load(LONG_ATTEMPT_135)
+    assert trace.outcome["status"] == "failed"
+    result = replay_check(trace, tmp_path / "now")
+    assert result.status == "passed", result.reason
+    assert all(verdict.passed for verdict in result.verdicts.values())
