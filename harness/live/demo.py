@@ -28,7 +28,7 @@ from harness.cluster.profiles import ClusterSpec
 from harness.core import timeouts
 from harness.live.keys import HELP, keys_while_live
 from harness.live.replay import AsOf, load_recording, replay
-from harness.live.view import CLOCK_ROUNDING_S, LiveView, Theme, states_from
+from harness.live.view import LiveView, Theme, states_from, within
 from harness.outputs.report import write_report
 from harness.outputs.scenarioview import PodMap, ScenarioCell, scenario_cells
 from harness.outputs.steps import SetupProgress
@@ -360,11 +360,7 @@ def takeaways(
             ", ".join(f"{c.expected_s:g}-{c.upper_bound_s:g}s" for c in worker.checks[:6]),
             ", ".join(
                 f"{c.measured_s:.1f}s"
-                + (
-                    ""
-                    if c.expected_s - CLOCK_ROUNDING_S <= c.measured_s <= c.upper_bound_s
-                    else " (outside)"
-                )
+                + ("" if within(c.measured_s, (c.expected_s, c.upper_bound_s)) else " (outside)")
                 for c in worker.checks[:6]
                 if c.measured_s is not None
             ),

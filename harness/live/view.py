@@ -101,8 +101,7 @@ class WorkerState:
         """The last restart came later (or earlier) than the kubelet's code allows."""
         if self.last_delay_s is None or self.last_window_s is None:
             return False
-        low, high = self.last_window_s
-        return not low - CLOCK_ROUNDING_S <= self.last_delay_s <= high
+        return not within(self.last_delay_s, self.last_window_s)
 
 
 class ResultLike(Protocol):
@@ -232,6 +231,13 @@ def window_of(curve: BackoffCurve, n: int) -> Window:
     return backoff.total_seconds(), curve.upper_tolerance(backoff).total_seconds()
 
 
+def within(delay_s: float, window: Window) -> bool:
+    """Whether a delay lies in a restart's window, as the verdict reads it (never early by
+    more than the clock's rounding)."""
+    low, high = window
+    return low - CLOCK_ROUNDING_S <= delay_s <= high
+
+
 def window_text(window: Window | None) -> str:
     return "-" if window is None else f"{window[0]:g}-{window[1]:g}s"
 
@@ -317,10 +323,7 @@ class _Recent:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         cells = [(_number(m), window_text(w).removesuffix("s")) for m, w in self.recent]
         # A delay outside its window stands out: the kubelet's code does not allow it.
-        outside = [
-            m is not None and w is not None and not w[0] - CLOCK_ROUNDING_S <= m <= w[1]
-            for m, w in self.recent
-        ]
+        outside = [m is not None and w is not None and not within(m, w) for m, w in self.recent]
         cell = max((len(text) for pair in cells for text in pair), default=3) + 1
         room = max(options.max_width - self.label_width, cell)
         count = min(room // cell, RECENT_DELAYS)
