@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from kubernetes import client
@@ -146,6 +147,50 @@ def node_containers(name: str) -> dict[str, tuple[str, str]]:
     return containers
 
 
+def control_plane_uptime(name: str) -> float | None:
+    """Seconds since the cluster's control-plane container last started; None if unknown."""
+    try:
+        started = run(
+            [
+                "docker",
+                "inspect",
+                "--format",
+                "{{.State.StartedAt}}",
+                f"{name}-control-plane",
+            ],
+            timeout=timeouts.ENGINE_PROBE,
+        ).strip()
+        return (datetime.now(UTC) - datetime.fromisoformat(started)).total_seconds()
+    except (HarnessError, ValueError):
+        return None
+
+
+def api_refusal(api: client.ApiClient) -> str:
+    """Why the API server does not answer a version request, or '' when it does."""
+    try:
+        client.VersionApi(api).get_code(_request_timeout=timeouts.ENGINE_PROBE)
+    except Exception as error:  # refused, reset, TLS: any of them is "does not answer"
+        return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+    return ""
+
+
+def reuse_health_wait(refusal: str, uptime_s: float | None) -> float:
+    """How long an existing cluster may take to turn healthy before it is recreated.
+
+    An API server that answers gets the whole REUSE_HEALTH for its nodes. One
+    that refuses is given what is left of REUSE_HEALTH counted from its
+    container's start: a control plane that was just restarted (a restarted
+    engine) is still starting, one that has run longer and still refuses
+    will not come back, and waiting the full REUSE_HEALTH on it again is
+    time lost.
+    """
+    if not refusal:
+        return timeouts.REUSE_HEALTH
+    if uptime_s is None:
+        return 0.0
+    return max(timeouts.REUSE_HEALTH - uptime_s, 0.0)
+
+
 def node_container_ips(containers: list[str]) -> dict[str, str]:
     """Container name -> its current IP address on the kind network."""
     if not containers:
@@ -235,15 +280,27 @@ def _reuse(
     A cluster whose containers were restarted (a restarted docker engine, a
     rebooted machine) may have new addresses its certificates and its Node
     objects do not carry: it is deleted when it does not become Ready within
-    REUSE_HEALTH, or when a node's address moved.
+    REUSE_HEALTH, or when a node's address moved. An API server that refuses
+    connections gets REUSE_HEALTH from its container's start, not from now.
     A healthy cluster made from another config is an error, never replaced
     silently.
     """
     name = spec.name
     _export_kubeconfig(kind_bin, name, kubeconfig)
     api = api_client(kubeconfig)
+    refusal = api_refusal(api)
+    uptime = control_plane_uptime(name) if refusal else None
+    wait = reuse_health_wait(refusal, uptime)
+    if wait <= 0:
+        since = f"{uptime:.0f}s after" if uptime is not None else "at an unknown time since"
+        progress(
+            f"cluster {name} is not healthy (its API server does not answer, {since} its "
+            f"control-plane container started: {refusal}); recreating"
+        )
+        delete(name, progress, kind_bin=kind_bin, kubeconfig=kubeconfig)
+        return False
     try:
-        statuses = wait_nodes_ready(api, 1 + len(spec.workers), timeout=timeouts.REUSE_HEALTH)
+        statuses = wait_nodes_ready(api, 1 + len(spec.workers), timeout=wait)
     except HarnessError as error:
         progress(f"cluster {name} is not healthy ({error.problem.splitlines()[0]}); recreating")
         delete(name, progress, kind_bin=kind_bin, kubeconfig=kubeconfig)

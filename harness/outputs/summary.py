@@ -60,7 +60,7 @@ POOLED_PROFILES: Final = ("quick", "full")
 _CHECK_RUN_ID: Final = re.compile(r"^\d{8}T\d{6}Z-check-(?P<profile>.+)-[0-9a-f]{4}$")
 RunStatus = Literal["passed", "failed", "interrupted", "error"]
 # How the run ended, as the caller knows it; the verdicts decide the rest.
-# "failed" is for a run that failed beyond its verdicts (a kubelet stopped).
+# "failed" is for a run that failed beyond its verdicts (an incomplete observation).
 RunOutcome = Literal["completed", "failed", "interrupted", "error"]
 
 KIND_CONFORMANCE: Final = "conformance"
@@ -360,7 +360,7 @@ def require_pooled_check(summary: RunSummary, run_dir: Path) -> None:
 def outcome_of(status: str) -> RunOutcome:
     """How a run ended, from its own status ("observed", "timeout", ...), for :func:`summarize`.
 
-    A run that failed (a stopped kubelet, an incomplete observation) stays
+    A run that failed (an incomplete observation) stays
     failed whatever its verdicts say; an unknown status is an error, never a pass.
     """
     if status in ("interrupted", "failed", "error"):

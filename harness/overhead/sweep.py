@@ -78,8 +78,8 @@ Progress = Callable[[str], None]
 class OverheadRun(RunState):
     """A sweep's plan, its cells as measured, and where it was written.
 
-    ``status`` ends "measured" when every cell was; "interrupted", "failed" (a
-    kubelet stopped) or "error" (a kubelet restarted, the engine gone) as any run.
+    ``status`` ends "measured" when every cell was; "interrupted" or "error" (a
+    kubelet restarted or stopped, the engine gone) as any run.
     """
 
     plan: OverheadPlan

@@ -1,8 +1,9 @@
 """How a measured run ended: its kubelets and engine compared with the start, evidence kept.
 
-A kubelet that restarted wiped its back-off state (the run is an error), one
-that stopped restarts nothing (a failure, the verdicts say which restart went
-overdue), an engine that went away leaves nothing to ask. On the harness's
+A kubelet that restarted wiped its back-off state, one that stopped restarts
+nothing more (the verdicts still say which restart went overdue), an engine
+that went away leaves nothing to ask: each makes the run an error, never a
+pass and never a plain failure, as JUnit's ``<error>`` says of the same node. On the harness's
 own cluster each kubelet's process is read on its node; on an existing
 cluster its start time comes from its metrics.
 """
@@ -31,8 +32,9 @@ class RunEnding:
 
     ``errors``: a kubelet restarted (its back-off state wiped) or the engine
     went away; no pass or fail may be claimed. ``stopped``: a kubelet exited
-    and stayed down, a failure of that node. ``engine_gone``: nothing more can
-    be asked of the cluster (no evidence, no clean-up).
+    and stayed down; the node's later restarts cannot be judged either.
+    ``engine_gone``: nothing more can be asked of the cluster (no evidence, no
+    clean-up).
     """
 
     errors: tuple[str, ...]
@@ -57,11 +59,12 @@ def apply_ending(state: RunState, ending: RunEnding) -> None:
         # A verdict against a curve the kubelet no longer follows would be wrong.
         state.status = "error"
         state.reason = _joined(state.reason, ending.errors)
-    elif ending.stopped and state.status != "interrupted":
+    if ending.stopped and state.status != "interrupted":
         # A stopped kubelet restarts nothing: the verdicts say which restart
-        # went overdue; the run says why, and says it first (a reader at 9am
-        # wants the node, not the epoch of an exit).
-        state.status = "failed"
+        # went overdue, but the node, not its back-off, is what failed, so
+        # the run is an error (JUnit's <error> for that worker); the run says
+        # why first (a reader at 9am wants the node, not the epoch of an exit).
+        state.status = "error"
         state.reason = _joined("; ".join(ending.stopped), [state.reason] if state.reason else [])
 
 

@@ -31,13 +31,16 @@ def test_an_error_at_the_end_overrides_a_pass_and_keeps_the_reason_before_it() -
     assert state.reason == f"all good; {RESTARTED}"
 
 
-def test_a_stopped_kubelet_fails_the_run_unless_it_was_interrupted() -> None:
+def test_a_stopped_kubelet_makes_the_run_an_error_unless_it_was_interrupted() -> None:
     stopped = (
         "the kubelet of node w1 stopped during the run (pid 5 exited) and was not restarted",
     )
     state = RunState(run_id="r", run_dir=Path("r"), status="passed")
     apply_ending(state, RunEnding(errors=(), stopped=stopped, engine_gone=None))
-    assert (state.status, state.reason) == ("failed", stopped[0])
+    assert (state.status, state.reason) == ("error", stopped[0])
+    failed = RunState(run_id="r", run_dir=Path("r"), status="failed", reason="default: overdue")
+    apply_ending(failed, RunEnding(errors=(), stopped=stopped, engine_gone=None))
+    assert (failed.status, failed.reason) == ("error", f"{stopped[0]}; default: overdue")
     interrupted = RunState(run_id="r", run_dir=Path("r"), status="interrupted")
     apply_ending(interrupted, RunEnding(errors=(), stopped=stopped, engine_gone=None))
     assert interrupted.status == "interrupted"
