@@ -13,7 +13,9 @@ from harness.overhead.analysis import REPEAT_WITHIN
 # What a run's exit code means; the same for every command that measures.
 MEASURING_CODES: Final = """exit codes:
   0    every verdict passed
-  1    a verdict failed: the run directory (runs/latest) has the summary, plots and evidence
+  1    a verdict failed, or the run ended an error (a kubelet restarted or stopped, the engine
+       went): summary.json's status and reason say which; the run directory (runs/latest)
+       has the summary, plots and evidence
   2    bad input, or set-up failed before anything was measured (the message names the fix)
   3    internal error: a bug of the harness (its traceback is printed), never a verdict
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP): what was measured is judged and kept"""
