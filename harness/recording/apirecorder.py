@@ -37,7 +37,7 @@ from harness.recording.closing import ClosesItsLog, RecorderErrors
 from harness.recording.hostcpu import SaturatedSpan
 from harness.recording.leases import LeaseReader
 from harness.recording.observercost import CpuReading, ObserverCost, read_cpu
-from harness.recording.podwatch import Ended, PodWatch
+from harness.recording.podwatch import Ended, PodNote, PodWatch
 from harness.recording.recorder import ApiView, note_into, pending_from
 from harness.recording.records import SOURCE_SELF, AttemptKey, AttemptLog, AttemptRecord
 from harness.recording.trace import TRACE_FILE, NoTrace, Tap, TraceWriter
@@ -173,25 +173,10 @@ class ApiRecorder(ClosesItsLog):
         with self._changed:
             self._changed.wait(timeout)
 
-    def _note(
-        self,
-        key: AttemptKey,
-        *,
-        reported: float | None = None,
-        started: str | None = None,
-        finished: str | None = None,
-        ended: Ended | None = None,
-    ) -> None:
+    def _note(self, key: AttemptKey, note: PodNote) -> None:
         arrived_ns = time.time_ns()
         with self._changed:
-            view = note_into(
-                self._api_view,
-                key,
-                reported=reported,
-                started=started,
-                finished=finished,
-                ended=ended,
-            )
+            view = note_into(self._api_view, key, note)
             if self._closed or view.ended is None or view.ended.report is None:
                 return
             record = self._record(key, view, view.ended)

@@ -47,18 +47,25 @@ class Ended:
     deleting: bool = False
 
 
+@dataclass(frozen=True)
+class PodNote:
+    """What one pod status says of one attempt; None where it says nothing.
+
+    ``reported``: the back-off the kubelet posted before it (seconds);
+    ``started``/``finished``: the API's whole-second times (ISO 8601);
+    ``ended``: the attempt as the status shows it terminated.
+    """
+
+    reported: float | None = None
+    started: str | None = None
+    finished: str | None = None
+    ended: Ended | None = None
+
+
 class Note(Protocol):
     """Where the watch hands what it read about one attempt."""
 
-    def __call__(
-        self,
-        key: AttemptKey,
-        *,
-        reported: float | None = None,
-        started: str | None = None,
-        finished: str | None = None,
-        ended: Ended | None = None,
-    ) -> None: ...
+    def __call__(self, key: AttemptKey, note: PodNote) -> None: ...
 
 
 class PodWatch:
@@ -219,18 +226,20 @@ class PodWatch:
                 backoff = parse_backoff_message(waiting.message)
                 if backoff is not None:
                     # The wait before the next attempt, numbered like the runtime's.
-                    self._note((uid, status.name, restarts + 1), reported=backoff.total_seconds())
+                    self._note(
+                        (uid, status.name, restarts + 1), PodNote(reported=backoff.total_seconds())
+                    )
             running = status.state.running if status.state else None
             if running is not None and running.started_at is not None:
-                self._note((uid, status.name, restarts), started=running.started_at.isoformat())
+                self._note(
+                    (uid, status.name, restarts), PodNote(started=running.started_at.isoformat())
+                )
             terminated = status.state.terminated if status.state else None
             if terminated is not None:
                 started, finished = _times(terminated)
                 self._note(
                     (uid, status.name, restarts),
-                    started=started,
-                    finished=finished,
-                    ended=_ended(pod, terminated),
+                    PodNote(None, started, finished, _ended(pod, terminated)),
                 )
             # While the container waits out its back-off (a waiting state with the
             # kubelet's reason), the kubelet has moved the attempt that just exited
@@ -242,13 +251,11 @@ class PodWatch:
             last_attempt = restarts if backing_off else restarts - 1
             if last is not None and last_attempt >= 0:
                 started, finished = _times(last)
+                # An attempt in lastState ended before the current one
+                # started: a deletion can only end the current one.
+                ended = _ended(pod, last, current=False)
                 self._note(
-                    (uid, status.name, last_attempt),
-                    started=started,
-                    finished=finished,
-                    # An attempt in lastState ended before the current one
-                    # started: a deletion can only end the current one.
-                    ended=_ended(pod, last, current=False),
+                    (uid, status.name, last_attempt), PodNote(None, started, finished, ended)
                 )
 
 

@@ -69,7 +69,7 @@ from harness.recording.nodestream import (
     docker_exec_argv,
 )
 from harness.recording.observercost import CpuReading, ObserverCost, read_cpu
-from harness.recording.podwatch import Ended, PodWatch
+from harness.recording.podwatch import Ended, PodNote, PodWatch
 from harness.recording.records import AttemptKey, AttemptLog, AttemptRecord
 from harness.recording.trace import TRACE_FILE, Tap, TraceWriter
 
@@ -581,24 +581,9 @@ class Recorder(ClosesItsLog):
                 self._changed.notify_all()
 
     # the pod watch's notes (called from its thread) ------------------------
-    def _note(
-        self,
-        key: AttemptKey,
-        *,
-        reported: float | None = None,
-        started: str | None = None,
-        finished: str | None = None,
-        ended: Ended | None = None,
-    ) -> None:
+    def _note(self, key: AttemptKey, note: PodNote) -> None:
         with self._changed:
-            view = note_into(
-                self._api_view,
-                key,
-                reported=reported,
-                started=started,
-                finished=finished,
-                ended=ended,
-            )
+            view = note_into(self._api_view, key, note)
             known = {r.key: r for r in self.log.latest()}.get(key)
             if known is None or self._closed:
                 return
@@ -619,21 +604,14 @@ class Recorder(ClosesItsLog):
                 self._changed.notify_all()
 
 
-def note_into(
-    views: dict[AttemptKey, ApiView],
-    key: AttemptKey,
-    *,
-    reported: float | None,
-    started: str | None,
-    finished: str | None,
-    ended: Ended | None,
-) -> ApiView:
+def note_into(views: dict[AttemptKey, ApiView], key: AttemptKey, note: PodNote) -> ApiView:
     """Add what the pod watch read about one attempt to its view; a later None keeps the known."""
     view = views.setdefault(key, ApiView())
-    view.reported_backoff_s = reported if reported is not None else view.reported_backoff_s
-    view.api_started_at = started or view.api_started_at
-    view.api_finished_at = finished or view.api_finished_at
-    view.ended = ended or view.ended
+    if note.reported is not None:
+        view.reported_backoff_s = note.reported
+    view.api_started_at = note.started or view.api_started_at
+    view.api_finished_at = note.finished or view.api_finished_at
+    view.ended = note.ended or view.ended
     return view
 
 

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
-import urllib3
 from kubernetes import client
 
 from harness.cluster.kubeletstate import KubeletProcess
@@ -141,68 +138,6 @@ def _pod_with(resource_version: str, status: client.V1ContainerStatus) -> client
         spec=client.V1PodSpec(node_name="node-1", containers=[]),
         status=client.V1PodStatus(container_statuses=[status]),
     )
-
-
-class FakeApi:
-    """The API side of a watch: a list, then one scripted step per watch request."""
-
-    def __init__(self, recorder_stop: threading.Event, steps: list[object]) -> None:
-        self.stop = recorder_stop
-        self.steps = steps
-        self.lists = 0
-        self.watched_from: list[str] = []
-
-    def list_namespaced_pod(self, _namespace: str, **_: object) -> SimpleNamespace:
-        self.lists += 1
-        return SimpleNamespace(
-            items=[], metadata=SimpleNamespace(resource_version=f"list-{self.lists}")
-        )
-
-    def stream(
-        self, _func: object, _namespace: str, **kwargs: object
-    ) -> Iterator[dict[str, object]]:
-        self.watched_from.append(str(kwargs["resource_version"]))
-        if not self.steps:
-            self.stop.set()
-            return
-        step = self.steps.pop(0)
-        if isinstance(step, BaseException):
-            raise step
-        yield {"type": "MODIFIED", "object": step}
-
-
-def _watch_with(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: list[object]
-) -> tuple[Recorder, FakeApi]:
-    recorder = _recorder(tmp_path, FakeNode())
-    api = FakeApi(recorder._stop, steps)
-    monkeypatch.setattr("kubernetes.client.CoreV1Api", lambda _api: api)
-    monkeypatch.setattr("kubernetes.watch.Watch", lambda: api)
-    # No wait between attempts: the recorder's stop event is what it waits on.
-    monkeypatch.setattr(recorder._stop, "wait", lambda _timeout: False)
-    recorder.watch.run()
-    return recorder, api
-
-
-def test_a_dropped_stream_resumes_from_its_resource_version(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    reset = urllib3.exceptions.ProtocolError("Connection broken", ConnectionResetError(104))
-    recorder, api = _watch_with(tmp_path, monkeypatch, [_pod("7"), reset, _pod("9")])
-    assert api.lists == 1, "a dropped stream needs no relist"
-    assert api.watched_from == ["list-1", "7", "7", "9"]
-    assert any("ProtocolError" in message for message in recorder.errors.messages)
-
-
-def test_gone_relists_and_watches_from_the_new_list(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    gone = client.ApiException(status=410, reason="Expired: too old resource version")
-    recorder, api = _watch_with(tmp_path, monkeypatch, [_pod("7"), gone, _pod("12")])
-    assert api.lists == 2
-    assert recorder.watch.relists == 2
-    assert api.watched_from == ["list-1", "7", "list-2", "12"]
-    assert recorder.errors.messages == [], "410 is routine, not an error"
 
 
 def test_the_reported_backoff_reaches_the_attempt_it_precedes(tmp_path: Path) -> None:
@@ -578,53 +513,3 @@ def test_problems_that_are_not_the_runtime_failing_do_not_count(tmp_path: Path) 
         recorder.on_problem("node-1", "pulse: unexpected line 'bogus'")
         recorder.on_pulse("node-1", Tick())
     assert recorder.broken_nodes() == []
-
-
-# Pods deleted under the run -------------------------------------------------
-
-
-def _named_pod(name: str, uid: str, *, deleting: bool = False) -> client.V1Pod:
-    return client.V1Pod(
-        metadata=client.V1ObjectMeta(
-            name=name,
-            uid=uid,
-            resource_version="1",
-            deletion_timestamp=datetime(2026, 1, 1, 10, 0, 30, tzinfo=UTC) if deleting else None,
-        ),
-        spec=client.V1PodSpec(node_name="node-1", containers=[]),
-        status=client.V1PodStatus(container_statuses=[]),
-    )
-
-
-def test_a_pod_being_deleted_or_gone_is_named_with_when_it_was_seen(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    watch = _recorder(tmp_path, FakeNode()).watch
-    for name in ("crash-fast", "crash-reduced", "crash-default"):
-        watch.on_watch_event("ADDED", _named_pod(name, f"uid-{name}"))
-    assert watch.deleted_pods() == {}
-    monkeypatch.setattr("harness.recording.podwatch._now_utc", lambda: "2026-01-01T10:00:00+00:00")
-    watch.on_watch_event("MODIFIED", _named_pod("crash-fast", "uid-crash-fast", deleting=True))
-    # Deleted with no grace period: the DELETED event may be all there is.
-    watch.on_watch_event("DELETED", _named_pod("crash-reduced", "uid-crash-reduced"))
-    # When the watch saw it, not the end of the grace period its deletion was given.
-    assert watch.deleted_pods() == {
-        "crash-fast": "2026-01-01T10:00:00+00:00",
-        "crash-reduced": "2026-01-01T10:00:00+00:00",
-    }
-
-
-def test_a_pod_replaced_under_its_name_or_missing_from_a_relist_was_deleted(
-    tmp_path: Path,
-) -> None:
-    recorder = _recorder(tmp_path, FakeNode())
-    watch = recorder.watch
-    watch.on_watch_event("ADDED", _named_pod("crash-fast", "uid-1"))
-    watch.on_watch_event("ADDED", _named_pod("crash-default", "uid-2"))
-    watch.on_watch_event("ADDED", _named_pod("crash-reduced", "uid-3"))
-    # The watch fell behind (410 Gone) and relisted: one pod came back under a
-    # new uid, another is gone; their DELETED events were never delivered.
-    watch.on_watch_event("LIST", _named_pod("crash-fast", "uid-9"))
-    watch.on_watch_event("LIST", _named_pod("crash-reduced", "uid-3"))
-    watch.on_relisted(["crash-fast", "crash-reduced"])
-    assert set(recorder.deleted_pods()) == {"crash-fast", "crash-default"}
