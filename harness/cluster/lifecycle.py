@@ -15,7 +15,6 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from kubernetes import client
@@ -38,6 +37,7 @@ from harness.cluster.kube import (
 from harness.cluster.kubeletswap import read_node_kubelet
 from harness.cluster.liveconfig import NodeConfigRow, row_for
 from harness.cluster.profiles import ClusterSpec
+from harness.cluster.reusehealth import api_refusal, control_plane_uptime, reuse_health_wait
 from harness.core import timeouts
 from harness.core.errors import HarnessError
 from harness.core.paths import state_dir
@@ -145,50 +145,6 @@ def node_containers(name: str) -> dict[str, tuple[str, str]]:
         container, state, image = line.split("\t")
         containers[container] = (state, image)
     return containers
-
-
-def control_plane_uptime(name: str) -> float | None:
-    """Seconds since the cluster's control-plane container last started; None if unknown."""
-    try:
-        started = run(
-            [
-                "docker",
-                "inspect",
-                "--format",
-                "{{.State.StartedAt}}",
-                f"{name}-control-plane",
-            ],
-            timeout=timeouts.ENGINE_PROBE,
-        ).strip()
-        return (datetime.now(UTC) - datetime.fromisoformat(started)).total_seconds()
-    except (HarnessError, ValueError):
-        return None
-
-
-def api_refusal(api: client.ApiClient) -> str:
-    """Why the API server does not answer a version request, or '' when it does."""
-    try:
-        client.VersionApi(api).get_code(_request_timeout=timeouts.ENGINE_PROBE)
-    except Exception as error:  # refused, reset, TLS: any of them is "does not answer"
-        return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-    return ""
-
-
-def reuse_health_wait(refusal: str, uptime_s: float | None) -> float:
-    """How long an existing cluster may take to turn healthy before it is recreated.
-
-    An API server that answers gets the whole REUSE_HEALTH for its nodes. One
-    that refuses is given what is left of REUSE_HEALTH counted from its
-    container's start: a control plane that was just restarted (a restarted
-    engine) is still starting, one that has run longer and still refuses
-    will not come back, and waiting the full REUSE_HEALTH on it again is
-    time lost.
-    """
-    if not refusal:
-        return timeouts.REUSE_HEALTH
-    if uptime_s is None:
-        return 0.0
-    return max(timeouts.REUSE_HEALTH - uptime_s, 0.0)
 
 
 def node_container_ips(containers: list[str]) -> dict[str, str]:

@@ -4,8 +4,10 @@ and a line a minute while one step runs long.
 Piped (`make demo | tee demo.log`, a CI log, ssh without a terminal), a spinner
 renders nothing until it stops, and a node image built from nothing is
 seventeen silent minutes. Here every step is a plain line when it starts, its
-time since the command began in front; and while no new step has started for
-``every_s``, a line says which step is still running and for how long.
+time since the command began in front; a step that took ``DONE_FROM_S`` or more
+says so when the next begins (or the command ends), with how long it took; and
+while no new step has started for ``every_s``, a line says which step is still
+running and for how long.
 """
 
 from __future__ import annotations
@@ -27,12 +29,16 @@ from harness.model.durations import format_duration
 HEARTBEAT_S: Final = 60.0
 # How often the ticker looks; a period, not a wait on anything.
 _LOOK_S: Final = 1.0
+# A step this long gets a line of its own when it ends; shorter ones (a message
+# between steps, a cached build) are told by the next step's start alone.
+DONE_FROM_S: Final = 1.0
 
 
 class StepLines:
     """``__call__(message)`` starts a step; used as a context, a ticker says "still ..." each
     ``every_s`` of one step. ``say`` prints one line; ``clock`` is monotonic seconds;
-    ``stamp=False`` for a ``say`` that puts its own time in front."""
+    ``stamp=False`` for a ``say`` that puts its own time in front; ``ends`` where every
+    message is a set-up step (not a run's news), so each long one's end is a line too."""
 
     def __init__(
         self,
@@ -41,9 +47,11 @@ class StepLines:
         every_s: float = HEARTBEAT_S,
         clock: Callable[[], float] = time.monotonic,
         stamp: bool = True,
+        ends: bool = False,
     ) -> None:
         self._say = say
         self._stamp = stamp
+        self._ends = ends
         self._every_s = every_s
         self._clock = clock
         self._lock = threading.Lock()
@@ -57,8 +65,21 @@ class StepLines:
     def __call__(self, message: str) -> None:
         with self._lock:
             now = self._clock()
+            self._say_done(now)
             self._step, self._step_since, self._last_line = message, now, now
             self._say(self._stamped(now, message))
+
+    def end(self) -> None:
+        """The last step is over: its line of how long it took, if it took long."""
+        with self._lock:
+            self._say_done(self._clock())
+            self._step = None
+
+    def _say_done(self, now: float) -> None:
+        if not self._ends or self._step is None or now - self._step_since < DONE_FROM_S:
+            return
+        took = format_duration(timedelta(seconds=round(now - self._step_since, 1)))
+        self._say(self._stamped(now, f"  done: {self._step} ({took})"))
 
     def tick(self) -> None:
         """One look: a line when the current step has been silent for ``every_s``."""
@@ -88,6 +109,8 @@ class StepLines:
         self._stop.set()
         if self._ticker is not None:
             self._ticker.join(timeout=timeouts.TICKER_STOP)
+        if kind is None:
+            self.end()
 
     def _run(self) -> None:
         while not self._stop.wait(_LOOK_S):
@@ -102,7 +125,7 @@ class SetupProgress:
     def __init__(self, console: Console) -> None:
         self._lines: StepLines | None = None
         if not console.is_terminal:
-            self._lines = StepLines(lambda line: console.print(line, highlight=False))
+            self._lines = StepLines(lambda line: console.print(line, highlight=False), ends=True)
         self._progress = Progress(
             SpinnerColumn(),
             TextColumn("{task.description}"),

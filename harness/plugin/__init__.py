@@ -167,7 +167,7 @@ def session_cluster(request: pytest.FixtureRequest, options: ClusterOptions) -> 
     progress = progress_writer(request.config)
     try:
         # A line a minute while a step (a node image built from nothing) runs long.
-        with StepLines(progress, stamp=False) as steps:
+        with StepLines(progress, stamp=False, ends=True) as steps:
             up = lifecycle.up(
                 options.spec,
                 steps,

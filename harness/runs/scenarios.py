@@ -60,7 +60,7 @@ from harness.runs.lifecycle import (
 )
 from harness.runs.liverun import LiveRun
 from harness.scenarios import REGISTRY, SCENARIOS
-from harness.scenarios.common import Scenario, Watch, WorkerResult
+from harness.scenarios.common import Scenario, Subject, Watch, WorkerResult
 
 Progress = Callable[[str], None]
 
@@ -299,7 +299,7 @@ def compute(
     """Every scenario's metrics per worker, from what was recorded and read."""
     return {
         scenario: {
-            worker: watch.measure(worker, nodes.get(worker, ""), curve, attempts)
+            worker: watch.measure(Subject(worker, nodes.get(worker, ""), curve), attempts)
             for worker, curve in curves.items()
         }
         for scenario, watch in watches.items()

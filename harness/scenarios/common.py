@@ -16,7 +16,6 @@ scenario and the conformance check can never disagree on a restart.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -27,7 +26,8 @@ from typing import Any, Final, Generic, Protocol, TypeVar
 from harness.model.backoff import BackoffCurve
 from harness.model.durations import NS_PER_S, to_ns
 from harness.recording.records import AttemptRecord
-from harness.verdict import CLOCK_ROUNDING, RestartCheck
+from harness.scenarios.eventlog import parse_events
+from harness.verdict import CLOCK_ROUNDING, RestartCheck, WorkerVerdict, judge_worker
 
 # After a window ends, the recorder may still be reading the attempt that
 # ended right at the edge: give it this long.
@@ -94,6 +94,35 @@ class RunView(Protocol):
     def problem(self, text: str) -> None: ...
 
 
+@dataclass(frozen=True)
+class Subject:
+    """The worker a scenario is measured on: its name, its node, its live back-off curve."""
+
+    worker: str
+    node: str
+    curve: BackoffCurve
+
+    def judge(
+        self, attempts: Sequence[AttemptRecord], *, confirm_levels: bool = True
+    ) -> WorkerVerdict:
+        """The conformance check's own verdict on these restarts of this worker."""
+        return judge_worker(
+            attempts, self.curve, worker=self.worker, node=self.node, confirm_levels=confirm_levels
+        )
+
+    def result(
+        self, scenario: str, metrics: Sequence[Metric], notes: Sequence[str] = ()
+    ) -> WorkerResult:
+        """``scenario``'s metrics on this worker."""
+        return WorkerResult(
+            scenario=scenario,
+            worker=self.worker,
+            node=self.node,
+            metrics=tuple(metrics),
+            notes=tuple(notes),
+        )
+
+
 class Watch(Protocol):
     """One scenario's part of one run."""
 
@@ -109,11 +138,23 @@ class Watch(Protocol):
         """End whatever the scenario started (the run has set ``stopping``)."""
         ...
 
-    def measure(
-        self, worker: str, node: str, curve: BackoffCurve, attempts: Sequence[AttemptRecord]
-    ) -> WorkerResult:
+    def measure(self, on: Subject, attempts: Sequence[AttemptRecord]) -> WorkerResult:
         """The worker's metrics from every attempt of the run."""
         ...
+
+
+@dataclass
+class RunWatch:
+    """What most watches are: the run they look at, nothing of their own to collect
+    or stop; a scenario that reads the pods' files or starts threads overrides those."""
+
+    run: RunView
+
+    def collect(self) -> None:
+        """Everything is in the recorder's attempts."""
+
+    def stop(self) -> None:
+        """Nothing runs in the background."""
 
 
 class Scenario(Protocol):
@@ -255,41 +296,6 @@ def bounded(
         detail=detail,
         restarts=restarts,
     )
-
-
-# --- the workload's own logs --------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LogEvent:
-    """One line of a workload log: ``{"event": ..., "unix_ns": ...}``."""
-
-    event: str
-    unix_ns: int
-
-
-def parse_events(text: str) -> list[LogEvent]:
-    """Events of a JSON-lines workload log, in file order.
-
-    A torn last line (the process killed mid-write) is dropped; a bad line
-    elsewhere raises ValueError, since the file would then not be ours.
-    """
-    lines = text.split("\n")
-    events: list[LogEvent] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-            event, unix_ns = raw["event"], raw["unix_ns"]
-            if not isinstance(event, str) or isinstance(unix_ns, bool):
-                raise TypeError(f"unexpected value types in {raw!r}")
-            events.append(LogEvent(event, int(unix_ns)))
-        except (ValueError, KeyError, TypeError) as error:
-            if number == len(lines):
-                break
-            raise ValueError(f"line {number}: not a workload event: {error}") from error
-    return events
 
 
 # --- shared pieces ------------------------------------------------------------------------

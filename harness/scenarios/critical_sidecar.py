@@ -26,21 +26,20 @@ from harness.pods.skeleton import (
 from harness.recording.records import AttemptRecord
 from harness.scenarios.common import (
     Headline,
-    LogEvent,
     Metric,
     PodScenario,
-    RunView,
+    RunWatch,
+    Subject,
     WorkerResult,
     attempts_of,
     bounded,
     by_attempt,
     first_start,
-    parse_events,
     restart_metrics,
     seconds,
     windows_pending,
 )
-from harness.verdict import judge_worker
+from harness.scenarios.eventlog import LogEvent, parse_events
 
 NAME: Final = "critical-sidecar"
 POD_PREFIX: Final = "sidecar"
@@ -119,10 +118,9 @@ def _pods(worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
 
 
 @dataclass
-class _Watch:
+class _Watch(RunWatch):
     """The window on every worker; then the app's own log and restart count."""
 
-    run: RunView
     client_logs: dict[str, str] = field(default_factory=dict)  # worker -> client.log
     app_restarts: dict[str, int] = field(default_factory=dict)  # worker -> restartCount
 
@@ -135,26 +133,19 @@ class _Watch:
             if MAIN_CONTAINER in pod.restart_counts:
                 self.app_restarts[pod.worker] = pod.restart_counts[MAIN_CONTAINER]
 
-    def stop(self) -> None:
-        """Nothing runs in the background."""
-
-    def measure(
-        self, worker: str, node: str, curve: BackoffCurve, attempts: Sequence[AttemptRecord]
-    ) -> WorkerResult:
-        pod = pod_name(worker)
+    def measure(self, on: Subject, attempts: Sequence[AttemptRecord]) -> WorkerResult:
+        pod = pod_name(on.worker)
         start = first_start(attempts, pod, MAIN_CONTAINER)
         try:
-            events = parse_events(self.client_logs.get(worker, ""))
+            events = parse_events(self.client_logs.get(on.worker, ""))
         except ValueError as error:
-            self.run.problem(f"{worker} {CLIENT_LOG}: {error}")
+            self.run.problem(f"{on.worker} {CLIENT_LOG}: {error}")
             events = []
         return critical_sidecar(
-            worker=worker,
-            node=node,
-            curve=curve,
+            on,
             sidecar_attempts=attempts_of(attempts, pod, PROXY_CONTAINER),
             app_attempts=attempts_of(attempts, pod, MAIN_CONTAINER),
-            app_restart_count=self.app_restarts.get(worker),
+            app_restart_count=self.app_restarts.get(on.worker),
             client_events=events,
             window_end_ns=start + to_ns(WINDOW) if start is not None else time.time_ns(),
         )
@@ -211,10 +202,8 @@ def _overlaps(a: Interval, b: Interval, slack_ns: int) -> bool:
 
 
 def critical_sidecar(
+    on: Subject,
     *,
-    worker: str,
-    node: str,
-    curve: BackoffCurve,
     sidecar_attempts: Sequence[AttemptRecord],
     app_attempts: Sequence[AttemptRecord],
     app_restart_count: int | None,
@@ -231,13 +220,13 @@ def critical_sidecar(
     Cut-offs no restart explains are reported on their own.
     """
     sidecar = by_attempt(sidecar_attempts)
-    verdict = judge_worker(sidecar, curve, worker=worker, node=node)
+    verdict = on.judge(sidecar)
     metrics = restart_metrics("sidecar_restart", verdict.checks)
     metrics.append(_oom_kills(sidecar))
     metrics.append(_app_restarts(app_attempts, app_restart_count))
 
     intervals = isolation_intervals(client_events)
-    per_restart, unexplained = _isolation_metrics(curve, sidecar, intervals, slack)
+    per_restart, unexplained = _isolation_metrics(on.curve, sidecar, intervals, slack)
     metrics.extend(per_restart)
     metrics.append(unexplained)
     connected = [e.unix_ns for e in client_events if e.event == "connected"]
@@ -246,10 +235,8 @@ def critical_sidecar(
     notes = list(verdict.notes + verdict.problems)
     if not any(e.event == "connected" for e in client_events):
         notes.append("the app never reached its sidecar (no 'connected' in client.log)")
-    return WorkerResult(
-        scenario=NAME,
-        worker=worker,
-        node=node,
+    return on.result(
+        NAME,
         metrics=tuple(metrics),
         notes=tuple(notes),
     )

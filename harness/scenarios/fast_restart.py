@@ -27,7 +27,8 @@ from harness.scenarios.common import (
     LivePod,
     Metric,
     PodScenario,
-    RunView,
+    RunWatch,
+    Subject,
     WorkerResult,
     attempts_of,
     bounded,
@@ -36,7 +37,6 @@ from harness.scenarios.common import (
     restart_metrics,
 )
 from harness.scenarios.spans import span_metric
-from harness.verdict import judge_worker
 
 NAME: Final = "fast-restart"
 POD_PREFIX: Final = "transient"
@@ -86,10 +86,9 @@ def _pods(worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
 
 
 @dataclass
-class _Watch:
+class _Watch(RunWatch):
     """Until every worker's pod turned Ready: the first probe's own time."""
 
-    run: RunView
     ready_ns: dict[str, int] = field(default_factory=dict)  # worker -> first Ready probe
 
     def pending(self) -> list[str]:
@@ -100,19 +99,12 @@ class _Watch:
         # A pod that turned Ready after the last look still has its probe log.
         self._note_ready(only_ready=False)
 
-    def stop(self) -> None:
-        """Nothing runs in the background."""
-
-    def measure(
-        self, worker: str, node: str, curve: BackoffCurve, attempts: Sequence[AttemptRecord]
-    ) -> WorkerResult:
+    def measure(self, on: Subject, attempts: Sequence[AttemptRecord]) -> WorkerResult:
         return fast_restart(
-            worker=worker,
-            node=node,
-            curve=curve,
-            attempts=attempts_of(attempts, pod_name(worker), MAIN_CONTAINER),
+            on,
+            attempts=attempts_of(attempts, pod_name(on.worker), MAIN_CONTAINER),
             fail_times=FAIL_TIMES,
-            ready_ns=self.ready_ns.get(worker),
+            ready_ns=self.ready_ns.get(on.worker),
         )
 
     def _note_ready(self, *, only_ready: bool) -> None:
@@ -131,10 +123,8 @@ class _Watch:
 
 
 def fast_restart(
+    on: Subject,
     *,
-    worker: str,
-    node: str,
-    curve: BackoffCurve,
     attempts: Sequence[AttemptRecord],
     fail_times: int,
     ready_ns: int | None,
@@ -147,7 +137,7 @@ def fast_restart(
     """
     ordered = by_attempt(attempts)
     judged = [r for r in ordered if r.attempt <= fail_times]
-    verdict = judge_worker(judged, curve, worker=worker, node=node)
+    verdict = on.judge(judged)
     metrics = restart_metrics("restart", verdict.checks)
 
     failing = [r for r in ordered if r.attempt < fail_times]
@@ -163,7 +153,7 @@ def fast_restart(
             detail=f"exit codes of attempts 0..{fail_times - 1}: {[r.exit_code for r in failing]}",
         )
     )
-    metrics.append(_time_to_ready(curve, ordered, fail_times, ready_ns))
+    metrics.append(_time_to_ready(on.curve, ordered, fail_times, ready_ns))
     later = max((r.attempt for r in ordered), default=0) - fail_times
     metrics.append(
         bounded(
@@ -176,10 +166,8 @@ def fast_restart(
             detail="the healthy attempt must keep running",
         )
     )
-    return WorkerResult(
-        scenario=NAME,
-        worker=worker,
-        node=node,
+    return on.result(
+        NAME,
         metrics=tuple(metrics),
         notes=verdict.notes + verdict.problems,
     )

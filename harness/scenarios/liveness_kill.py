@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from harness.model.backoff import BackoffCurve
 from harness.pods.skeleton import (
     MAIN_CONTAINER,
     RECORD_DIR,
@@ -33,7 +32,8 @@ from harness.recording.records import AttemptRecord
 from harness.scenarios.common import (
     Headline,
     PodScenario,
-    RunView,
+    RunWatch,
+    Subject,
     WorkerResult,
     attempts_of,
     bounded,
@@ -42,7 +42,6 @@ from harness.scenarios.common import (
 )
 from harness.scenarios.spans import span_metric
 from harness.substrate.workloadimage import BINARY
-from harness.verdict import judge_worker
 
 NAME: Final = "liveness-kill"
 POD_PREFIX: Final = "liveness"
@@ -87,37 +86,23 @@ def _pods(worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
 
 
 @dataclass
-class _Watch:
+class _Watch(RunWatch):
     """Until restart KILLS has started on every worker."""
-
-    run: RunView
 
     def pending(self) -> list[str]:
         return restarts_pending(self.run, NAME, pod_name, KILLS)
 
-    def collect(self) -> None:
-        """Everything is in the recorder's attempts."""
-
-    def stop(self) -> None:
-        """Nothing runs in the background."""
-
-    def measure(
-        self, worker: str, node: str, curve: BackoffCurve, attempts: Sequence[AttemptRecord]
-    ) -> WorkerResult:
+    def measure(self, on: Subject, attempts: Sequence[AttemptRecord]) -> WorkerResult:
         return liveness_kill(
-            worker=worker,
-            node=node,
-            curve=curve,
-            attempts=attempts_of(attempts, pod_name(worker), MAIN_CONTAINER),
+            on,
+            attempts=attempts_of(attempts, pod_name(on.worker), MAIN_CONTAINER),
         )
 
 
 # --- metrics (pure) -----------------------------------------------------------------------
 
 
-def liveness_kill(
-    *, worker: str, node: str, curve: BackoffCurve, attempts: Sequence[AttemptRecord]
-) -> WorkerResult:
+def liveness_kill(on: Subject, *, attempts: Sequence[AttemptRecord]) -> WorkerResult:
     """Restarts 1..KILLS after probe kills, each beside the crash curve's delay.
 
     Passes when every kill and restart was seen; the delays are measured
@@ -125,7 +110,7 @@ def liveness_kill(
     """
     ordered = by_attempt(attempts)
     judged = [r for r in ordered if r.attempt <= KILLS]
-    verdict = judge_worker(judged, curve, worker=worker, node=node, confirm_levels=False)
+    verdict = on.judge(judged, confirm_levels=False)
     metrics = [
         bounded(
             f"after_kill_{check.n}_s",
@@ -172,7 +157,7 @@ def liveness_kill(
     restart_by = {r.attempt: r.started_at_ns for r in ordered}
     span = span_metric(
         HEADLINE.metric,
-        curve,
+        on.curve,
         ordered,
         KILLS,
         end_ns=restart_by.get(KILLS),
@@ -182,10 +167,8 @@ def liveness_kill(
     metrics.append(
         dataclasses.replace(span, lower=None, upper=None, passed=span.measured is not None)
     )
-    return WorkerResult(
-        scenario=NAME,
-        worker=worker,
-        node=node,
+    return on.result(
+        NAME,
         metrics=tuple(metrics),
         notes=verdict.notes + verdict.problems,
     )

@@ -51,14 +51,15 @@ from harness.scenarios.common import (
     Headline,
     Metric,
     PodScenario,
-    RunView,
+    RunWatch,
+    Subject,
     WorkerResult,
     bounded,
     restart_metrics,
     seconds,
     unmeasured,
 )
-from harness.verdict import CLOCK_ROUNDING, judge_worker
+from harness.verdict import CLOCK_ROUNDING
 
 NAME: Final = "restart-all"
 SINGLE_PREFIX: Final = "restartall-single"
@@ -165,10 +166,9 @@ def _pods(worker: str) -> tuple[tuple[str, str], ...]:
 
 
 @dataclass
-class _Watch:
+class _Watch(RunWatch):
     """Until both pods' trigger containers have crashed once after the reset and restarted."""
 
-    run: RunView
     logs: dict[str, str] = field(default_factory=dict)  # pod -> its workload's own log
     read_at: float = 0.0  # monotonic time of the last read
 
@@ -191,30 +191,28 @@ class _Watch:
     def collect(self) -> None:
         self._read({pod for worker in self.run.nodes for pod, _ in _pods(worker)})
 
-    def stop(self) -> None:
-        """Nothing runs in the background."""
-
-    def measure(
-        self, worker: str, node: str, curve: BackoffCurve, attempts: Sequence[AttemptRecord]
-    ) -> WorkerResult:
+    def measure(self, on: Subject, attempts: Sequence[AttemptRecord]) -> WorkerResult:
         del attempts  # the runtime's numbering does not survive a 1.35 reset; see own_attempts
         timelines = {
             pod: [
                 dataclasses.replace(
-                    record, worker=worker, node=node, pod=pod, pod_uid=pod, container=container
+                    record,
+                    worker=on.worker,
+                    node=on.node,
+                    pod=pod,
+                    pod_uid=pod,
+                    container=container,
                 )
                 for record in own_attempts(self.logs.get(pod, ""), TRIGGER_MODE)
             ]
-            for pod, container in _pods(worker)
+            for pod, container in _pods(on.worker)
         }
         return restart_all(
-            worker=worker,
-            node=node,
-            curve=curve,
-            single=timelines[single_pod_name(worker)],
-            watcher=timelines[pair_pod_name(worker)],
-            app_restarts=self._app_restarts(worker),
-            kubelet_version=self.run.kubelet_versions.get(worker, ""),
+            on,
+            single=timelines[single_pod_name(on.worker)],
+            watcher=timelines[pair_pod_name(on.worker)],
+            app_restarts=self._app_restarts(on.worker),
+            kubelet_version=self.run.kubelet_versions.get(on.worker, ""),
         )
 
     def _read(self, pods: set[str]) -> None:
@@ -236,10 +234,8 @@ class _Watch:
 
 
 def restart_all(
+    on: Subject,
     *,
-    worker: str,
-    node: str,
-    curve: BackoffCurve,
     single: Sequence[AttemptRecord],
     watcher: Sequence[AttemptRecord],
     app_restarts: int | None,
@@ -254,22 +250,18 @@ def restart_all(
     try:
         release = release_of(kubelet_version)
     except ValueError as error:
-        return _without_feature(worker, node, f"{error}")
+        return _without_feature(on, f"{error}")
     if RESTART_ALL_CONTAINERS not in release.gates:
         return _without_feature(
-            worker,
-            node,
+            on,
             f"kubelet {release.name} has no RestartAllContainers action: it needs "
             f"{FIRST_RELEASE_WITH_IT}",
         )
     immediate = release.minor >= FIRST_IMMEDIATE_MINOR
     # The workload's own times carry no reported level: confirming levels is
     # the conformance check's job, these restarts are judged on their delays.
-    verdict = judge_worker(
+    verdict = on.judge(
         [r for r in single if r.attempt <= TRIGGER_AFTER],
-        curve,
-        worker=worker,
-        node=node,
         confirm_levels=False,
     )
     metrics = restart_metrics("restart", verdict.checks)
@@ -278,8 +270,8 @@ def restart_all(
     upper = RESET_SLACK if immediate else RESYNC_MAX
     metrics.append(_reset("single_reset_s", single, upper, release.name))
     metrics.append(_reset("pair_reset_s", watcher, upper, release.name))
-    metrics.append(_level_kept("single_level_after_reset_s", curve, single))
-    metrics.append(_level_kept("pair_level_after_reset_s", curve, watcher))
+    metrics.append(_level_kept("single_level_after_reset_s", on.curve, single))
+    metrics.append(_level_kept("pair_level_after_reset_s", on.curve, watcher))
     metrics.append(
         bounded(
             "app_restarts_by_reset",
@@ -291,19 +283,15 @@ def restart_all(
             detail="the app beside the watcher must start again once, with the reset",
         )
     )
-    return WorkerResult(
-        scenario=NAME,
-        worker=worker,
-        node=node,
+    return on.result(
+        NAME,
         metrics=tuple(metrics),
         notes=verdict.notes + verdict.problems,
     )
 
 
-def _without_feature(worker: str, node: str, why: str) -> WorkerResult:
-    return WorkerResult(
-        scenario=NAME, worker=worker, node=node, metrics=(unmeasured(HEADLINE.metric, why),)
-    )
+def _without_feature(on: Subject, why: str) -> WorkerResult:
+    return on.result(NAME, metrics=(unmeasured(HEADLINE.metric, why),))
 
 
 def _numbered(ordered: Sequence[AttemptRecord]) -> Mapping[int, AttemptRecord]:

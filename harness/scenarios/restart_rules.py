@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Final
 
-from harness.model.backoff import BackoffCurve
 from harness.pods.skeleton import (
     MAIN_CONTAINER,
     go_duration,
@@ -28,7 +27,8 @@ from harness.recording.records import AttemptRecord
 from harness.scenarios.common import (
     Headline,
     PodScenario,
-    RunView,
+    RunWatch,
+    Subject,
     WorkerResult,
     attempts_of,
     bounded,
@@ -36,7 +36,6 @@ from harness.scenarios.common import (
     restart_metrics,
 )
 from harness.scenarios.spans import span_metric
-from harness.verdict import judge_worker
 
 NAME: Final = "restart-rules"
 POD_PREFIX: Final = "rules"
@@ -90,10 +89,9 @@ def _pods(worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
 
 
 @dataclass
-class _Watch:
+class _Watch(RunWatch):
     """Until every worker's pod has ended (phase Failed) after its final exit."""
 
-    run: RunView
     phases: dict[str, str] = field(default_factory=dict)  # worker -> last phase seen
 
     def pending(self) -> list[str]:
@@ -105,18 +103,11 @@ class _Watch:
     def collect(self) -> None:
         self._note_phases()
 
-    def stop(self) -> None:
-        """Nothing runs in the background."""
-
-    def measure(
-        self, worker: str, node: str, curve: BackoffCurve, attempts: Sequence[AttemptRecord]
-    ) -> WorkerResult:
+    def measure(self, on: Subject, attempts: Sequence[AttemptRecord]) -> WorkerResult:
         return restart_rules(
-            worker=worker,
-            node=node,
-            curve=curve,
-            attempts=attempts_of(attempts, pod_name(worker), MAIN_CONTAINER),
-            phase=self.phases.get(worker),
+            on,
+            attempts=attempts_of(attempts, pod_name(on.worker), MAIN_CONTAINER),
+            phase=self.phases.get(on.worker),
         )
 
     def _note_phases(self) -> None:
@@ -129,17 +120,15 @@ class _Watch:
 
 
 def restart_rules(
+    on: Subject,
     *,
-    worker: str,
-    node: str,
-    curve: BackoffCurve,
     attempts: Sequence[AttemptRecord],
     phase: str | None,
 ) -> WorkerResult:
     """The retries on the curve, then the final exit ending the pod."""
     ordered = by_attempt(attempts)
     judged = [r for r in ordered if r.attempt <= RETRIES]
-    verdict = judge_worker(judged, curve, worker=worker, node=node)
+    verdict = on.judge(judged)
     metrics = restart_metrics("retry", verdict.checks)
     retried = [r for r in ordered if r.attempt < RETRIES]
     metrics.append(
@@ -193,17 +182,15 @@ def restart_rules(
     metrics.append(
         span_metric(
             HEADLINE.metric,
-            curve,
+            on.curve,
             ordered,
             RETRIES,
             end_ns=starts.get(RETRIES),
             end=f"the start of retry {RETRIES}",
         )
     )
-    return WorkerResult(
-        scenario=NAME,
-        worker=worker,
-        node=node,
+    return on.result(
+        NAME,
         metrics=tuple(metrics),
         notes=verdict.notes + verdict.problems,
     )

@@ -19,7 +19,6 @@ from typing import Any, Final
 
 from harness.cluster.kindconfig import WORKER_LABEL
 from harness.core.errors import HarnessError, first_line
-from harness.model.backoff import BackoffCurve
 from harness.pods.skeleton import (
     MAIN_CONTAINER,
     ROLE_LABEL,
@@ -35,6 +34,8 @@ from harness.scenarios.common import (
     Headline,
     Metric,
     RunView,
+    RunWatch,
+    Subject,
     WorkerResult,
     attempts_of,
     bounded,
@@ -46,7 +47,6 @@ from harness.scenarios.common import (
     unmeasured,
 )
 from harness.scenarios.spans import curve_span, span_metric
-from harness.verdict import judge_worker
 
 NAME: Final = "statefulset-ordinal"
 SET_PREFIX: Final = "ordinal"
@@ -137,10 +137,9 @@ class StatefulSetOrdinal:
 
 
 @dataclass
-class _Watch:
+class _Watch(RunWatch):
     """Until the last ordinal is Ready on every worker; each ordinal's first Ready."""
 
-    run: RunView
     fail_times: int
     ready_ns: dict[str, int] = field(default_factory=dict)  # pod -> first Ready probe
 
@@ -164,13 +163,9 @@ class _Watch:
             except HarnessError as error:
                 self.run.problem(first_line(error))
 
-    def measure(
-        self, worker: str, node: str, curve: BackoffCurve, attempts: Sequence[AttemptRecord]
-    ) -> WorkerResult:
+    def measure(self, on: Subject, attempts: Sequence[AttemptRecord]) -> WorkerResult:
         return statefulset_ordinal(
-            worker=worker,
-            node=node,
-            curve=curve,
+            on,
             attempts=attempts,
             fail_times=self.fail_times,
             ready_ns=self.ready_ns,
@@ -189,20 +184,18 @@ class _Watch:
 
 
 def statefulset_ordinal(
+    on: Subject,
     *,
-    worker: str,
-    node: str,
-    curve: BackoffCurve,
     attempts: Sequence[AttemptRecord],
     fail_times: int,
     ready_ns: Mapping[str, int],
 ) -> WorkerResult:
     """Ordinal 1's restarts on the curve, the later ordinals held back, the set's Ready."""
     failing = by_attempt(
-        attempts_of(attempts, ordinal_pod(worker, FAILING_ORDINAL), MAIN_CONTAINER)
+        attempts_of(attempts, ordinal_pod(on.worker, FAILING_ORDINAL), MAIN_CONTAINER)
     )
     judged = [r for r in failing if r.attempt <= fail_times]
-    verdict = judge_worker(judged, curve, worker=worker, node=node)
+    verdict = on.judge(judged)
     metrics = restart_metrics("restart", verdict.checks)
     failed = [r for r in failing if r.attempt < fail_times]
     metrics.append(
@@ -219,7 +212,7 @@ def statefulset_ordinal(
     others = [o for o in range(REPLICAS) if o != FAILING_ORDINAL]
     restarted = {
         o: max(
-            (r.attempt for r in attempts_of(attempts, ordinal_pod(worker, o), MAIN_CONTAINER)),
+            (r.attempt for r in attempts_of(attempts, ordinal_pod(on.worker, o), MAIN_CONTAINER)),
             default=0,
         )
         for o in others
@@ -236,10 +229,10 @@ def statefulset_ordinal(
         )
     )
     first_exit = failing[0].finished_at_ns if failing and failing[0].attempt == 0 else None
-    span = curve_span(curve, failing, fail_times)
+    span = curve_span(on.curve, failing, fail_times)
     metrics.extend(
         _held_back(
-            worker,
+            on.worker,
             attempts=attempts,
             ready_ns=ready_ns,
             first_exit=first_exit,
@@ -249,18 +242,16 @@ def statefulset_ordinal(
     metrics.append(
         span_metric(
             HEADLINE.metric,
-            curve,
+            on.curve,
             failing,
             fail_times,
-            end_ns=ready_ns.get(ordinal_pod(worker, REPLICAS - 1)),
+            end_ns=ready_ns.get(ordinal_pod(on.worker, REPLICAS - 1)),
             end=f"ordinal {REPLICAS - 1} Ready",
             slack=READY_SLACK + (REPLICAS - 1 - FAILING_ORDINAL) * LATER_ORDINAL_START,
         )
     )
-    return WorkerResult(
-        scenario=NAME,
-        worker=worker,
-        node=node,
+    return on.result(
+        NAME,
         metrics=tuple(metrics),
         notes=verdict.notes + verdict.problems,
     )

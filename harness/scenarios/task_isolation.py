@@ -33,7 +33,8 @@ from harness.scenarios.common import (
     Headline,
     Metric,
     PodScenario,
-    RunView,
+    RunWatch,
+    Subject,
     WorkerResult,
     attempts_of,
     bounded,
@@ -44,7 +45,7 @@ from harness.scenarios.common import (
     unmeasured,
     windows_pending,
 )
-from harness.verdict import CLOCK_ROUNDING, RestartCheck, judge_worker
+from harness.verdict import CLOCK_ROUNDING, RestartCheck
 
 NAME: Final = "task-isolation"
 POD_PREFIX: Final = "session"
@@ -105,10 +106,9 @@ def _pods(worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
 
 
 @dataclass
-class _Watch:
+class _Watch(RunWatch):
     """The in-place window on every worker, then the fresh-pod baseline."""
 
-    run: RunView
     fresh_ns: dict[str, list[int]] = field(default_factory=dict)  # worker -> latencies
     _baselines: list[threading.Thread] = field(default_factory=list)
 
@@ -125,24 +125,17 @@ class _Watch:
                 thread.start()
         return in_window + [f"baseline {t.name}" for t in self._baselines if t.is_alive()]
 
-    def collect(self) -> None:
-        """Everything this scenario needs is in the recorder's attempts."""
-
     def stop(self) -> None:
         for thread in self._baselines:
             thread.join(timeout=timeouts.API_REQUEST)
 
-    def measure(
-        self, worker: str, node: str, curve: BackoffCurve, attempts: Sequence[AttemptRecord]
-    ) -> WorkerResult:
+    def measure(self, on: Subject, attempts: Sequence[AttemptRecord]) -> WorkerResult:
         return task_isolation(
-            worker=worker,
-            node=node,
-            curve=curve,
-            attempts=attempts_of(attempts, pod_name(worker), MAIN_CONTAINER),
+            on,
+            attempts=attempts_of(attempts, pod_name(on.worker), MAIN_CONTAINER),
             window=WINDOW,
             session=SESSION_RUN_FOR,
-            fresh_pod_ns=self.fresh_ns.get(worker, []),
+            fresh_pod_ns=self.fresh_ns.get(on.worker, []),
         )
 
     def _fresh_pods(self, worker: str) -> None:
@@ -209,10 +202,8 @@ def sessions_completed(
 
 
 def task_isolation(
+    on: Subject,
     *,
-    worker: str,
-    node: str,
-    curve: BackoffCurve,
     attempts: Sequence[AttemptRecord],
     window: timedelta,
     session: timedelta,
@@ -227,19 +218,17 @@ def task_isolation(
     ordered = by_attempt(attempts)
     if not ordered:
         nothing = unmeasured("sessions_in_window", "no session was recorded", unit="count")
-        return WorkerResult(scenario=NAME, worker=worker, node=node, metrics=(nothing,))
+        return on.result(NAME, metrics=(nothing,))
     window_end = ordered[0].started_at_ns + to_ns(window)
     in_window = [r for r in ordered if r.started_at_ns <= window_end]
-    verdict = judge_worker(in_window, curve, worker=worker, node=node)
+    verdict = on.judge(in_window)
     metrics = restart_metrics("reset", verdict.checks)
     metrics.append(_mean_reset(verdict.checks))
-    metrics.append(_sessions_in_window(curve, in_window, window, window_end, session))
+    metrics.append(_sessions_in_window(on.curve, in_window, window, window_end, session))
     metrics.append(_session_failures(in_window))
     metrics.extend(_fresh_pod_metrics(fresh_pod_ns))
-    return WorkerResult(
-        scenario=NAME,
-        worker=worker,
-        node=node,
+    return on.result(
+        NAME,
         metrics=tuple(metrics),
         notes=verdict.notes + verdict.problems,
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.cluster.lifecycle import reuse_health_wait
+from harness.cluster.reusehealth import reuse_health_wait
 from harness.core import timeouts
 
 REFUSED = "MaxRetryError: ... Connection refused"

@@ -17,10 +17,10 @@ class _Clock:
         return self.now
 
 
-def _steps(every_s: float = 60.0) -> tuple[StepLines, list[str], _Clock]:
+def _steps(every_s: float = 60.0, *, ends: bool = False) -> tuple[StepLines, list[str], _Clock]:
     lines: list[str] = []
     clock = _Clock()
-    return StepLines(lines.append, every_s=every_s, clock=clock), lines, clock
+    return StepLines(lines.append, every_s=every_s, clock=clock, ends=ends), lines, clock
 
 
 def test_each_step_is_a_line_as_it_starts_with_the_time_since_the_command_began() -> None:
@@ -29,6 +29,37 @@ def test_each_step_is_a_line_as_it_starts_with_the_time_since_the_command_began(
     clock.now += 12.5
     steps("node image")
     assert lines == ["    0.0s kind", "   12.5s node image"]
+
+
+def test_set_up_steps_say_when_a_long_one_ended_and_how_long_it_took() -> None:
+    steps, lines, clock = _steps(ends=True)
+    with steps:
+        steps("node image")
+        steps("the official node image cannot be pulled here")  # a message: no end line
+        steps("building kubernetes v1.35.8")
+        clock.now += 317.4
+        steps("assembling the node")
+        clock.now += 0.5
+        steps("creating cluster crashloop")
+        clock.now += 25.0
+    assert lines == [
+        "    0.0s node image",
+        "    0.0s the official node image cannot be pulled here",
+        "    0.0s building kubernetes v1.35.8",
+        "  317.4s   done: building kubernetes v1.35.8 (5m17.4s)",
+        "  317.4s assembling the node",
+        "  317.9s creating cluster crashloop",
+        "  342.9s   done: creating cluster crashloop (25s)",
+    ]
+
+
+def test_a_run_s_news_has_no_end_lines() -> None:
+    steps, lines, clock = _steps()
+    steps("recording")
+    clock.now += 30.0
+    steps("fast: restart 3")
+    steps.end()
+    assert lines == ["    0.0s recording", "   30.0s fast: restart 3"]
 
 
 def test_a_step_silent_for_a_minute_says_it_is_still_running_and_for_how_long() -> None:

@@ -15,6 +15,7 @@ from harness.scenarios import liveness_kill as lk
 from harness.scenarios import restart_all as ra
 from harness.scenarios import restart_rules as rr
 from harness.scenarios import statefulset_ordinal as so
+from harness.scenarios.common import Subject
 from tests.unit.scenario_factories import DEFAULT, FAST, REDUCED, T0, S, record, timeline
 
 CURVES = {"fast": FAST, "reduced": REDUCED, "default": DEFAULT}
@@ -77,7 +78,7 @@ def _killed(curve: BackoffCurve, overshoot_s: float = 0.3, code: int = 143) -> l
 @pytest.mark.parametrize("worker", sorted(CURVES))
 def test_probe_kills_on_the_curve_pass(worker: str) -> None:
     curve = CURVES[worker]
-    result = lk.liveness_kill(worker=worker, node="n", curve=curve, attempts=_killed(curve))
+    result = lk.liveness_kill(Subject(worker, "n", curve), attempts=_killed(curve))
     assert result.passed, result.failures
     loop = result.metric(lk.HEADLINE.metric)
     assert loop.expected is not None
@@ -101,7 +102,7 @@ def test_probe_kills_off_the_crash_curve_are_reported_not_failed() -> None:
         else a
         for a in immediate
     ]
-    result = lk.liveness_kill(worker="w", node="n", curve=DEFAULT, attempts=immediate)
+    result = lk.liveness_kill(Subject("w", "n", DEFAULT), attempts=immediate)
     assert result.passed, result.failures
     on_curve = result.metric("restarts_on_crash_curve")
     assert on_curve.measured == 1  # only restart 1, whose crash-curve delay is 0
@@ -114,7 +115,7 @@ def test_probe_kills_off_the_crash_curve_are_reported_not_failed() -> None:
 
 def test_attempts_that_crashed_instead_of_being_killed_fail_the_kill_count() -> None:
     attempts = _with_exit(_killed(FAST), 1, 1)
-    result = lk.liveness_kill(worker="w", node="n", curve=FAST, attempts=attempts)
+    result = lk.liveness_kill(Subject("w", "n", FAST), attempts=attempts)
     kills = result.metric("probe_kills")
     assert kills.measured == lk.KILLS - 1
     assert not kills.passed
@@ -122,13 +123,13 @@ def test_attempts_that_crashed_instead_of_being_killed_fail_the_kill_count() -> 
 
 def test_a_missing_restart_leaves_the_kill_loop_unmeasured() -> None:
     attempts = [a for a in _killed(FAST) if a.attempt != lk.KILLS]
-    result = lk.liveness_kill(worker="w", node="n", curve=FAST, attempts=attempts)
+    result = lk.liveness_kill(Subject("w", "n", FAST), attempts=attempts)
     assert result.metric(lk.HEADLINE.metric).measured is None
     assert not result.passed
 
 
 def test_sigkill_after_the_grace_period_counts_as_a_kill() -> None:
-    result = lk.liveness_kill(worker="w", node="n", curve=FAST, attempts=_killed(FAST, code=137))
+    result = lk.liveness_kill(Subject("w", "n", FAST), attempts=_killed(FAST, code=137))
     assert result.metric("probe_kills").passed
 
 
@@ -143,9 +144,7 @@ def _rules(curve: BackoffCurve, final_code: int = 1) -> list[AttemptRecord]:
 @pytest.mark.parametrize("worker", sorted(CURVES))
 def test_rule_restarts_on_the_curve_then_the_final_exit_pass(worker: str) -> None:
     curve = CURVES[worker]
-    result = rr.restart_rules(
-        worker=worker, node="n", curve=curve, attempts=_rules(curve), phase="Failed"
-    )
+    result = rr.restart_rules(Subject(worker, "n", curve), attempts=_rules(curve), phase="Failed")
     assert result.passed, result.failures
     retries = result.metric(rr.HEADLINE.metric)
     assert retries.expected == pytest.approx(_span_s(curve, rr.RETRIES) + 0.5 * (rr.RETRIES - 1))
@@ -155,9 +154,7 @@ def test_rule_restarts_on_the_curve_then_the_final_exit_pass(worker: str) -> Non
 
 
 def test_a_pod_still_running_after_the_final_exit_fails() -> None:
-    result = rr.restart_rules(
-        worker="w", node="n", curve=FAST, attempts=_rules(FAST), phase="Running"
-    )
+    result = rr.restart_rules(Subject("w", "n", FAST), attempts=_rules(FAST), phase="Running")
     assert not result.metric("pod_ended").passed
     assert "Running" in result.metric("pod_ended").detail
 
@@ -165,16 +162,14 @@ def test_a_pod_still_running_after_the_final_exit_fails() -> None:
 def test_a_restart_after_the_final_exit_fails() -> None:
     attempts = _rules(FAST)
     extra = record(rr.RETRIES + 1, 60.0, 60.5, pod="rules-w", exit_code=1)
-    result = rr.restart_rules(
-        worker="w", node="n", curve=FAST, attempts=[*attempts, extra], phase="Failed"
-    )
+    result = rr.restart_rules(Subject("w", "n", FAST), attempts=[*attempts, extra], phase="Failed")
     assert result.metric("restarts_after_final_exit").measured == 1
     assert not result.passed
 
 
 def test_a_final_exit_that_is_retriable_fails() -> None:
     attempts = _rules(FAST, final_code=rr.RETRIABLE_EXIT_CODE)
-    result = rr.restart_rules(worker="w", node="n", curve=FAST, attempts=attempts, phase="Failed")
+    result = rr.restart_rules(Subject("w", "n", FAST), attempts=attempts, phase="Failed")
     assert not result.metric("final_exit_code").passed
 
 
@@ -210,7 +205,7 @@ def _sts(
     curve: BackoffCurve, attempts: list[AttemptRecord], ready: dict[str, int], fail_times: int
 ) -> common.WorkerResult:
     return so.statefulset_ordinal(
-        worker="w", node="n", curve=curve, attempts=attempts, fail_times=fail_times, ready_ns=ready
+        Subject("w", "n", curve), attempts=attempts, fail_times=fail_times, ready_ns=ready
     )
 
 
@@ -318,9 +313,7 @@ def _restart_all_run(
     )
     watcher = _reset_timeline(curve, pod=ra.pair_pod_name("w"), container="watcher", reset_s=0.7)
     return ra.restart_all(
-        worker="w",
-        node="n",
-        curve=curve,
+        Subject("w", "n", curve),
         single=one,
         watcher=watcher,
         app_restarts=app_restarts,
@@ -376,9 +369,7 @@ def test_a_trigger_exit_with_another_code_is_not_a_reset() -> None:
     attempts = _reset_timeline(FAST, pod=ra.single_pod_name("w"), container="app", reset_s=0.5)
     attempts = _with_exit(attempts, ra.TRIGGER_AFTER, 1)
     result = ra.restart_all(
-        worker="w",
-        node="n",
-        curve=FAST,
+        Subject("w", "n", FAST),
         single=attempts,
         watcher=attempts,
         app_restarts=1,

@@ -10,15 +10,16 @@ import pytest
 
 from harness.model.backoff import BackoffCurve, upper_tolerance
 from harness.recording.records import AttemptRecord
-from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, TASK_ISOLATION, common
+from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, TASK_ISOLATION, common, eventlog
 from harness.scenarios import critical_sidecar as cs
 from harness.scenarios import fast_restart as fr
 from harness.scenarios import task_isolation as ti
+from harness.scenarios.common import Subject
 from tests.unit.scenario_factories import DEFAULT, FAST, REDUCED, T0, S, record, timeline
 
 
-def events(*pairs: tuple[str, float]) -> list[common.LogEvent]:
-    return [common.LogEvent(name, T0 + int(at * S)) for name, at in pairs]
+def events(*pairs: tuple[str, float]) -> list[eventlog.LogEvent]:
+    return [eventlog.LogEvent(name, T0 + int(at * S)) for name, at in pairs]
 
 
 # --- Metric / WorkerResult ----------------------------------------------------------------
@@ -59,8 +60,11 @@ def test_worker_result_passes_only_with_metrics_all_passing() -> None:
 
 def test_parse_events_reads_lines_and_drops_a_torn_tail() -> None:
     text = '{"event":"connected","unix_ns":5}\n\n{"event":"cut","unix_ns":7}\n{"event":"res'
-    assert common.parse_events(text) == [common.LogEvent("connected", 5), common.LogEvent("cut", 7)]
-    assert common.parse_events("") == []
+    assert eventlog.parse_events(text) == [
+        eventlog.LogEvent("connected", 5),
+        eventlog.LogEvent("cut", 7),
+    ]
+    assert eventlog.parse_events("") == []
 
 
 @pytest.mark.parametrize(
@@ -69,7 +73,7 @@ def test_parse_events_reads_lines_and_drops_a_torn_tail() -> None:
 )
 def test_parse_events_refuses_a_bad_line_before_the_end(bad: str) -> None:
     with pytest.raises(ValueError, match="line 1"):
-        common.parse_events(bad + '\n{"event":"cut","unix_ns":7}\n')
+        eventlog.parse_events(bad + '\n{"event":"cut","unix_ns":7}\n')
 
 
 def test_isolation_intervals_pair_cuts_with_restores() -> None:
@@ -130,9 +134,7 @@ def test_sessions_completed_needs_a_positive_session() -> None:
 def test_task_isolation_on_the_curve_passes(curve: BackoffCurve) -> None:
     attempts = timeline(curve, 3.0, 30)
     result = ti.task_isolation(
-        worker="w",
-        node="n",
-        curve=curve,
+        Subject("w", "n", curve),
         attempts=attempts,
         window=timedelta(seconds=120),
         session=timedelta(seconds=3),
@@ -154,9 +156,7 @@ def test_task_isolation_on_the_curve_passes(curve: BackoffCurve) -> None:
 def test_task_isolation_counts_only_sessions_finished_in_the_window() -> None:
     attempts = timeline(DEFAULT, 3.0, 10)
     result = ti.task_isolation(
-        worker="w",
-        node="n",
-        curve=DEFAULT,
+        Subject("w", "n", DEFAULT),
         attempts=attempts,
         window=timedelta(seconds=120),
         session=timedelta(seconds=3),
@@ -171,9 +171,7 @@ def test_task_isolation_counts_only_sessions_finished_in_the_window() -> None:
 def test_task_isolation_slower_than_the_tolerance_fails() -> None:
     attempts = timeline(FAST, 3.0, 20, overshoot_s=3.0)
     result = ti.task_isolation(
-        worker="w",
-        node="n",
-        curve=FAST,
+        Subject("w", "n", FAST),
         attempts=attempts,
         window=timedelta(seconds=120),
         session=timedelta(seconds=3),
@@ -188,9 +186,7 @@ def test_task_isolation_slower_than_the_tolerance_fails() -> None:
 def test_task_isolation_flags_failing_sessions() -> None:
     attempts = timeline(FAST, 3.0, 5, exit_code=1)
     result = ti.task_isolation(
-        worker="w",
-        node="n",
-        curve=FAST,
+        Subject("w", "n", FAST),
         attempts=attempts,
         window=timedelta(seconds=60),
         session=timedelta(seconds=3),
@@ -203,9 +199,7 @@ def test_task_isolation_flags_failing_sessions() -> None:
 
 def test_task_isolation_without_records_says_so() -> None:
     result = ti.task_isolation(
-        worker="w",
-        node="n",
-        curve=FAST,
+        Subject("w", "n", FAST),
         attempts=[],
         window=timedelta(seconds=60),
         session=timedelta(seconds=3),
@@ -226,9 +220,7 @@ def test_time_to_ready_is_the_sum_of_backoffs_and_runs(curve: BackoffCurve) -> N
     attempts = _transient(curve)
     healthy_start = attempts[3].started_at_ns
     result = fr.fast_restart(
-        worker="w",
-        node="n",
-        curve=curve,
+        Subject("w", "n", curve),
         attempts=attempts,
         fail_times=3,
         ready_ns=healthy_start + S // 2,
@@ -255,7 +247,7 @@ def test_time_to_ready_too_late_fails() -> None:
     attempts = _transient(DEFAULT)
     ready = attempts[3].started_at_ns + 30 * S
     result = fr.fast_restart(
-        worker="w", node="n", curve=DEFAULT, attempts=attempts, fail_times=3, ready_ns=ready
+        Subject("w", "n", DEFAULT), attempts=attempts, fail_times=3, ready_ns=ready
     )
     assert not result.metric("time_to_ready_s").passed
     assert not result.passed
@@ -265,9 +257,7 @@ def test_time_to_ready_sooner_than_the_backoffs_fails() -> None:
     # A model that believes in 10s back-offs must reject a fast worker's recovery.
     attempts = _transient(FAST)
     result = fr.fast_restart(
-        worker="w",
-        node="n",
-        curve=DEFAULT,
+        Subject("w", "n", DEFAULT),
         attempts=attempts,
         fail_times=3,
         ready_ns=attempts[3].started_at_ns + S // 2,
@@ -278,7 +268,7 @@ def test_time_to_ready_sooner_than_the_backoffs_fails() -> None:
 
 def test_fast_restart_without_ready_is_not_measured() -> None:
     result = fr.fast_restart(
-        worker="w", node="n", curve=FAST, attempts=_transient(FAST), fail_times=3, ready_ns=None
+        Subject("w", "n", FAST), attempts=_transient(FAST), fail_times=3, ready_ns=None
     )
     ready = result.metric("time_to_ready_s")
     assert ready.measured is None
@@ -289,7 +279,7 @@ def test_fast_restart_without_ready_is_not_measured() -> None:
 def test_fast_restart_without_the_first_failure_is_not_measured() -> None:
     attempts = _transient(FAST)[1:]
     result = fr.fast_restart(
-        worker="w", node="n", curve=FAST, attempts=attempts, fail_times=3, ready_ns=T0 + 20 * S
+        Subject("w", "n", FAST), attempts=attempts, fail_times=3, ready_ns=T0 + 20 * S
     )
     assert "attempt 0" in result.metric("time_to_ready_s").detail
 
@@ -297,7 +287,7 @@ def test_fast_restart_without_the_first_failure_is_not_measured() -> None:
 def test_fast_restart_counts_restarts_after_the_healthy_attempt() -> None:
     attempts = [*timeline(FAST, 1.0, 5, exit_code=1)]
     result = fr.fast_restart(
-        worker="w", node="n", curve=FAST, attempts=attempts, fail_times=3, ready_ns=T0 + 9 * S
+        Subject("w", "n", FAST), attempts=attempts, fail_times=3, ready_ns=T0 + 9 * S
     )
     assert result.metric("restarts_after_healthy").measured == 1
     assert not result.metric("restarts_after_healthy").passed
@@ -306,7 +296,7 @@ def test_fast_restart_counts_restarts_after_the_healthy_attempt() -> None:
 def test_fast_restart_with_too_few_failures_fails() -> None:
     attempts = timeline(FAST, 1.0, 4, exit_code=0, last_running=True)
     result = fr.fast_restart(
-        worker="w", node="n", curve=FAST, attempts=attempts, fail_times=3, ready_ns=T0 + 9 * S
+        Subject("w", "n", FAST), attempts=attempts, fail_times=3, ready_ns=T0 + 9 * S
     )
     assert result.metric("failures").measured == 0
     assert not result.metric("failures").passed
@@ -328,17 +318,17 @@ def _sidecar(curve: BackoffCurve, kills: int, overshoot_s: float = 0.3) -> list[
     )
 
 
-def _client_log(sidecar: Sequence[AttemptRecord], lag_s: float = 0.1) -> list[common.LogEvent]:
+def _client_log(sidecar: Sequence[AttemptRecord], lag_s: float = 0.1) -> list[eventlog.LogEvent]:
     """What the app would log: a cut just after each kill, restored just after each start."""
-    log = [common.LogEvent("connected", sidecar[0].started_at_ns + S // 10)]
+    log = [eventlog.LogEvent("connected", sidecar[0].started_at_ns + S // 10)]
     by_attempt = {r.attempt: r for r in sidecar}
     for n, previous in by_attempt.items():
         if previous.finished_at_ns is None:
             continue
-        log.append(common.LogEvent("cut", previous.finished_at_ns + int(lag_s * S)))
+        log.append(eventlog.LogEvent("cut", previous.finished_at_ns + int(lag_s * S)))
         if n + 1 in by_attempt:
             log.append(
-                common.LogEvent("restored", by_attempt[n + 1].started_at_ns + int(lag_s * S))
+                eventlog.LogEvent("restored", by_attempt[n + 1].started_at_ns + int(lag_s * S))
             )
     return log
 
@@ -346,16 +336,14 @@ def _client_log(sidecar: Sequence[AttemptRecord], lag_s: float = 0.1) -> list[co
 def _judge_sidecar(
     curve: BackoffCurve,
     sidecar: Sequence[AttemptRecord],
-    log: Sequence[common.LogEvent],
+    log: Sequence[eventlog.LogEvent],
     *,
     app: Sequence[AttemptRecord] | None = None,
     restart_count: int | None = 0,
     window_end_s: float = 150,
 ) -> common.WorkerResult:
     return cs.critical_sidecar(
-        worker="w",
-        node="n",
-        curve=curve,
+        Subject("w", "n", curve),
         sidecar_attempts=sidecar,
         app_attempts=app if app is not None else [record(0, 0.5, None)],
         app_restart_count=restart_count,
@@ -475,7 +463,7 @@ def test_isolation_much_longer_than_the_downtime_fails() -> None:
     log = [
         e
         if not (e.event == "restored" and e.unix_ns == sidecar[2].started_at_ns + S // 10)
-        else common.LogEvent("restored", e.unix_ns + 5 * S)
+        else eventlog.LogEvent("restored", e.unix_ns + 5 * S)
         for e in log
     ]
     result = _judge_sidecar(FAST, sidecar, log)

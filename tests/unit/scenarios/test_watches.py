@@ -26,7 +26,7 @@ from harness.scenarios import REGISTRY, SCENARIOS
 from harness.scenarios import critical_sidecar as cs
 from harness.scenarios import fast_restart as fr
 from harness.scenarios import task_isolation as ti
-from harness.scenarios.common import READY_PROBE_LOG, LivePod, RunView, Scenario, Watch
+from harness.scenarios.common import READY_PROBE_LOG, LivePod, RunView, Scenario, Subject, Watch
 from tests.unit.factories import attempts
 
 NODES = {"fast": "crashloop-worker", "reduced": "crashloop-worker2"}
@@ -159,7 +159,7 @@ def test_fast_restart_collects_a_probe_that_came_after_the_last_look() -> None:
     assert "reduced" not in watch.ready_ns
     watch.collect()
     assert watch.ready_ns == {"reduced": 7_000}
-    result = watch.measure("reduced", "n", CURVE, [])
+    result = watch.measure(Subject("reduced", "n", CURVE), [])
     assert result.metric("time_to_ready_s").detail  # unmeasured: no attempts, says why
     assert not result.passed
 
@@ -186,7 +186,7 @@ def test_critical_sidecar_collects_the_apps_log_and_restart_count() -> None:
     assert watch.app_restarts == {"fast": 2, "reduced": 0}
     assert run.problems == [f"{cs.CLIENT_LOG} of {cs.pod_name('reduced')}: no such file"]
 
-    result = watch.measure("fast", "n", CURVE, [])
+    result = watch.measure(Subject("fast", "n", CURVE), [])
     assert not result.passed
     assert result.metric("app_restart_count").measured == 2
 
@@ -198,7 +198,7 @@ def test_critical_sidecar_reports_a_torn_client_log_and_measures_without_it() ->
     run.live[cs.NAME] = [pod]
     run.files[(pod.uid, cs.CLIENT_LOG)] = "not json\n" + _log(("connected", 1))
     watch.collect()
-    result = watch.measure("fast", "n", CURVE, [])
+    result = watch.measure(Subject("fast", "n", CURVE), [])
     assert any("client.log: line 1" in p for p in run.problems), run.problems
     assert not result.passed
 
@@ -254,7 +254,7 @@ def test_each_headline_names_a_metric_its_scenario_measures(
         replace(record, pod=pod, container=container) for record in attempts([1.0, 2.0, 2.0, 2.0])
     ]
     scenario = REGISTRY[name]
-    result = scenario.watch(FakeRun()).measure("fast", "n", CURVE, restarts)
+    result = scenario.watch(FakeRun()).measure(Subject("fast", "n", CURVE), restarts)
     assert scenario.headline.metric in {m.name for m in result.metrics}
 
 
