@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Final
 
 from harness.overhead.analysis import REPEAT_WITHIN
+from harness.overhead.pace import PACE_SHOWN
 
 # What a run's exit code means; the same for every command that measures.
 MEASURING_CODES: Final = """exit codes:
@@ -29,11 +30,14 @@ OVERHEAD_CODES: Final = """exit codes:
   130  interrupted: the cells measured so far are written
   (a cell that cannot be measured stops the sweep with 2; the cells before it are kept)"""
 
+_SHOWN: Final = f"{PACE_SHOWN[0] - 1:+.0%} to {PACE_SHOWN[1] - 1:+.0%}"
 COMPARE_CODES: Final = f"""exit codes:
-  0    every talk figure of the second run is within {REPEAT_WITHIN:.0%} of the first's
-  1    a figure as measured moved more than that (even one the machine's pace explains),
-       one run did not measure it, or either read it over a window short of the cap or
-       among the kubelet's onset events
+  0    every talk figure of the second run is within {REPEAT_WITHIN:.0%} of what the first's and
+       the machine's pace predict of it (the raw move is shown beside it)
+  1    a figure moved more than that after the pace, one run did not measure it, either read
+       it over a window short of the cap or among the kubelet's onset events, or the pace
+       lies outside the range the account was shown over ({_SHOWN})
+  (a worker the second run did not sweep at all is listed as not compared)
   2    a path that is not a sweep's run directory or overhead.json
   3    internal error: a bug of the harness (its traceback is printed), never a verdict"""
 

@@ -32,7 +32,7 @@ from harness.overhead.output import (
     workers_of,
     write_overhead,
 )
-from harness.overhead.pace import PacedFigure, node_bound, paced
+from harness.overhead.pace import PACE_SHOWN, PacedFigure, node_bound, one_wave, paced
 from harness.overhead.plan import (
     DEFAULT_PODS,
     DEFAULT_WARMUP_S,
@@ -111,14 +111,14 @@ def _add_compare(commands: Commands, parents: Parents) -> None:
         "overhead-compare",
         cmd_overhead_compare,
         summary="set two finished overhead sweeps' talk figures side by side; exit 1 when one "
-        f"moved more than {REPEAT_WITHIN * 100:.0f}%%",
+        f"moved more than {REPEAT_WITHIN * 100:.0f}%% beyond what the machine's pace explains",
         description="Set two finished overhead sweeps side by side: each talk figure (crashing "
         "/ running kubelet CPU, peak API requests) from both runs and how far apart they are. "
         "Peaks are recomputed from the runs' request series; a run that kept none is compared "
         "on its busiest single sample interval. The machine's pace comes first (what the same "
         "running pods cost the kubelet in each run), and beside each figure what the pace "
         "predicts of it: a worker off its curve restarts as fast as the machine lets it, so "
-        "its figures move by the pace's inverse.",
+        "its figures move by the pace's inverse. The verdict is on what the pace leaves.",
         codes=COMPARE_CODES,
     )
     compare.add_argument(
@@ -224,6 +224,8 @@ def _value_text(value: float | None, unit: str) -> str:
 def _pace_lines(figures: Sequence[PacedFigure], labels: tuple[str, str]) -> list[str]:
     """One line per pod count the figures were read at: how the machine's pace moved."""
     first, second = labels
+    low, high = PACE_SHOWN
+    shown = f"{low - 1:+.0%} to {high - 1:+.0%}"
     lines = []
     for pace in dict.fromkeys(f.pace for f in figures if f.pace is not None):
         lines.append(
@@ -232,6 +234,33 @@ def _pace_lines(figures: Sequence[PacedFigure], labels: tuple[str, str]) -> list
             f"({pace.change - 1:+.0%}); a worker off its curve in both runs restarts as fast "
             "as the machine lets it, so its figures are expected to move by the inverse, "
             "one on its curve not at all"
+        )
+        if not low <= pace.change <= high:
+            lines.append(
+                f"that pace is outside {shown}, the range over which this account was shown "
+                "to hold (docs/results.md): no figure is called a repeat after it"
+            )
+    return lines
+
+
+def _wave_lines(first: Sequence[Cell], second: Sequence[Cell]) -> list[str]:
+    """A worker whose talk-figure cell restarted in one wave: why its peak moves."""
+    lines = []
+    for worker in dict.fromkeys(c.worker for c in first if c.crashing):
+        mine, theirs = largest_crashing(first, worker), largest_crashing(second, worker)
+        if mine is None or theirs is None or not (one_wave(mine) or one_wave(theirs)):
+            continue
+        means = [c.requests.mean_qps if c.requests else None for c in (mine, theirs)]
+        moved = (
+            f"; the window's mean traffic moved {means[1] / means[0] - 1:+.0%}"
+            if means[0] and means[1] is not None
+            else ""
+        )
+        lines.append(
+            f"{worker}: its {mine.pods} pods restarted about once each in the window "
+            f"({mine.restarts} and {theirs.restarts} restarts): one wave, whose width the "
+            "kubelet's requeue jitter draws pod by pod, so its peak is that wave's and moves "
+            f"more than the traffic it carries{moved}"
         )
     return lines
 
@@ -250,6 +279,14 @@ def _after_pace_text(figure: PacedFigure) -> str:
     return "-" if left is None else f"{left:+.0%}"
 
 
+def _agrees_after_pace_text(figure: PacedFigure) -> str:
+    if figure.figure.caveats:
+        return "cannot say"
+    if figure.pace is not None and not figure.pace_shown:
+        return "cannot say: pace outside the range shown"
+    return {True: "yes", False: "NO", None: "not measured"}[figure.agrees]
+
+
 def cmd_overhead_compare(args: argparse.Namespace) -> int:
     """Two finished sweeps' talk figures side by side: 0 when every one agrees, 1 when
     one moved more than REPEAT_WITHIN or either run did not measure it."""
@@ -261,6 +298,14 @@ def cmd_overhead_compare(args: argparse.Namespace) -> int:
         peak_over_one_interval=one_interval,
         labels=(first.run_id, second.run_id),
     )
+    swept = {c.worker for c in second.cells}
+    if left_out := sorted({f.worker for f in figures} - swept):
+        # A rerun of some workers only (--workers): the others are not compared, and say so.
+        SCREEN.tables.print(
+            f"not compared: {', '.join(left_out)} ({second.run_id} did not sweep "
+            f"{'it' if len(left_out) == 1 else 'them'})"
+        )
+        figures = [f for f in figures if f.worker in swept]
     if not figures:
         raise HarnessError(
             f"{first.path}: no crashing cell to compare",
@@ -292,6 +337,8 @@ def cmd_overhead_compare(args: argparse.Namespace) -> int:
     with_pace = paced(figures, first.cells, second.cells)
     for line in _pace_lines(with_pace, (first.run_id, second.run_id)):
         SCREEN.tables.print(line)
+    for line in _wave_lines(first.cells, second.cells):
+        SCREEN.tables.print(line)
     rows = tuple(
         (
             f.worker,
@@ -302,6 +349,7 @@ def cmd_overhead_compare(args: argparse.Namespace) -> int:
             _agrees_text(f),
             _expected_text(p),
             _after_pace_text(p),
+            _agrees_after_pace_text(p),
         )
         for f, p in zip(figures, with_pace, strict=True)
     )
@@ -315,16 +363,20 @@ def cmd_overhead_compare(args: argparse.Namespace) -> int:
         within,
         "expected from the pace",
         "left after the pace",
+        f"after the pace {within}",
     )
     SCREEN.tables.print(to_markdown([Table(headers, rows)]), soft_wrap=True)
-    # The pace explains a move; it does not make one a repeat: the exit is on the
-    # figures as measured, so a nightly job still goes red when the machine moved.
-    agree = all(f.agrees for f in figures)
+    # The exit is on what the pace leaves: on this machine the same work costs up to
+    # 70 % more CPU at one hour than another, so a raw 20 % would fail on the hour,
+    # not on the kubelet; the raw figures stay beside them, and a pace outside the
+    # range the account was shown over decides nothing.
+    agree = all(p.agrees for p in with_pace)
     emit(
         {
             "first": str(first.path),
             "second": str(second.path),
             "within": REPEAT_WITHIN,
+            "pace_shown": list(PACE_SHOWN),
             "agree": agree,
             "figures": [
                 {
@@ -335,6 +387,7 @@ def cmd_overhead_compare(args: argparse.Namespace) -> int:
                     "node_bound": p.node_bound,
                     "expected_from_pace": p.expected,
                     "after_pace": p.after_pace,
+                    "agrees_after_pace": p.agrees,
                 }
                 for f, p in zip(figures, with_pace, strict=True)
             ],

@@ -23,12 +23,14 @@ from harness.overhead.output import OVERHEAD_FILE, write_overhead
 from harness.overhead.read import read_overhead
 from tests.unit.overhead.test_analysis import CELLS
 from tests.unit.overhead.test_pace import RERUN as RERUN_AN_HOUR_BEFORE
-from tests.unit.overhead.test_pace import SWEEP
+from tests.unit.overhead.test_pace import RERUN_SLOWER, SWEEP
 
 REPO = Path(__file__).resolve().parents[3]
 # Two real sweeps written before the request series were kept (the first comparison of two sweeps).
 FIRST_RUN = REPO / "docs" / "overhead" / "overhead-20261201T033229Z.json"
 RERUN = REPO / "docs" / "overhead" / "overhead-20261201T060857Z.json"
+# A rerun of the fast worker alone.
+RERUN_FAST_ONLY = REPO / "docs" / "overhead" / "overhead-20261203T124842Z.json"
 
 
 def _scaled(cells: list[Cell], worker: str, cpu: float, peak: float) -> list[Cell]:
@@ -282,12 +284,12 @@ def test_an_empty_sweep_option_is_refused_not_taken_for_its_default(
     assert problem in capsys.readouterr().err
 
 
-def test_the_command_says_how_the_machines_pace_moved_and_still_exits_on_the_figures(
+def test_the_command_decides_on_what_the_pace_leaves_and_shows_the_raw_move(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # The fast worker's figures moved 24 and 27 %: the pace explains them, but a
-    # move is a move, and the exit says so.
-    assert cli.main(["overhead-compare", str(SWEEP), str(RERUN_AN_HOUR_BEFORE), "-o", "json"]) == 1
+    # The fast worker's figures moved 24 and 27 %, the machine 20 % faster: after the
+    # pace 1 and 2 % are left, and every other figure moved less than 20 %.
+    assert cli.main(["overhead-compare", str(SWEEP), str(RERUN_AN_HOUR_BEFORE), "-o", "json"]) == 0
     out = capsys.readouterr()
     text = " ".join(out.err.split())
     assert "the machine's pace at 108 pods" in text
@@ -295,11 +297,51 @@ def test_the_command_says_how_the_machines_pace_moved_and_still_exits_on_the_fig
     assert "(-20%)" in text
     assert "2.78x (node-bound)" in text
     assert "1.23x (on its curve)" in text
+    assert "+24% | NO" in text  # the raw move, still shown
     document = json.loads(out.out)
+    assert document["agree"] is True
     fast_cpu = next(f for f in document["figures"] if f["worker"] == "fast" and f["unit"] == "x")
     assert fast_cpu["node_bound"] is True
+    assert fast_cpu["agrees"] is False
+    assert fast_cpu["agrees_after_pace"] is True
     assert fast_cpu["pace"]["change"] == pytest.approx(0.803, abs=0.001)
     assert fast_cpu["after_pace"] == pytest.approx(-0.007, abs=0.001)
+
+
+def test_a_wave_s_peak_that_moved_past_the_limit_fails_and_says_why_it_moves(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["overhead-compare", str(SWEEP), str(RERUN_SLOWER)]) == 1
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(+38%)" in text
+    assert "default: its 108 pods restarted about once each in the window" in text
+    assert "the window's mean traffic moved -7%" in text
+
+
+def test_a_pace_beyond_the_range_shown_decides_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The same cells, every running kubelet at twice the cost: the pace +100 %.
+    doubled = [c if c.crashing else replace(c, kubelet_cpu_s=c.kubelet_cpu_s * 2) for c in CELLS]
+    for run_id, cells in (("first", CELLS), ("doubled", doubled)):
+        (tmp_path / run_id).mkdir()
+        write_overhead(
+            tmp_path / run_id, run_id=run_id, status="measured", reason="", plan={}, cells=cells
+        )
+    assert cli.main(["overhead-compare", str(tmp_path / "first"), str(tmp_path / "doubled")]) == 1
+    text = " ".join(capsys.readouterr().out.split())
+    assert "that pace is outside -20% to +38%" in text
+    assert "cannot say: pace outside the range shown" in text
+
+
+def test_a_worker_the_rerun_did_not_sweep_is_named_not_compared(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["overhead-compare", str(SWEEP), str(RERUN_FAST_ONLY)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "not compared: default, reduced (20261203T124842Z-overhead-de9f did not sweep them)" in text
+    )
 
 
 def test_a_sweep_says_which_workers_figures_move_with_the_machine(

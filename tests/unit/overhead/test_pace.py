@@ -9,9 +9,11 @@ import pytest
 
 from harness.overhead.analysis import Cell, FigureApart, talk_figures_apart
 from harness.overhead.pace import (
+    PACE_SHOWN,
     Pace,
     PacedFigure,
     node_bound,
+    one_wave,
     pace_between,
     paced,
     worker_node_bound,
@@ -24,6 +26,8 @@ REPO = Path(__file__).resolve().parents[3]
 # kubelet 0.073 cores in the first and 0.059 in the second.
 SWEEP = REPO / "docs" / "overhead" / "overhead-20261203T081021Z.json"
 RERUN = REPO / "docs" / "overhead" / "overhead-20261203T073842Z.json"
+# Its rerun at 13:02, on a machine 38 % slower.
+RERUN_SLOWER = REPO / "docs" / "overhead" / "overhead-20261203T130222Z.json"
 
 
 def _slower(cells: list[Cell], by: float) -> list[Cell]:
@@ -129,3 +133,43 @@ def test_the_kept_sweep_and_rerun_the_fast_figures_moved_with_the_pace() -> None
     assert fast_cpu.node_bound is True
     assert fast_cpu.after_pace == pytest.approx(-0.007, abs=0.001)
     assert figures[("reduced", "x")].node_bound is False
+
+
+def test_a_figure_repeats_when_what_the_pace_leaves_is_within_the_limit() -> None:
+    pace = Pace(108, 0.1, 0.125)  # +25 %, inside the range shown
+    assert PacedFigure(FigureApart("fast", "x", "x", 2.0, 1.6), pace, True).agrees is True
+    # Node-bound: expected 1.6; 1.93 is +21 % beyond it.
+    assert PacedFigure(FigureApart("fast", "x", "x", 2.0, 1.93), pace, True).agrees is False
+    # On its curve the pace predicts no move: +21 % as measured is +21 % left.
+    assert PacedFigure(FigureApart("reduced", "x", "x", 2.0, 2.42), pace, False).agrees is False
+
+
+def test_outside_the_pace_the_account_was_shown_over_nothing_is_called_a_repeat() -> None:
+    low, high = PACE_SHOWN
+    figure = FigureApart("fast", "x", "x", 2.0, 2.0)
+    assert PacedFigure(figure, Pace(108, 0.1, 0.1 * high), False).agrees is True
+    assert PacedFigure(figure, Pace(108, 0.1, 0.1 * high * 1.01), False).agrees is None
+    assert PacedFigure(figure, Pace(108, 0.1, 0.1 * low * 0.99), False).agrees is None
+    assert PacedFigure(figure, None, False).agrees is None
+    caveat = FigureApart("fast", "x", "x", 2.0, 2.0, caveats=("second: onset events",))
+    assert PacedFigure(caveat, Pace(108, 0.1, 0.1), False).agrees is None
+
+
+def test_the_kept_reruns_pace_changes_are_the_range_shown() -> None:
+    sweep = read_overhead(SWEEP)
+    changes = []
+    for rerun in (RERUN, RERUN_SLOWER):
+        pace = pace_between(sweep.cells, read_overhead(rerun).cells, 108)
+        assert pace is not None
+        changes.append(pace.change)
+    assert changes[0] == pytest.approx(PACE_SHOWN[0], abs=1e-5)
+    assert changes[1] == pytest.approx(PACE_SHOWN[1], abs=1e-5)
+    assert PACE_SHOWN[0] <= changes[0]
+    assert changes[1] <= PACE_SHOWN[1]
+
+
+def test_the_default_worker_restarts_in_one_wave_and_the_fast_one_does_not() -> None:
+    cells = {c.worker: c for c in read_overhead(RERUN_SLOWER).cells if c.pods == 108}
+    assert one_wave(cells["default"])  # 108 restarts of 108 pods at its 300 s cap
+    assert not one_wave(cells["reduced"])
+    assert not one_wave(cells["fast"])
