@@ -45,6 +45,15 @@ def _scaled(cells: list[Cell], worker: str, cpu: float, peak: float) -> list[Cel
     return scaled
 
 
+def _write_sweeps(directory: Path, sweeps: dict[str, list[Cell]]) -> None:
+    """Each sweep's overhead.json in a run directory of its name under ``directory``."""
+    for run_id, cells in sweeps.items():
+        (directory / run_id).mkdir()
+        write_overhead(
+            directory / run_id, run_id=run_id, status="measured", reason="", plan={}, cells=cells
+        )
+
+
 def test_a_figure_agrees_up_to_the_limit_and_not_past_it() -> None:
     assert pytest.approx(0.20) == REPEAT_WITHIN
     assert FigureApart("fast", "x", "x", 2.0, 2.4).agrees is True  # +20 %
@@ -144,11 +153,7 @@ def test_the_command_cannot_call_a_doubtful_figure_a_repeat(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     noisy = [replace(c, events_drained=False, drained_s=300.0) for c in CELLS]
-    for run_id, cells in (("clean", CELLS), ("noisy", noisy)):
-        (tmp_path / run_id).mkdir()
-        write_overhead(
-            tmp_path / run_id, run_id=run_id, status="measured", reason="", plan={}, cells=cells
-        )
+    _write_sweeps(tmp_path, {"clean": CELLS, "noisy": noisy})
     assert cli.main(["overhead-compare", str(tmp_path / "clean"), str(tmp_path / "noisy")]) == 1
     text = " ".join(capsys.readouterr().out.split())
     assert "cannot say: noisy: the kubelet's event writes had not drained in 300s" in text
@@ -217,11 +222,7 @@ def test_windows_apart_are_called_out_and_alike_ones_are_not(
     # Only the largest crashing cell carries the talk figures: a smaller one's window is moot.
     small_only = [replace(c, window_s=180.0) if c.crashing and c.pods < 60 else c for c in CELLS]
     assert windows_apart(CELLS, small_only) == []
-    for run_id, cells in (("short", CELLS), ("long", longer)):
-        (tmp_path / run_id).mkdir()
-        write_overhead(
-            tmp_path / run_id, run_id=run_id, status="measured", reason="", plan={}, cells=cells
-        )
+    _write_sweeps(tmp_path, {"short": CELLS, "long": longer})
     cli.main(["overhead-compare", str(tmp_path / "short"), str(tmp_path / "long")])
     text = " ".join(capsys.readouterr().out.split())
     assert "the windows differ (fast 60s against 180s)" in text
@@ -323,11 +324,7 @@ def test_a_pace_beyond_the_range_shown_decides_nothing(
 ) -> None:
     # The same cells, every running kubelet at twice the cost: the pace +100 %.
     doubled = [c if c.crashing else replace(c, kubelet_cpu_s=c.kubelet_cpu_s * 2) for c in CELLS]
-    for run_id, cells in (("first", CELLS), ("doubled", doubled)):
-        (tmp_path / run_id).mkdir()
-        write_overhead(
-            tmp_path / run_id, run_id=run_id, status="measured", reason="", plan={}, cells=cells
-        )
+    _write_sweeps(tmp_path, {"first": CELLS, "doubled": doubled})
     assert cli.main(["overhead-compare", str(tmp_path / "first"), str(tmp_path / "doubled")]) == 1
     text = " ".join(capsys.readouterr().out.split())
     assert "that pace is outside -20% to +38%" in text

@@ -18,6 +18,7 @@ from kubernetes import client
 
 from harness.recording.podwatch import PodNote, PodWatch
 from harness.recording.records import AttemptKey
+from tests.unit.recording.pods import app_status
 
 T2_START = datetime(2026, 11, 30, 3, 0, 10, tzinfo=UTC)
 T2_END = datetime(2026, 11, 30, 3, 0, 11, tzinfo=UTC)
@@ -68,15 +69,7 @@ def _pod(
     uid: str = "uid-1",
     deleting: bool = False,
 ) -> client.V1Pod:
-    status = client.V1ContainerStatus(
-        name="app",
-        image="crashloop.local/workload:x",
-        image_id="",
-        ready=False,
-        restart_count=restarts,
-        state=state,
-        last_state=client.V1ContainerState(terminated=last),
-    )
+    status = app_status(restarts, state, last)
     return client.V1Pod(
         metadata=client.V1ObjectMeta(
             name=name,

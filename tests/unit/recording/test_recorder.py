@@ -16,6 +16,7 @@ from harness.core.errors import HarnessError
 from harness.recording.cri import CriEvent, parse_event, parse_ps
 from harness.recording.nodestream import Listing, Tick
 from harness.recording.recorder import ApiView, Recorder
+from tests.unit.recording.pods import app_status, backing_off
 
 
 def _ps_item(container_id: str, attempt: int) -> dict[str, object]:
@@ -115,21 +116,7 @@ def test_one_removed_container_does_not_hide_the_others(tmp_path: Path) -> None:
 
 def _pod(resource_version: str, backoff: str | None = None) -> client.V1Pod:
     """A pod with restartCount 2, waiting out a back-off when ``backoff`` is given."""
-    waiting = client.V1ContainerStateWaiting(
-        reason="CrashLoopBackOff",
-        message=f"back-off {backoff} restarting failed container=app pod=crash-fast_ns(uid-1)",
-    )
-    return _pod_with(
-        resource_version,
-        client.V1ContainerStatus(
-            name="app",
-            image="crashloop.local/workload:x",
-            image_id="",
-            ready=False,
-            restart_count=2,
-            state=client.V1ContainerState(waiting=waiting if backoff else None),
-        ),
-    )
+    return _pod_with(resource_version, app_status(2, backing_off(backoff) if backoff else None))
 
 
 def _pod_with(resource_version: str, status: client.V1ContainerStatus) -> client.V1Pod:
@@ -158,20 +145,6 @@ T3_START = datetime(2026, 1, 1, 10, 0, 23, tzinfo=UTC)
 T3_END = datetime(2026, 1, 1, 10, 0, 24, tzinfo=UTC)
 
 
-def _status(
-    restarts: int, state: client.V1ContainerState, last: client.V1ContainerStateTerminated
-) -> client.V1ContainerStatus:
-    return client.V1ContainerStatus(
-        name="app",
-        image="crashloop.local/workload:x",
-        image_id="",
-        ready=False,
-        restart_count=restarts,
-        state=state,
-        last_state=client.V1ContainerState(terminated=last),
-    )
-
-
 def _terminated(started: datetime, finished: datetime) -> client.V1ContainerStateTerminated:
     return client.V1ContainerStateTerminated(
         exit_code=1, reason="Error", started_at=started, finished_at=finished
@@ -191,7 +164,7 @@ def test_while_waiting_last_state_is_the_attempt_that_just_exited(tmp_path: Path
         reason="CrashLoopBackOff",
         message="back-off 20s restarting failed container=app pod=crash-default_ns(uid-1)",
     )
-    status = _status(2, client.V1ContainerState(waiting=waiting), _terminated(T2_START, T2_END))
+    status = app_status(2, client.V1ContainerState(waiting=waiting), _terminated(T2_START, T2_END))
     recorder.watch.observe_pod(_pod_with("5", status))
     assert _api_times(recorder, 2) == (T2_START.isoformat(), T2_END.isoformat())
     assert recorder.api_view(("uid-1", "app", 1)) is None
@@ -201,7 +174,7 @@ def test_while_waiting_last_state_is_the_attempt_that_just_exited(tmp_path: Path
 def test_while_running_last_state_is_the_attempt_before(tmp_path: Path) -> None:
     recorder = _recorder(tmp_path, FakeNode())
     running = client.V1ContainerStateRunning(started_at=T3_START)
-    status = _status(3, client.V1ContainerState(running=running), _terminated(T2_START, T2_END))
+    status = app_status(3, client.V1ContainerState(running=running), _terminated(T2_START, T2_END))
     recorder.watch.observe_pod(_pod_with("6", status))
     assert _api_times(recorder, 2) == (T2_START.isoformat(), T2_END.isoformat())
     assert _api_times(recorder, 3) == (T3_START.isoformat(), None)
@@ -210,7 +183,7 @@ def test_while_running_last_state_is_the_attempt_before(tmp_path: Path) -> None:
 def test_just_terminated_is_this_attempt_and_last_state_the_one_before(tmp_path: Path) -> None:
     recorder = _recorder(tmp_path, FakeNode())
     terminated = _terminated(T3_START, T3_END)
-    status = _status(
+    status = app_status(
         3, client.V1ContainerState(terminated=terminated), _terminated(T2_START, T2_END)
     )
     recorder.watch.observe_pod(_pod_with("7", status))
@@ -224,7 +197,7 @@ def test_created_not_started_counts_the_new_attempt_and_last_state_the_one_befor
     # Attempt 3 created, not yet started: restartCount 3, an empty waiting state.
     recorder = _recorder(tmp_path, FakeNode())
     created = client.V1ContainerState(waiting=client.V1ContainerStateWaiting())
-    status = _status(3, created, _terminated(T2_START, T2_END))
+    status = app_status(3, created, _terminated(T2_START, T2_END))
     recorder.watch.observe_pod(_pod_with("8", status))
     assert _api_times(recorder, 2) == (T2_START.isoformat(), T2_END.isoformat())
     assert recorder.api_view(("uid-1", "app", 3)) is None
@@ -450,13 +423,13 @@ def test_a_later_status_without_the_workload_s_report_keeps_what_it_said(
     killed.message = json.dumps({"v": 1, "start_ns": 5, "alive_ns": 9})
     running = client.V1ContainerStateRunning(started_at=T3_START)
     recorder.watch.observe_pod(
-        _pod_with("9", _status(3, client.V1ContainerState(running=running), killed))
+        _pod_with("9", app_status(3, client.V1ContainerState(running=running), killed))
     )
     # The same attempt again, its message gone from the status (as when the watch
     # delivers an older or a trimmed view): the heartbeat stays what it was.
     plain = _terminated(T2_START, T2_END)
     recorder.watch.observe_pod(
-        _pod_with("10", _status(3, client.V1ContainerState(running=running), plain))
+        _pod_with("10", app_status(3, client.V1ContainerState(running=running), plain))
     )
     (second,) = [r for r in recorder.attempts() if r.attempt == 2]
     assert (second.self_started_at_ns, second.self_finished_at_ns) == (5, 9)

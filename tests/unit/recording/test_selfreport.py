@@ -14,6 +14,7 @@ from kubernetes import client
 from harness.recording.apirecorder import WATCH_SLACK_S, ApiRecorder
 from harness.recording.records import SOURCE_SELF, AttemptRecord
 from harness.recording.selfreport import SelfReport, agreement, parse_self_report
+from tests.unit.recording.pods import app_status, backing_off
 
 S = 1_000_000_000
 START_2 = 1_767_261_602_123_456_789  # 2026-01-01T10:00:02.123456789Z
@@ -60,19 +61,7 @@ def _terminated(
 def _pod(
     restarts: int, last: client.V1ContainerStateTerminated, backoff: str | None
 ) -> client.V1Pod:
-    waiting = client.V1ContainerStateWaiting(
-        reason="CrashLoopBackOff",
-        message=f"back-off {backoff} restarting failed container=app pod=crash-fast_ns(uid-1)",
-    )
-    status = client.V1ContainerStatus(
-        name="app",
-        image="crashloop.local/workload:x",
-        image_id="",
-        ready=False,
-        restart_count=restarts,
-        state=client.V1ContainerState(waiting=waiting if backoff else None),
-        last_state=client.V1ContainerState(terminated=last),
-    )
+    status = app_status(restarts, backing_off(backoff) if backoff else None, last)
     return client.V1Pod(
         metadata=client.V1ObjectMeta(uid="uid-1", name="crash-fast", resource_version="1"),
         spec=client.V1PodSpec(node_name="node-1", containers=[]),
