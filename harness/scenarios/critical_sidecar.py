@@ -16,29 +16,9 @@ from typing import Any, Final
 
 from harness.model.backoff import BackoffCurve
 from harness.model.durations import to_ns
-from harness.pods.skeleton import (
-    MAIN_CONTAINER,
-    go_duration,
-    pod_for_worker,
-    workload_args,
-    workload_container,
-)
+from harness.pods import skeleton
 from harness.recording.records import AttemptRecord
-from harness.scenarios.common import (
-    Headline,
-    Metric,
-    PodScenario,
-    RunWatch,
-    Subject,
-    WorkerResult,
-    attempts_of,
-    bounded,
-    by_attempt,
-    first_start,
-    restart_metrics,
-    seconds,
-    windows_pending,
-)
+from harness.scenarios import common
 from harness.scenarios.eventlog import LogEvent, parse_events
 
 NAME: Final = "critical-sidecar"
@@ -70,7 +50,7 @@ ISOLATION_SLACK: Final = timedelta(seconds=1.5)
 OOM_REASON: Final = "OOMKilled"
 OOM_EXIT_CODE: Final = 137
 
-HEADLINE: Final = Headline("isolation_total_s", "app cut off in total")
+HEADLINE: Final = common.Headline("isolation_total_s", "app cut off in total")
 
 
 def pod_name(worker: str) -> str:
@@ -79,31 +59,31 @@ def pod_name(worker: str) -> str:
 
 def sidecar_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
     """A leaking proxy (restartable init container) and its client app."""
-    proxy = workload_container(
+    proxy = skeleton.workload_container(
         PROXY_CONTAINER,
         image,
-        workload_args(
+        skeleton.workload_args(
             "proxy",
             "--listen",
             PROXY_ADDRESS,
             "--grow-mb",
             str(PROXY_GROW_MB),
             "--grow-every",
-            go_duration(PROXY_GROW_EVERY),
+            skeleton.go_duration(PROXY_GROW_EVERY),
         ),
         resources=_PROXY_RESOURCES,
     )
     # restartPolicy on an init container makes it a sidecar: it runs beside
     # the app for the pod's life and is restarted (with back-off) on its own.
     proxy["restartPolicy"] = "Always"
-    app = workload_container(
-        MAIN_CONTAINER,
+    app = skeleton.workload_container(
+        skeleton.MAIN_CONTAINER,
         image,
-        workload_args(
-            "client", "--target", PROXY_ADDRESS, "--interval", go_duration(CLIENT_INTERVAL)
+        skeleton.workload_args(
+            "client", "--target", PROXY_ADDRESS, "--interval", skeleton.go_duration(CLIENT_INTERVAL)
         ),
     )
-    return pod_for_worker(
+    return skeleton.pod_for_worker(
         name=pod_name(worker),
         worker=worker,
         run_id=run_id,
@@ -118,24 +98,24 @@ def _pods(worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
 
 
 @dataclass
-class _Watch(RunWatch):
+class _Watch(common.RunWatch):
     """The window on every worker; then the app's own log and restart count."""
 
     client_logs: dict[str, str] = field(default_factory=dict)  # worker -> client.log
     app_restarts: dict[str, int] = field(default_factory=dict)  # worker -> restartCount
 
     def pending(self) -> list[str]:
-        return windows_pending(self.run, NAME, POD_PREFIX, MAIN_CONTAINER, WINDOW)
+        return common.windows_pending(self.run, NAME, POD_PREFIX, skeleton.MAIN_CONTAINER, WINDOW)
 
     def collect(self) -> None:
         for pod in self.run.pods(NAME):
             self.client_logs[pod.worker] = self.run.read_pod_file(pod, CLIENT_LOG) or ""
-            if MAIN_CONTAINER in pod.restart_counts:
-                self.app_restarts[pod.worker] = pod.restart_counts[MAIN_CONTAINER]
+            if skeleton.MAIN_CONTAINER in pod.restart_counts:
+                self.app_restarts[pod.worker] = pod.restart_counts[skeleton.MAIN_CONTAINER]
 
-    def measure(self, on: Subject, attempts: Sequence[AttemptRecord]) -> WorkerResult:
+    def measure(self, on: common.Subject, attempts: Sequence[AttemptRecord]) -> common.WorkerResult:
         pod = pod_name(on.worker)
-        start = first_start(attempts, pod, MAIN_CONTAINER)
+        start = common.first_start(attempts, pod, skeleton.MAIN_CONTAINER)
         try:
             events = parse_events(self.client_logs.get(on.worker, ""))
         except ValueError as error:
@@ -143,8 +123,8 @@ class _Watch(RunWatch):
             events = []
         return critical_sidecar(
             on,
-            sidecar_attempts=attempts_of(attempts, pod, PROXY_CONTAINER),
-            app_attempts=attempts_of(attempts, pod, MAIN_CONTAINER),
+            sidecar_attempts=common.attempts_of(attempts, pod, PROXY_CONTAINER),
+            app_attempts=common.attempts_of(attempts, pod, skeleton.MAIN_CONTAINER),
             app_restart_count=self.app_restarts.get(on.worker),
             client_events=events,
             window_end_ns=start + to_ns(WINDOW) if start is not None else time.time_ns(),
@@ -183,12 +163,12 @@ def isolation_intervals(events: Sequence[LogEvent]) -> list[Interval]:
 
 def sidecar_downtimes(attempts: Sequence[AttemptRecord]) -> dict[int, Interval]:
     """Restart n -> from attempt n-1's finish to attempt n's start (open if not restarted)."""
-    by_attempt = {r.attempt: r for r in attempts}
+    numbered = {r.attempt: r for r in attempts}
     downtimes: dict[int, Interval] = {}
-    for n, previous in by_attempt.items():
+    for n, previous in numbered.items():
         if previous.finished_at_ns is None:
             continue
-        current = by_attempt.get(n + 1)
+        current = numbered.get(n + 1)
         downtimes[n + 1] = Interval(
             previous.finished_at_ns, current.started_at_ns if current else None
         )
@@ -202,7 +182,7 @@ def _overlaps(a: Interval, b: Interval, slack_ns: int) -> bool:
 
 
 def critical_sidecar(
-    on: Subject,
+    on: common.Subject,
     *,
     sidecar_attempts: Sequence[AttemptRecord],
     app_attempts: Sequence[AttemptRecord],
@@ -210,7 +190,7 @@ def critical_sidecar(
     client_events: Sequence[LogEvent],
     window_end_ns: int,
     slack: timedelta = ISOLATION_SLACK,
-) -> WorkerResult:
+) -> common.WorkerResult:
     """Sidecar restarts and OOM kills, the app's isolation, the app's restarts.
 
     Each complete sidecar restart n (its downtime, from the runtime) is matched
@@ -219,9 +199,9 @@ def critical_sidecar(
     widened by ``slack`` on both sides for the app's request cadence.
     Cut-offs no restart explains are reported on their own.
     """
-    sidecar = by_attempt(sidecar_attempts)
+    sidecar = common.by_attempt(sidecar_attempts)
     verdict = on.judge(sidecar)
-    metrics = restart_metrics("sidecar_restart", verdict.checks)
+    metrics = common.restart_metrics("sidecar_restart", verdict.checks)
     metrics.append(_oom_kills(sidecar))
     metrics.append(_app_restarts(app_attempts, app_restart_count))
 
@@ -247,12 +227,12 @@ def _isolation_metrics(
     sidecar: Sequence[AttemptRecord],
     intervals: Sequence[Interval],
     slack: timedelta,
-) -> tuple[list[Metric], Metric]:
+) -> tuple[list[common.Metric], common.Metric]:
     """The app's cut-offs matched to each complete sidecar restart, and those left over."""
     slack_ns = to_ns(slack)
     downtimes = sidecar_downtimes(sidecar)
     matched: set[int] = set()
-    per_restart: list[Metric] = []
+    per_restart: list[common.Metric] = []
     for n, downtime in downtimes.items():
         if downtime.end_ns is None:
             continue  # still down when observation ended: no complete isolation to judge
@@ -266,14 +246,14 @@ def _isolation_metrics(
         matched.update(mine)
         delay = curve.delay_before_restart(n)
         per_restart.append(
-            bounded(
+            common.bounded(
                 f"isolation_{n}_s",
                 "s",
                 expected=delay.total_seconds(),
-                measured=seconds(sum(intervals[i].length_ns() for i in mine)),
+                measured=common.seconds(sum(intervals[i].length_ns() for i in mine)),
                 lower=max(delay.total_seconds() - slack.total_seconds(), 0.0),
                 upper=curve.upper_tolerance(delay).total_seconds() + slack.total_seconds(),
-                detail=f"sidecar down {seconds(downtime.length_ns()):.3f}s (runtime); "
+                detail=f"sidecar down {common.seconds(downtime.length_ns()):.3f}s (runtime); "
                 f"{len(mine)} cut-off(s) of the app overlap it",
             )
         )
@@ -284,11 +264,11 @@ def _isolation_metrics(
         and i not in matched
         and not any(_overlaps(interval, d, slack_ns) for d in downtimes.values())
     ]
-    leftover = bounded(
+    leftover = common.bounded(
         "unexplained_isolation_s",
         "s",
         expected=0.0,
-        measured=seconds(sum(i.length_ns() for i in unexplained)),
+        measured=common.seconds(sum(i.length_ns() for i in unexplained)),
         lower=0.0,
         upper=slack.total_seconds(),
         detail=f"{len(unexplained)} cut-off(s) no sidecar restart explains",
@@ -296,7 +276,7 @@ def _isolation_metrics(
     return per_restart, leftover
 
 
-def _oom_kills(sidecar: Sequence[AttemptRecord]) -> Metric:
+def _oom_kills(sidecar: Sequence[AttemptRecord]) -> common.Metric:
     """Every finished sidecar attempt must be a kill (137); the runtime should say OOMKilled.
 
     Measured on cgroup v1: now and then an attempt killed at the limit after
@@ -319,7 +299,7 @@ def _oom_kills(sidecar: Sequence[AttemptRecord]) -> Metric:
         )
     if unlabelled:
         detail += f"; attempts {unlabelled} exited {OOM_EXIT_CODE} without the {OOM_REASON} label"
-    return Metric(
+    return common.Metric(
         name="sidecar_oom_kills",
         unit="count",
         expected=len(finished),
@@ -332,12 +312,12 @@ def _oom_kills(sidecar: Sequence[AttemptRecord]) -> Metric:
     )
 
 
-def _app_restarts(app: Sequence[AttemptRecord], api_restart_count: int | None) -> Metric:
+def _app_restarts(app: Sequence[AttemptRecord], api_restart_count: int | None) -> common.Metric:
     recorded = max((r.attempt for r in app), default=None)
     finished = sum(r.finished_at_ns is not None for r in app)
     seen = [v for v in (recorded, api_restart_count) if v is not None]
     measured = max([*seen, finished]) if seen else None
-    return bounded(
+    return common.bounded(
         "app_restart_count",
         "count",
         expected=0,
@@ -349,7 +329,7 @@ def _app_restarts(app: Sequence[AttemptRecord], api_restart_count: int | None) -
     )
 
 
-def _isolation_aggregates(per_restart: Sequence[Metric]) -> list[Metric]:
+def _isolation_aggregates(per_restart: Sequence[common.Metric]) -> list[common.Metric]:
     def total(values: list[float | None]) -> float:
         return sum(v for v in values if v is not None)
 
@@ -357,13 +337,15 @@ def _isolation_aggregates(per_restart: Sequence[Metric]) -> list[Metric]:
     if not judged:
         empty = "no complete sidecar restart to judge"
         return [
-            bounded(name, "s", expected=None, measured=None, lower=None, upper=None, detail=empty)
+            common.bounded(
+                name, "s", expected=None, measured=None, lower=None, upper=None, detail=empty
+            )
             for name in ("isolation_total_s", "isolation_longest_s")
         ]
     longest = max(judged, key=lambda m: m.measured or 0.0)
     expected_longest = max(judged, key=lambda m: m.expected or 0.0)
     return [
-        bounded(
+        common.bounded(
             "isolation_total_s",
             "s",
             expected=total([m.expected for m in judged]),
@@ -373,7 +355,7 @@ def _isolation_aggregates(per_restart: Sequence[Metric]) -> list[Metric]:
             detail=f"over {len(judged)} complete sidecar restarts",
             restarts=len(judged),
         ),
-        bounded(
+        common.bounded(
             "isolation_longest_s",
             "s",
             expected=expected_longest.expected,
@@ -387,7 +369,7 @@ def _isolation_aggregates(per_restart: Sequence[Metric]) -> list[Metric]:
 
 def _isolated_fraction(
     intervals: Sequence[Interval], start_ns: int | None, window_end_ns: int
-) -> Metric:
+) -> common.Metric:
     """Share of the observation the app was cut off, the open cut-off included.
 
     No model: it depends on how long the proxy lives. It is what "how long is
@@ -395,7 +377,7 @@ def _isolated_fraction(
     """
     span = window_end_ns - start_ns if start_ns is not None else 0
     if start_ns is None or span <= 0:
-        return bounded(
+        return common.bounded(
             "isolated_fraction",
             "ratio",
             expected=None,
@@ -408,7 +390,7 @@ def _isolated_fraction(
         max(min(i.end_ns or window_end_ns, window_end_ns) - max(i.start_ns, start_ns), 0)
         for i in intervals
     )
-    return bounded(
+    return common.bounded(
         "isolated_fraction",
         "ratio",
         expected=None,
@@ -420,4 +402,4 @@ def _isolated_fraction(
     )
 
 
-CRITICAL_SIDECAR: Final = PodScenario(NAME, HEADLINE, _pods, _Watch)
+CRITICAL_SIDECAR: Final = common.PodScenario(NAME, HEADLINE, _pods, _Watch)

@@ -13,29 +13,9 @@ from datetime import timedelta
 from typing import Any, Final
 
 from harness.model.backoff import BackoffCurve
-from harness.pods.skeleton import (
-    MAIN_CONTAINER,
-    go_duration,
-    pod_for_worker,
-    ready_probe,
-    workload_args,
-    workload_container,
-)
+from harness.pods import skeleton
 from harness.recording.records import AttemptRecord
-from harness.scenarios.common import (
-    Headline,
-    LivePod,
-    Metric,
-    PodScenario,
-    RunWatch,
-    Subject,
-    WorkerResult,
-    attempts_of,
-    bounded,
-    by_attempt,
-    first_ready_ns,
-    restart_metrics,
-)
+from harness.scenarios import common
 from harness.scenarios.spans import span_metric
 
 NAME: Final = "fast-restart"
@@ -52,7 +32,7 @@ READY_PROBE_PERIOD_S: Final = 1
 # probe's own exec (~0.1-0.5s on a busy node). 2s covers both.
 READY_SLACK: Final = timedelta(seconds=2)
 
-HEADLINE: Final = Headline("time_to_ready_s", "first failure to Ready")
+HEADLINE: Final = common.Headline("time_to_ready_s", "first failure to Ready")
 
 
 def pod_name(worker: str) -> str:
@@ -61,18 +41,18 @@ def pod_name(worker: str) -> str:
 
 def transient_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
     """FAIL_TIMES transient failures, then healthy and Ready."""
-    args = workload_args(
+    args = skeleton.workload_args(
         "transient",
         "--fail-times",
         str(FAIL_TIMES),
         "--run-for",
-        go_duration(TRANSIENT_RUN_FOR),
+        skeleton.go_duration(TRANSIENT_RUN_FOR),
         "--exit-code",
         str(TRANSIENT_EXIT_CODE),
     )
-    container = workload_container(MAIN_CONTAINER, image, args)
-    container["readinessProbe"] = ready_probe(READY_PROBE_PERIOD_S)
-    return pod_for_worker(
+    container = skeleton.workload_container(skeleton.MAIN_CONTAINER, image, args)
+    container["readinessProbe"] = skeleton.ready_probe(READY_PROBE_PERIOD_S)
+    return skeleton.pod_for_worker(
         name=pod_name(worker),
         worker=worker,
         run_id=run_id,
@@ -86,7 +66,7 @@ def _pods(worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
 
 
 @dataclass
-class _Watch(RunWatch):
+class _Watch(common.RunWatch):
     """Until every worker's pod turned Ready: the first probe's own time."""
 
     ready_ns: dict[str, int] = field(default_factory=dict)  # worker -> first Ready probe
@@ -99,10 +79,10 @@ class _Watch(RunWatch):
         # A pod that turned Ready after the last look still has its probe log.
         self._note_ready(only_ready=False)
 
-    def measure(self, on: Subject, attempts: Sequence[AttemptRecord]) -> WorkerResult:
+    def measure(self, on: common.Subject, attempts: Sequence[AttemptRecord]) -> common.WorkerResult:
         return fast_restart(
             on,
-            attempts=attempts_of(attempts, pod_name(on.worker), MAIN_CONTAINER),
+            attempts=common.attempts_of(attempts, pod_name(on.worker), skeleton.MAIN_CONTAINER),
             fail_times=FAIL_TIMES,
             ready_ns=self.ready_ns.get(on.worker),
         )
@@ -113,8 +93,8 @@ class _Watch(RunWatch):
                 continue
             self._read_probe_log(pod)
 
-    def _read_probe_log(self, pod: LivePod) -> None:
-        ready = first_ready_ns(self.run, pod)
+    def _read_probe_log(self, pod: common.LivePod) -> None:
+        ready = common.first_ready_ns(self.run, pod)
         if ready is not None:
             self.ready_ns[pod.worker] = ready
 
@@ -123,27 +103,27 @@ class _Watch(RunWatch):
 
 
 def fast_restart(
-    on: Subject,
+    on: common.Subject,
     *,
     attempts: Sequence[AttemptRecord],
     fail_times: int,
     ready_ns: int | None,
-) -> WorkerResult:
+) -> common.WorkerResult:
     """Time from the first failure to Ready, against the model's prediction.
 
     The model: restarts 1..N wait their nominal back-offs, and attempts
     1..N-1 work as long as they measurably did before failing again; Ready
     follows the healthy attempt N within :data:`READY_SLACK`.
     """
-    ordered = by_attempt(attempts)
+    ordered = common.by_attempt(attempts)
     judged = [r for r in ordered if r.attempt <= fail_times]
     verdict = on.judge(judged)
-    metrics = restart_metrics("restart", verdict.checks)
+    metrics = common.restart_metrics("restart", verdict.checks)
 
     failing = [r for r in ordered if r.attempt < fail_times]
     failures = [r for r in failing if r.exit_code not in (None, 0)]
     metrics.append(
-        bounded(
+        common.bounded(
             "failures",
             "count",
             expected=fail_times,
@@ -156,7 +136,7 @@ def fast_restart(
     metrics.append(_time_to_ready(on.curve, ordered, fail_times, ready_ns))
     later = max((r.attempt for r in ordered), default=0) - fail_times
     metrics.append(
-        bounded(
+        common.bounded(
             "restarts_after_healthy",
             "count",
             expected=0,
@@ -175,7 +155,7 @@ def fast_restart(
 
 def _time_to_ready(
     curve: BackoffCurve, ordered: Sequence[AttemptRecord], fail_times: int, ready_ns: int | None
-) -> Metric:
+) -> common.Metric:
     return span_metric(
         "time_to_ready_s",
         curve,
@@ -187,4 +167,4 @@ def _time_to_ready(
     )
 
 
-FAST_RESTART: Final = PodScenario(NAME, HEADLINE, _pods, _Watch)
+FAST_RESTART: Final = common.PodScenario(NAME, HEADLINE, _pods, _Watch)

@@ -21,25 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from harness.pods.skeleton import (
-    MAIN_CONTAINER,
-    RECORD_DIR,
-    pod_for_worker,
-    workload_args,
-    workload_container,
-)
+from harness.pods import skeleton
 from harness.recording.records import AttemptRecord
-from harness.scenarios.common import (
-    Headline,
-    PodScenario,
-    RunWatch,
-    Subject,
-    WorkerResult,
-    attempts_of,
-    bounded,
-    by_attempt,
-    restarts_pending,
-)
+from harness.scenarios import common
 from harness.scenarios.spans import span_metric
 from harness.substrate.workloadimage import BINARY
 
@@ -52,13 +36,13 @@ KILLS: Final = 4
 # API allows, so each attempt lives about one period.
 PROBE_PERIOD_S: Final = 1
 # The probe looks for a marker nothing ever writes.
-NEVER_READY: Final = f"{RECORD_DIR}/never-ready"
+NEVER_READY: Final = f"{skeleton.RECORD_DIR}/never-ready"
 # The sleeping workload never exits by itself: it stops cleanly (0) on the
 # kubelet's SIGTERM; 137 if the grace period ran out first, 143 for a
 # process that does not handle SIGTERM.
 KILL_EXIT_CODES: Final = frozenset({0, 137, 143})
 
-HEADLINE: Final = Headline("kill_loop_s", f"first kill to restart {KILLS}")
+HEADLINE: Final = common.Headline("kill_loop_s", f"first kill to restart {KILLS}")
 
 
 def pod_name(worker: str) -> str:
@@ -67,7 +51,9 @@ def pod_name(worker: str) -> str:
 
 def liveness_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
     """A healthy sleeper whose liveness probe always fails."""
-    container = workload_container(MAIN_CONTAINER, image, workload_args("sleep"))
+    container = skeleton.workload_container(
+        skeleton.MAIN_CONTAINER, image, skeleton.workload_args("sleep")
+    )
     # The workload binary as an exec probe (the image has no shell): it exits
     # 1 while its ready marker is missing, which is always.
     container["livenessProbe"] = {
@@ -76,7 +62,7 @@ def liveness_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
         "timeoutSeconds": 1,
         "failureThreshold": 1,
     }
-    return pod_for_worker(
+    return skeleton.pod_for_worker(
         name=pod_name(worker), worker=worker, run_id=run_id, role=NAME, containers=[container]
     )
 
@@ -86,33 +72,33 @@ def _pods(worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
 
 
 @dataclass
-class _Watch(RunWatch):
+class _Watch(common.RunWatch):
     """Until restart KILLS has started on every worker."""
 
     def pending(self) -> list[str]:
-        return restarts_pending(self.run, NAME, pod_name, KILLS)
+        return common.restarts_pending(self.run, NAME, pod_name, KILLS)
 
-    def measure(self, on: Subject, attempts: Sequence[AttemptRecord]) -> WorkerResult:
+    def measure(self, on: common.Subject, attempts: Sequence[AttemptRecord]) -> common.WorkerResult:
         return liveness_kill(
             on,
-            attempts=attempts_of(attempts, pod_name(on.worker), MAIN_CONTAINER),
+            attempts=common.attempts_of(attempts, pod_name(on.worker), skeleton.MAIN_CONTAINER),
         )
 
 
 # --- metrics (pure) -----------------------------------------------------------------------
 
 
-def liveness_kill(on: Subject, *, attempts: Sequence[AttemptRecord]) -> WorkerResult:
+def liveness_kill(on: common.Subject, *, attempts: Sequence[AttemptRecord]) -> common.WorkerResult:
     """Restarts 1..KILLS after probe kills, each beside the crash curve's delay.
 
     Passes when every kill and restart was seen; the delays are measured
     against the crash curve and reported (how many of them it would pass).
     """
-    ordered = by_attempt(attempts)
+    ordered = common.by_attempt(attempts)
     judged = [r for r in ordered if r.attempt <= KILLS]
     verdict = on.judge(judged, confirm_levels=False)
     metrics = [
-        bounded(
+        common.bounded(
             f"after_kill_{check.n}_s",
             "s",
             expected=check.expected_s,
@@ -128,7 +114,7 @@ def liveness_kill(on: Subject, *, attempts: Sequence[AttemptRecord]) -> WorkerRe
     ]
     killed = [r for r in ordered if r.attempt < KILLS]
     metrics.append(
-        bounded(
+        common.bounded(
             "probe_kills",
             "count",
             expected=KILLS,
@@ -144,7 +130,7 @@ def liveness_kill(on: Subject, *, attempts: Sequence[AttemptRecord]) -> WorkerRe
     )
     seen = len(verdict.checks) == KILLS and all(c.measured_s is not None for c in verdict.checks)
     metrics.append(
-        bounded(
+        common.bounded(
             "restarts_on_crash_curve",
             "count",
             expected=KILLS,
@@ -174,4 +160,4 @@ def liveness_kill(on: Subject, *, attempts: Sequence[AttemptRecord]) -> WorkerRe
     )
 
 
-LIVENESS_KILL: Final = PodScenario(NAME, HEADLINE, _pods, _Watch)
+LIVENESS_KILL: Final = common.PodScenario(NAME, HEADLINE, _pods, _Watch)

@@ -38,27 +38,10 @@ from typing import Any, Final
 
 from harness.model.backoff import BackoffCurve
 from harness.model.releases import RESTART_ALL_CONTAINERS, release_of
-from harness.pods.skeleton import (
-    MAIN_CONTAINER,
-    go_duration,
-    pod_for_worker,
-    workload_args,
-    workload_container,
-)
+from harness.pods import skeleton
 from harness.recording.ownlog import ATTEMPTS_LOG, own_attempts
 from harness.recording.records import AttemptRecord
-from harness.scenarios.common import (
-    Headline,
-    Metric,
-    PodScenario,
-    RunWatch,
-    Subject,
-    WorkerResult,
-    bounded,
-    restart_metrics,
-    seconds,
-    unmeasured,
-)
+from harness.scenarios import common
 from harness.verdict import CLOCK_ROUNDING
 
 NAME: Final = "restart-all"
@@ -84,7 +67,7 @@ RESET_SLACK: Final = timedelta(seconds=5)
 RESYNC_MAX: Final = timedelta(seconds=180)
 FIRST_RELEASE_WITH_IT: Final = "1.35 with the RestartAllContainersOnContainerExits gate, or 1.36+"
 
-HEADLINE: Final = Headline("single_reset_s", "trigger exit to the pod's re-run")
+HEADLINE: Final = common.Headline("single_reset_s", "trigger exit to the pod's re-run")
 
 
 def single_pod_name(worker: str) -> str:
@@ -96,7 +79,7 @@ def pair_pod_name(worker: str) -> str:
 
 
 def _trigger_container(name: str, image: str) -> dict[str, Any]:
-    args = workload_args(
+    args = skeleton.workload_args(
         "trigger",
         "--fail-times",
         str(TRIGGER_AFTER),
@@ -105,9 +88,9 @@ def _trigger_container(name: str, image: str) -> dict[str, Any]:
         "--final-exit-code",
         str(TRIGGER_EXIT_CODE),
         "--run-for",
-        go_duration(RUN_FOR),
+        skeleton.go_duration(RUN_FOR),
     )
-    container = workload_container(name, image, args)
+    container = skeleton.workload_container(name, image, args)
     # The rule refines the container's own policy: restart on any exit, but
     # the trigger's exit restarts the whole pod.
     container["restartPolicy"] = "Always"
@@ -122,19 +105,21 @@ def _trigger_container(name: str, image: str) -> dict[str, Any]:
 
 def single_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
     """The trigger container alone."""
-    return pod_for_worker(
+    return skeleton.pod_for_worker(
         name=single_pod_name(worker),
         worker=worker,
         run_id=run_id,
         role=NAME,
-        containers=[_trigger_container(MAIN_CONTAINER, image)],
+        containers=[_trigger_container(skeleton.MAIN_CONTAINER, image)],
     )
 
 
 def pair_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
     """A long-running app beside the watcher whose exit resets the pod."""
-    app = workload_container(MAIN_CONTAINER, image, workload_args(APP_MODE))
-    return pod_for_worker(
+    app = skeleton.workload_container(
+        skeleton.MAIN_CONTAINER, image, skeleton.workload_args(APP_MODE)
+    )
+    return skeleton.pod_for_worker(
         name=pair_pod_name(worker),
         worker=worker,
         run_id=run_id,
@@ -160,13 +145,13 @@ TRIGGER_MODE: Final = "trigger"
 def _pods(worker: str) -> tuple[tuple[str, str], ...]:
     """(pod, trigger container) of both of the worker's pods."""
     return (
-        (single_pod_name(worker), MAIN_CONTAINER),
+        (single_pod_name(worker), skeleton.MAIN_CONTAINER),
         (pair_pod_name(worker), WATCHER_CONTAINER),
     )
 
 
 @dataclass
-class _Watch(RunWatch):
+class _Watch(common.RunWatch):
     """Until both pods' trigger containers have crashed once after the reset and restarted."""
 
     logs: dict[str, str] = field(default_factory=dict)  # pod -> its workload's own log
@@ -191,7 +176,7 @@ class _Watch(RunWatch):
     def collect(self) -> None:
         self._read({pod for worker in self.run.nodes for pod, _ in _pods(worker)})
 
-    def measure(self, on: Subject, attempts: Sequence[AttemptRecord]) -> WorkerResult:
+    def measure(self, on: common.Subject, attempts: Sequence[AttemptRecord]) -> common.WorkerResult:
         del attempts  # the runtime's numbering does not survive a 1.35 reset; see own_attempts
         timelines = {
             pod: [
@@ -234,13 +219,13 @@ class _Watch(RunWatch):
 
 
 def restart_all(
-    on: Subject,
+    on: common.Subject,
     *,
     single: Sequence[AttemptRecord],
     watcher: Sequence[AttemptRecord],
     app_restarts: int | None,
     kubelet_version: str,
-) -> WorkerResult:
+) -> common.WorkerResult:
     """Both pods: the crashes before on the curve, the reset, the level kept after it.
 
     ``single`` and ``watcher`` are the trigger containers' own timelines
@@ -264,7 +249,7 @@ def restart_all(
         [r for r in single if r.attempt <= TRIGGER_AFTER],
         confirm_levels=False,
     )
-    metrics = restart_metrics("restart", verdict.checks)
+    metrics = common.restart_metrics("restart", verdict.checks)
     # A pod reset waits for the kubelet's next sync: at once from 1.36, the
     # periodic resync on 1.35.
     upper = RESET_SLACK if immediate else RESYNC_MAX
@@ -273,7 +258,7 @@ def restart_all(
     metrics.append(_level_kept("single_level_after_reset_s", on.curve, single))
     metrics.append(_level_kept("pair_level_after_reset_s", on.curve, watcher))
     metrics.append(
-        bounded(
+        common.bounded(
             "app_restarts_by_reset",
             "count",
             expected=1,
@@ -290,31 +275,35 @@ def restart_all(
     )
 
 
-def _without_feature(on: Subject, why: str) -> WorkerResult:
-    return on.result(NAME, metrics=(unmeasured(HEADLINE.metric, why),))
+def _without_feature(on: common.Subject, why: str) -> common.WorkerResult:
+    return on.result(NAME, metrics=(common.unmeasured(HEADLINE.metric, why),))
 
 
 def _numbered(ordered: Sequence[AttemptRecord]) -> Mapping[int, AttemptRecord]:
     return {r.attempt: r for r in ordered}
 
 
-def _reset(name: str, ordered: Sequence[AttemptRecord], upper: timedelta, release: str) -> Metric:
+def _reset(
+    name: str, ordered: Sequence[AttemptRecord], upper: timedelta, release: str
+) -> common.Metric:
     """From the trigger's exit to the next attempt's start: no back-off, at most ``upper``."""
     numbered = _numbered(ordered)
     trigger, rerun = numbered.get(TRIGGER_AFTER), numbered.get(TRIGGER_AFTER + 1)
     if trigger is None or trigger.finished_at_ns is None or rerun is None:
-        return unmeasured(name, f"attempt {TRIGGER_AFTER}'s exit or the re-run was not recorded")
+        return common.unmeasured(
+            name, f"attempt {TRIGGER_AFTER}'s exit or the re-run was not recorded"
+        )
     if trigger.exit_code != TRIGGER_EXIT_CODE:
-        return unmeasured(
+        return common.unmeasured(
             name,
             f"attempt {TRIGGER_AFTER} exited {trigger.exit_code}, not the trigger's "
             f"{TRIGGER_EXIT_CODE}",
         )
-    return bounded(
+    return common.bounded(
         name,
         "s",
         expected=0.0,
-        measured=seconds(rerun.started_at_ns - trigger.finished_at_ns),
+        measured=common.seconds(rerun.started_at_ns - trigger.finished_at_ns),
         lower=0.0,
         upper=upper.total_seconds(),
         detail=(
@@ -325,7 +314,7 @@ def _reset(name: str, ordered: Sequence[AttemptRecord], upper: timedelta, releas
     )
 
 
-def _level_kept(name: str, curve: BackoffCurve, ordered: Sequence[AttemptRecord]) -> Metric:
+def _level_kept(name: str, curve: BackoffCurve, ordered: Sequence[AttemptRecord]) -> common.Metric:
     """The first ordinary crash after the reset waits the level before it, neither more nor less.
 
     The reset neither advanced nor reset the counter: restart TRIGGER_AFTER+2
@@ -334,14 +323,16 @@ def _level_kept(name: str, curve: BackoffCurve, ordered: Sequence[AttemptRecord]
     numbered = _numbered(ordered)
     crashed, restarted = numbered.get(TRIGGER_AFTER + 1), numbered.get(_LAST_RESTART)
     if crashed is None or crashed.finished_at_ns is None or restarted is None:
-        return unmeasured(name, "the first crash after the reset, or its restart, was not recorded")
+        return common.unmeasured(
+            name, "the first crash after the reset, or its restart, was not recorded"
+        )
     expected = curve.delay_before_restart(TRIGGER_AFTER + 1)
     decided = restarted.created_at_ns or restarted.started_at_ns
-    return bounded(
+    return common.bounded(
         name,
         "s",
         expected=expected.total_seconds(),
-        measured=seconds(decided - crashed.finished_at_ns),
+        measured=common.seconds(decided - crashed.finished_at_ns),
         lower=expected.total_seconds() - CLOCK_ROUNDING.total_seconds(),
         upper=curve.upper_tolerance(expected).total_seconds(),
         detail=(
@@ -351,4 +342,4 @@ def _level_kept(name: str, curve: BackoffCurve, ordered: Sequence[AttemptRecord]
     )
 
 
-RESTART_ALL: Final = PodScenario(NAME, HEADLINE, _scenario_pods, _Watch)
+RESTART_ALL: Final = common.PodScenario(NAME, HEADLINE, _scenario_pods, _Watch)

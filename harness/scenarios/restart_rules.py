@@ -16,25 +16,9 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Final
 
-from harness.pods.skeleton import (
-    MAIN_CONTAINER,
-    go_duration,
-    pod_for_worker,
-    workload_args,
-    workload_container,
-)
+from harness.pods import skeleton
 from harness.recording.records import AttemptRecord
-from harness.scenarios.common import (
-    Headline,
-    PodScenario,
-    RunWatch,
-    Subject,
-    WorkerResult,
-    attempts_of,
-    bounded,
-    by_attempt,
-    restart_metrics,
-)
+from harness.scenarios import common
 from harness.scenarios.spans import span_metric
 
 NAME: Final = "restart-rules"
@@ -48,7 +32,9 @@ RETRIES: Final = 4
 RUN_FOR: Final = timedelta(milliseconds=500)
 FAILED_PHASE: Final = "Failed"
 
-HEADLINE: Final = Headline("retries_s", f"first exit {RETRIABLE_EXIT_CODE} to retry {RETRIES}")
+HEADLINE: Final = common.Headline(
+    "retries_s", f"first exit {RETRIABLE_EXIT_CODE} to retry {RETRIES}"
+)
 
 
 def pod_name(worker: str) -> str:
@@ -57,7 +43,7 @@ def pod_name(worker: str) -> str:
 
 def rules_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
     """``restartPolicy: Never``, except a rule that restarts the container on exit 42."""
-    args = workload_args(
+    args = skeleton.workload_args(
         "retriable",
         "--fail-times",
         str(RETRIES),
@@ -66,15 +52,15 @@ def rules_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
         "--final-exit-code",
         str(FINAL_EXIT_CODE),
         "--run-for",
-        go_duration(RUN_FOR),
+        skeleton.go_duration(RUN_FOR),
     )
-    container = workload_container(MAIN_CONTAINER, image, args)
+    container = skeleton.workload_container(skeleton.MAIN_CONTAINER, image, args)
     # A container-level restartPolicy is what restartPolicyRules refine.
     container["restartPolicy"] = "Never"
     container["restartPolicyRules"] = [
         {"action": "Restart", "exitCodes": {"operator": "In", "values": [RETRIABLE_EXIT_CODE]}}
     ]
-    return pod_for_worker(
+    return skeleton.pod_for_worker(
         name=pod_name(worker),
         worker=worker,
         run_id=run_id,
@@ -89,7 +75,7 @@ def _pods(worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
 
 
 @dataclass
-class _Watch(RunWatch):
+class _Watch(common.RunWatch):
     """Until every worker's pod has ended (phase Failed) after its final exit."""
 
     phases: dict[str, str] = field(default_factory=dict)  # worker -> last phase seen
@@ -103,10 +89,10 @@ class _Watch(RunWatch):
     def collect(self) -> None:
         self._note_phases()
 
-    def measure(self, on: Subject, attempts: Sequence[AttemptRecord]) -> WorkerResult:
+    def measure(self, on: common.Subject, attempts: Sequence[AttemptRecord]) -> common.WorkerResult:
         return restart_rules(
             on,
-            attempts=attempts_of(attempts, pod_name(on.worker), MAIN_CONTAINER),
+            attempts=common.attempts_of(attempts, pod_name(on.worker), skeleton.MAIN_CONTAINER),
             phase=self.phases.get(on.worker),
         )
 
@@ -120,19 +106,19 @@ class _Watch(RunWatch):
 
 
 def restart_rules(
-    on: Subject,
+    on: common.Subject,
     *,
     attempts: Sequence[AttemptRecord],
     phase: str | None,
-) -> WorkerResult:
+) -> common.WorkerResult:
     """The retries on the curve, then the final exit ending the pod."""
-    ordered = by_attempt(attempts)
+    ordered = common.by_attempt(attempts)
     judged = [r for r in ordered if r.attempt <= RETRIES]
     verdict = on.judge(judged)
-    metrics = restart_metrics("retry", verdict.checks)
+    metrics = common.restart_metrics("retry", verdict.checks)
     retried = [r for r in ordered if r.attempt < RETRIES]
     metrics.append(
-        bounded(
+        common.bounded(
             "retriable_exits",
             "count",
             expected=RETRIES,
@@ -144,7 +130,7 @@ def restart_rules(
     )
     final = next((r for r in ordered if r.attempt == RETRIES), None)
     metrics.append(
-        bounded(
+        common.bounded(
             "final_exit_code",
             "code",
             expected=FINAL_EXIT_CODE,
@@ -156,7 +142,7 @@ def restart_rules(
     )
     later = max((r.attempt for r in ordered), default=0) - RETRIES
     metrics.append(
-        bounded(
+        common.bounded(
             "restarts_after_final_exit",
             "count",
             expected=0,
@@ -168,7 +154,7 @@ def restart_rules(
         )
     )
     metrics.append(
-        bounded(
+        common.bounded(
             "pod_ended",
             "count",
             expected=1,
@@ -196,4 +182,4 @@ def restart_rules(
     )
 
 
-RESTART_RULES: Final = PodScenario(NAME, HEADLINE, _pods, _Watch)
+RESTART_RULES: Final = common.PodScenario(NAME, HEADLINE, _pods, _Watch)

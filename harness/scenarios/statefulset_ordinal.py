@@ -19,33 +19,9 @@ from typing import Any, Final
 
 from harness.cluster.kindconfig import WORKER_LABEL
 from harness.core.errors import HarnessError, first_line
-from harness.pods.skeleton import (
-    MAIN_CONTAINER,
-    ROLE_LABEL,
-    RUN_LABEL,
-    go_duration,
-    pod_for_worker,
-    ready_probe,
-    workload_args,
-    workload_container,
-)
+from harness.pods import skeleton
 from harness.recording.records import AttemptRecord
-from harness.scenarios.common import (
-    Headline,
-    Metric,
-    RunView,
-    RunWatch,
-    Subject,
-    WorkerResult,
-    attempts_of,
-    bounded,
-    by_attempt,
-    first_ready_ns,
-    first_start,
-    restart_metrics,
-    seconds,
-    unmeasured,
-)
+from harness.scenarios import common
 from harness.scenarios.spans import curve_span, span_metric
 
 NAME: Final = "statefulset-ordinal"
@@ -68,7 +44,7 @@ READY_SLACK: Final = timedelta(seconds=2)
 # 2-4s on a small node. The headline allows this much for each.
 LATER_ORDINAL_START: Final = timedelta(seconds=8)
 
-HEADLINE: Final = Headline("all_ready_s", "ordinal 1's first failure to all Ready")
+HEADLINE: Final = common.Headline("all_ready_s", "ordinal 1's first failure to all Ready")
 
 
 def set_name(worker: str) -> str:
@@ -82,20 +58,20 @@ def ordinal_pod(worker: str, ordinal: int) -> str:
 
 def statefulset(worker: str, run_id: str, image: str, fail_times: int) -> dict[str, Any]:
     """REPLICAS ordinals, OrderedReady; only ordinal 1's pod fails, ``fail_times`` times."""
-    args = workload_args(
+    args = skeleton.workload_args(
         "transient",
         "--fail-times",
         str(fail_times),
         "--fail-host-suffix",
         f"-{FAILING_ORDINAL}",
         "--run-for",
-        go_duration(FAIL_RUN_FOR),
+        skeleton.go_duration(FAIL_RUN_FOR),
         "--exit-code",
         str(FAIL_EXIT_CODE),
     )
-    container = workload_container(MAIN_CONTAINER, image, args)
-    container["readinessProbe"] = ready_probe(READY_PROBE_PERIOD_S)
-    pod = pod_for_worker(
+    container = skeleton.workload_container(skeleton.MAIN_CONTAINER, image, args)
+    container["readinessProbe"] = skeleton.ready_probe(READY_PROBE_PERIOD_S)
+    pod = skeleton.pod_for_worker(
         name=set_name(worker), worker=worker, run_id=run_id, role=NAME, containers=[container]
     )
     labels = pod["metadata"]["labels"]
@@ -108,7 +84,9 @@ def statefulset(worker: str, run_id: str, image: str, fail_times: int) -> dict[s
             "podManagementPolicy": "OrderedReady",
             "serviceName": set_name(worker),
             "selector": {
-                "matchLabels": {k: labels[k] for k in (RUN_LABEL, ROLE_LABEL, WORKER_LABEL)}
+                "matchLabels": {
+                    k: labels[k] for k in (skeleton.RUN_LABEL, skeleton.ROLE_LABEL, WORKER_LABEL)
+                }
             },
             "template": {"metadata": {"labels": labels}, "spec": pod["spec"]},
         },
@@ -121,7 +99,7 @@ class StatefulSetOrdinal:
 
     fail_times: int = DEFAULT_FAIL_TIMES
     name: str = NAME
-    headline: Headline = HEADLINE
+    headline: common.Headline = HEADLINE
 
     def __post_init__(self) -> None:
         if self.fail_times < 1:
@@ -132,12 +110,12 @@ class StatefulSetOrdinal:
     def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
         return [statefulset(worker, run_id, image, self.fail_times)]
 
-    def watch(self, run: RunView) -> _Watch:
+    def watch(self, run: common.RunView) -> _Watch:
         return _Watch(run, self.fail_times)
 
 
 @dataclass
-class _Watch(RunWatch):
+class _Watch(common.RunWatch):
     """Until the last ordinal is Ready on every worker; each ordinal's first Ready."""
 
     fail_times: int
@@ -163,7 +141,7 @@ class _Watch(RunWatch):
             except HarnessError as error:
                 self.run.problem(first_line(error))
 
-    def measure(self, on: Subject, attempts: Sequence[AttemptRecord]) -> WorkerResult:
+    def measure(self, on: common.Subject, attempts: Sequence[AttemptRecord]) -> common.WorkerResult:
         return statefulset_ordinal(
             on,
             attempts=attempts,
@@ -175,7 +153,7 @@ class _Watch(RunWatch):
         for pod in self.run.pods(NAME):
             if pod.name in self.ready_ns or (only_ready and not pod.ready):
                 continue
-            ready = first_ready_ns(self.run, pod)
+            ready = common.first_ready_ns(self.run, pod)
             if ready is not None:
                 self.ready_ns[pod.name] = ready
 
@@ -184,22 +162,24 @@ class _Watch(RunWatch):
 
 
 def statefulset_ordinal(
-    on: Subject,
+    on: common.Subject,
     *,
     attempts: Sequence[AttemptRecord],
     fail_times: int,
     ready_ns: Mapping[str, int],
-) -> WorkerResult:
+) -> common.WorkerResult:
     """Ordinal 1's restarts on the curve, the later ordinals held back, the set's Ready."""
-    failing = by_attempt(
-        attempts_of(attempts, ordinal_pod(on.worker, FAILING_ORDINAL), MAIN_CONTAINER)
+    failing = common.by_attempt(
+        common.attempts_of(
+            attempts, ordinal_pod(on.worker, FAILING_ORDINAL), skeleton.MAIN_CONTAINER
+        )
     )
     judged = [r for r in failing if r.attempt <= fail_times]
     verdict = on.judge(judged)
-    metrics = restart_metrics("restart", verdict.checks)
+    metrics = common.restart_metrics("restart", verdict.checks)
     failed = [r for r in failing if r.attempt < fail_times]
     metrics.append(
-        bounded(
+        common.bounded(
             "failures",
             "count",
             expected=fail_times,
@@ -212,13 +192,18 @@ def statefulset_ordinal(
     others = [o for o in range(REPLICAS) if o != FAILING_ORDINAL]
     restarted = {
         o: max(
-            (r.attempt for r in attempts_of(attempts, ordinal_pod(on.worker, o), MAIN_CONTAINER)),
+            (
+                r.attempt
+                for r in common.attempts_of(
+                    attempts, ordinal_pod(on.worker, o), skeleton.MAIN_CONTAINER
+                )
+            ),
             default=0,
         )
         for o in others
     }
     metrics.append(
-        bounded(
+        common.bounded(
             "other_ordinals_restarts",
             "count",
             expected=0,
@@ -264,7 +249,7 @@ def _held_back(
     ready_ns: Mapping[str, int],
     first_exit: int | None,
     expected: float | None,
-) -> list[Metric]:
+) -> list[common.Metric]:
     """Each later ordinal's first start after ordinal 1's first failure.
 
     The model (``expected``) holds it back for ordinal 1's whole crash loop;
@@ -274,7 +259,7 @@ def _held_back(
     metrics = []
     for ordinal in range(FAILING_ORDINAL + 1, REPLICAS):
         name = f"held_back_ordinal_{ordinal}_s"
-        start = first_start(attempts, ordinal_pod(worker, ordinal), MAIN_CONTAINER)
+        start = common.first_start(attempts, ordinal_pod(worker, ordinal), skeleton.MAIN_CONTAINER)
         previous_ready = ready_ns.get(ordinal_pod(worker, ordinal - 1))
         if first_exit is None or start is None or previous_ready is None:
             missing = (
@@ -284,15 +269,15 @@ def _held_back(
                 if start is None
                 else f"ordinal {ordinal - 1}'s Ready"
             )
-            metrics.append(unmeasured(name, f"{missing} was not recorded"))
+            metrics.append(common.unmeasured(name, f"{missing} was not recorded"))
             continue
         metrics.append(
-            bounded(
+            common.bounded(
                 name,
                 "s",
                 expected=expected,
-                measured=seconds(start - first_exit),
-                lower=seconds(previous_ready - first_exit),
+                measured=common.seconds(start - first_exit),
+                lower=common.seconds(previous_ready - first_exit),
                 upper=None,
                 detail=f"must start after ordinal {ordinal - 1} was Ready (OrderedReady)",
             )

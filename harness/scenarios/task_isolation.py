@@ -21,30 +21,9 @@ from harness.core import timeouts
 from harness.core.errors import HarnessError, first_line
 from harness.model.backoff import BackoffCurve
 from harness.model.durations import to_ns
-from harness.pods.skeleton import (
-    MAIN_CONTAINER,
-    go_duration,
-    pod_for_worker,
-    workload_args,
-    workload_container,
-)
+from harness.pods import skeleton
 from harness.recording.records import AttemptRecord
-from harness.scenarios.common import (
-    Headline,
-    Metric,
-    PodScenario,
-    RunWatch,
-    Subject,
-    WorkerResult,
-    attempts_of,
-    bounded,
-    by_attempt,
-    restart_metrics,
-    run_ns,
-    seconds,
-    unmeasured,
-    windows_pending,
-)
+from harness.scenarios import common
 from harness.verdict import CLOCK_ROUNDING, RestartCheck
 
 NAME: Final = "task-isolation"
@@ -63,7 +42,7 @@ FRESH_PODS: Final = 4
 # How long one wait on the recorder lasts before the stop flag is read again.
 _RECHECK_S: Final = 1.0
 
-HEADLINE: Final = Headline("reset_mean_s", "mean in-place reset")
+HEADLINE: Final = common.Headline("reset_mean_s", "mean in-place reset")
 
 
 def pod_name(worker: str) -> str:
@@ -71,17 +50,19 @@ def pod_name(worker: str) -> str:
 
 
 def _session_args() -> list[str]:
-    return workload_args("session", "--run-for", go_duration(SESSION_RUN_FOR), "--exit-code", "0")
+    return skeleton.workload_args(
+        "session", "--run-for", skeleton.go_duration(SESSION_RUN_FOR), "--exit-code", "0"
+    )
 
 
 def session_pod(worker: str, run_id: str, image: str) -> dict[str, Any]:
     """A session, exit 0, reset in place by ``restartPolicy: Always``."""
-    return pod_for_worker(
+    return skeleton.pod_for_worker(
         name=pod_name(worker),
         worker=worker,
         run_id=run_id,
         role=NAME,
-        containers=[workload_container(MAIN_CONTAINER, image, _session_args())],
+        containers=[skeleton.workload_container(skeleton.MAIN_CONTAINER, image, _session_args())],
     )
 
 
@@ -91,12 +72,12 @@ def fresh_session_pod(worker: str, run_id: str, image: str, index: int) -> dict[
     A new pod (new UID) is what a pod-per-task controller creates; comparing
     its start with an in-place reset shows what rescheduling costs.
     """
-    return pod_for_worker(
+    return skeleton.pod_for_worker(
         name=f"fresh-{worker}-{index}",
         worker=worker,
         run_id=run_id,
         role=FRESH_ROLE,
-        containers=[workload_container(MAIN_CONTAINER, image, _session_args())],
+        containers=[skeleton.workload_container(skeleton.MAIN_CONTAINER, image, _session_args())],
         restart_policy="Never",
     )
 
@@ -106,14 +87,16 @@ def _pods(worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
 
 
 @dataclass
-class _Watch(RunWatch):
+class _Watch(common.RunWatch):
     """The in-place window on every worker, then the fresh-pod baseline."""
 
     fresh_ns: dict[str, list[int]] = field(default_factory=dict)  # worker -> latencies
     _baselines: list[threading.Thread] = field(default_factory=list)
 
     def pending(self) -> list[str]:
-        in_window = windows_pending(self.run, NAME, POD_PREFIX, MAIN_CONTAINER, WINDOW)
+        in_window = common.windows_pending(
+            self.run, NAME, POD_PREFIX, skeleton.MAIN_CONTAINER, WINDOW
+        )
         if not in_window and not self._baselines:
             self._baselines = [
                 threading.Thread(
@@ -129,10 +112,10 @@ class _Watch(RunWatch):
         for thread in self._baselines:
             thread.join(timeout=timeouts.API_REQUEST)
 
-    def measure(self, on: Subject, attempts: Sequence[AttemptRecord]) -> WorkerResult:
+    def measure(self, on: common.Subject, attempts: Sequence[AttemptRecord]) -> common.WorkerResult:
         return task_isolation(
             on,
-            attempts=attempts_of(attempts, pod_name(on.worker), MAIN_CONTAINER),
+            attempts=common.attempts_of(attempts, pod_name(on.worker), skeleton.MAIN_CONTAINER),
             window=WINDOW,
             session=SESSION_RUN_FOR,
             fresh_pod_ns=self.fresh_ns.get(on.worker, []),
@@ -202,27 +185,27 @@ def sessions_completed(
 
 
 def task_isolation(
-    on: Subject,
+    on: common.Subject,
     *,
     attempts: Sequence[AttemptRecord],
     window: timedelta,
     session: timedelta,
     fresh_pod_ns: Sequence[int] = (),
-) -> WorkerResult:
+) -> common.WorkerResult:
     """Reset latency of each in-place session and the sessions done in ``window``.
 
     ``attempts`` are the session container's; the window starts when attempt 0
     started and only attempts started in it count. ``fresh_pod_ns`` are the
     baseline's delete-to-started latencies (no model: reported, not judged).
     """
-    ordered = by_attempt(attempts)
+    ordered = common.by_attempt(attempts)
     if not ordered:
-        nothing = unmeasured("sessions_in_window", "no session was recorded", unit="count")
+        nothing = common.unmeasured("sessions_in_window", "no session was recorded", unit="count")
         return on.result(NAME, metrics=(nothing,))
     window_end = ordered[0].started_at_ns + to_ns(window)
     in_window = [r for r in ordered if r.started_at_ns <= window_end]
     verdict = on.judge(in_window)
-    metrics = restart_metrics("reset", verdict.checks)
+    metrics = common.restart_metrics("reset", verdict.checks)
     metrics.append(_mean_reset(verdict.checks))
     metrics.append(_sessions_in_window(on.curve, in_window, window, window_end, session))
     metrics.append(_session_failures(in_window))
@@ -240,9 +223,9 @@ def _sessions_in_window(
     window: timedelta,
     window_end: int,
     session: timedelta,
-) -> Metric:
+) -> common.Metric:
     """Sessions done in the window, against the model with the sessions' measured length."""
-    runs = [run for r in in_window if (run := run_ns(r)) is not None]
+    runs = [run for r in in_window if (run := common.run_ns(r)) is not None]
     session_model = timedelta(microseconds=statistics.median(runs) / 1_000) if runs else session
     done = [
         r
@@ -253,7 +236,7 @@ def _sessions_in_window(
     least = sessions_completed(
         session_model, window, lambda n: curve.upper_tolerance(curve.delay_before_restart(n))
     )
-    return bounded(
+    return common.bounded(
         "sessions_in_window",
         "count",
         expected=most,
@@ -268,9 +251,9 @@ def _sessions_in_window(
     )
 
 
-def _session_failures(in_window: Sequence[AttemptRecord]) -> Metric:
+def _session_failures(in_window: Sequence[AttemptRecord]) -> common.Metric:
     failed = [r.attempt for r in in_window if r.exit_code not in (None, 0)]
-    return bounded(
+    return common.bounded(
         "session_failures",
         "count",
         expected=0,
@@ -281,10 +264,10 @@ def _session_failures(in_window: Sequence[AttemptRecord]) -> Metric:
     )
 
 
-def _mean_reset(checks: Sequence[RestartCheck]) -> Metric:
+def _mean_reset(checks: Sequence[RestartCheck]) -> common.Metric:
     measured = [c for c in checks if c.measured_s is not None]
     if not measured:
-        return bounded(
+        return common.bounded(
             "reset_mean_s",
             "s",
             expected=None,
@@ -294,7 +277,7 @@ def _mean_reset(checks: Sequence[RestartCheck]) -> Metric:
             detail="no reset was measured",
         )
     rounding = CLOCK_ROUNDING.total_seconds()
-    return bounded(
+    return common.bounded(
         "reset_mean_s",
         "s",
         expected=statistics.fmean(c.expected_s for c in measured),
@@ -306,14 +289,14 @@ def _mean_reset(checks: Sequence[RestartCheck]) -> Metric:
     )
 
 
-def _fresh_pod_metrics(latencies_ns: Sequence[int]) -> list[Metric]:
+def _fresh_pod_metrics(latencies_ns: Sequence[int]) -> list[common.Metric]:
     """The fresh-pod baseline: measured only; there is no model of scheduling."""
     metrics = [
-        Metric(
+        common.Metric(
             name=f"fresh_pod_{i}_s",
             unit="s",
             expected=None,
-            measured=seconds(ns),
+            measured=common.seconds(ns),
             lower=0.0,
             upper=None,
             passed=ns >= 0,
@@ -323,11 +306,11 @@ def _fresh_pod_metrics(latencies_ns: Sequence[int]) -> list[Metric]:
         for i, ns in enumerate(latencies_ns, start=1)
     ]
     metrics.append(
-        bounded(
+        common.bounded(
             "fresh_pod_median_s",
             "s",
             expected=None,
-            measured=seconds(int(statistics.median(latencies_ns))) if latencies_ns else None,
+            measured=common.seconds(int(statistics.median(latencies_ns))) if latencies_ns else None,
             lower=0.0,
             upper=None,
             detail=f"median of {len(latencies_ns)} delete-and-create cycles"
@@ -338,4 +321,4 @@ def _fresh_pod_metrics(latencies_ns: Sequence[int]) -> list[Metric]:
     return metrics
 
 
-TASK_ISOLATION: Final = PodScenario(NAME, HEADLINE, _pods, _Watch)
+TASK_ISOLATION: Final = common.PodScenario(NAME, HEADLINE, _pods, _Watch)
