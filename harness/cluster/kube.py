@@ -12,10 +12,10 @@ from typing import Any
 
 import urllib3
 from kubernetes import client, config
-from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
 from harness.core import timeouts
 from harness.core.errors import HarnessError
+from harness.core.polling import poll_true
 
 # Workloads run at the strictest Pod Security level, as production pods should.
 RESTRICTED_NAMESPACE_LABELS = {
@@ -89,18 +89,12 @@ def _wait(what: str, timeout: float, probe: Any) -> None:
             last = [f"API error: {error}"]
         return not last
 
-    try:
-        Retrying(
-            stop=stop_after_delay(timeout),
-            wait=wait_fixed(1),
-            retry=retry_if_result(lambda done: not done),
-        )(attempt)
-    except RetryError as error:
+    if not poll_true(attempt, within=timeout):
         raise HarnessError(
             f"{what} within {timeout:.0f}s; still waiting for: {', '.join(last[:8])}",
             "inspect the cluster (`crashloop status`, `kind export logs`) or raise the timeout "
             "in harness/core/timeouts.py",
-        ) from error
+        )
 
 
 def wait_nodes_ready(
@@ -191,9 +185,9 @@ def delete_namespace(api: client.ApiClient, name: str) -> None:
             return False
         return False
 
-    Retrying(
-        stop=stop_after_delay(timeouts.NAMESPACE_GONE),
-        wait=wait_fixed(1),
-        retry=retry_if_result(lambda done: not done),
-        reraise=True,
-    )(gone)
+    if not poll_true(gone, within=timeouts.NAMESPACE_GONE):
+        raise HarnessError(
+            f"namespace {name} was not gone within {timeouts.NAMESPACE_GONE:.0f}s",
+            f"see `kubectl get namespace {name} -o yaml` (its finalizers and conditions); "
+            "`crashloop status` names what is left",
+        )

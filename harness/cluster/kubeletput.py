@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
-
 from harness.cluster.kube import node_statuses
 from harness.cluster.kubeletswap import NodeKubelet, read_node_kubelet, restore, swap
 from harness.cluster.lifecycle import Cluster, live_config_rows
 from harness.core import timeouts
 from harness.core.errors import HarnessError
+from harness.core.polling import poll_true
 from harness.substrate.kubeletbuild import Kubelet
 
 Progress = Callable[[str], None]
@@ -59,16 +58,10 @@ def wait_kubelet_back(cluster: Cluster, node: str) -> None:
         problem[:] = list(row.mismatches) or ([] if ready else ["not Ready"])
         return ready and not row.mismatches
 
-    try:
-        Retrying(
-            stop=stop_after_delay(timeouts.NODES_READY),
-            wait=wait_fixed(1),
-            retry=retry_if_result(lambda done: not done),
-        )(settled)
-    except RetryError as error:
+    if not poll_true(settled, within=timeouts.NODES_READY):
         raise HarnessError(
             f"{node}: the kubelet did not come back Ready on its profile within "
             f"{timeouts.NODES_READY:.0f}s ({'; '.join(problem) or 'no answer'})",
             f"read `docker exec {node} journalctl -u kubelet`; `crashloop kubelet --restore` "
             "puts the image's kubelet back",
-        ) from error
+        )

@@ -14,12 +14,7 @@ def cache_dir() -> Path:
 
     Outside the checkout so that a fresh clone on the same machine reuses them.
     """
-    base = os.environ.get("CRASHLOOP_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), APP
-    )
-    path = Path(base)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _own_dir("CRASHLOOP_CACHE_DIR", "XDG_CACHE_HOME", "~/.cache")
 
 
 def state_dir() -> Path:
@@ -28,8 +23,13 @@ def state_dir() -> Path:
     Per user, not per checkout: kind clusters are per docker engine, so two
     checkouts (or an installed copy) reach the same clusters through it.
     """
-    base = os.environ.get("CRASHLOOP_STATE_DIR") or os.path.join(
-        os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state"), APP
+    return _own_dir("CRASHLOOP_STATE_DIR", "XDG_STATE_HOME", "~/.local/state")
+
+
+def _own_dir(override: str, xdg: str, xdg_default: str) -> Path:
+    """$override, else the harness's folder under $xdg (or its XDG default); created."""
+    base = os.environ.get(override) or os.path.join(
+        os.environ.get(xdg) or os.path.expanduser(xdg_default), APP
     )
     path = Path(base)
     path.mkdir(parents=True, exist_ok=True)

@@ -15,17 +15,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from kubernetes import client
-from tenacity import (
-    RetryError,
-    Retrying,
-    retry_if_result,
-    stop_after_delay,
-    stop_when_event_set,
-    wait_fixed,
-)
 
 from harness.core import timeouts
 from harness.core.errors import HarnessError
+from harness.core.polling import poll, poll_true
 from harness.core.proc import run
 from harness.model.backoff import BackoffCurve
 from harness.overhead.analysis import (
@@ -97,13 +90,14 @@ def wait_nodes_cleared(nodes: list[str], stop: threading.Event) -> None:
                 return None  # a runtime too busy to answer: ask again
         return sum(len(found) for found in left.values())
 
-    try:
-        Retrying(
-            stop=stop_after_delay(timeouts.OVERHEAD_NODE_CLEARED) | stop_when_event_set(stop),
-            wait=wait_fixed(POLL_S),
-            retry=retry_if_result(lambda remaining: remaining is None or remaining > 0),
-        )(count)
-    except RetryError as error:
+    cleared = poll(
+        count,
+        lambda remaining: remaining == 0,
+        within=timeouts.OVERHEAD_NODE_CLEARED,
+        every=POLL_S,
+        stop=stop,
+    )
+    if not cleared.done:
         if stop.is_set():
             return
         remaining = {node: found for node, found in left.items() if found}
@@ -114,7 +108,7 @@ def wait_nodes_cleared(nodes: list[str], stop: threading.Event) -> None:
             "and a cell measured beside them would count their teardown",
             "see `docker exec <node> crictl pods`; delete what is left "
             "(`kubectl delete namespace ...`), or CRASHLOOP_TIMEOUT_SCALE=2 on a slow machine",
-        ) from error
+        )
 
 
 def wait_all_started(core: client.CoreV1Api, namespace: str, pods: int) -> None:
@@ -122,18 +116,15 @@ def wait_all_started(core: client.CoreV1Api, namespace: str, pods: int) -> None:
         listed = core.list_namespaced_pod(namespace, _request_timeout=timeouts.API_REQUEST).items
         return sum(_started(pod) for pod in listed)
 
-    try:
-        Retrying(
-            stop=stop_after_delay(timeouts.OVERHEAD_PODS_STARTED),
-            wait=wait_fixed(POLL_S),
-            retry=retry_if_result(lambda count: count < pods),
-        )(started)
-    except RetryError as error:
+    counted = poll(
+        started, lambda count: count >= pods, within=timeouts.OVERHEAD_PODS_STARTED, every=POLL_S
+    )
+    if not counted.done:
         raise HarnessError(
-            f"only {error.last_attempt.result()} of {pods} pods started within "
+            f"only {counted.last} of {pods} pods started within "
             f"{timeouts.OVERHEAD_PODS_STARTED:.0f}s",
             "fewer pods (--pods), or CRASHLOOP_TIMEOUT_SCALE=2 on a slow machine",
-        ) from error
+        )
 
 
 def _started(pod: Any) -> bool:
@@ -156,15 +147,14 @@ def wait_at_cap(
     level = restarts_to_cap(curve)
     limit = 2 * time_to_cap(curve).total_seconds() + timeouts.OVERHEAD_CAP_MARGIN
     began = time.monotonic()
-    try:
-        Retrying(
-            stop=stop_after_delay(limit) | stop_when_event_set(stop),
-            wait=wait_fixed(POLL_S),
-            retry=retry_if_result(lambda lowest: lowest < level),
-        )(lambda: min(restart_counts(core, namespace).values(), default=0))
-    except RetryError:
-        return False, time.monotonic() - began
-    return True, time.monotonic() - began
+    reached = poll(
+        lambda: min(restart_counts(core, namespace).values(), default=0),
+        lambda lowest: lowest >= level,
+        within=limit,
+        every=POLL_S,
+        stop=stop,
+    )
+    return reached.done, time.monotonic() - began
 
 
 @dataclass(frozen=True)
@@ -199,30 +189,20 @@ def wait_events_drained(
             and time.monotonic() >= not_before_s
         )
 
-    try:
-        Retrying(
-            stop=stop_after_delay(timeouts.OVERHEAD_EVENTS_DRAINED) | stop_when_event_set(stop),
-            wait=wait_fixed(REQUEST_SAMPLE_S),
-            retry=retry_if_result(lambda done: not done),
-        )(drained)
-    except RetryError:
-        return Drained(False, time.monotonic())
-    return Drained(True, time.monotonic())
+    done = poll_true(
+        drained, within=timeouts.OVERHEAD_EVENTS_DRAINED, every=REQUEST_SAMPLE_S, stop=stop
+    )
+    return Drained(done, time.monotonic())
 
 
 def wait_pods_gone(core: client.CoreV1Api, namespace: str) -> None:
-    try:
-        Retrying(
-            stop=stop_after_delay(timeouts.NAMESPACE_GONE),
-            wait=wait_fixed(1),
-            retry=retry_if_result(lambda left: left > 0),
-        )(
-            lambda: len(
-                core.list_namespaced_pod(namespace, _request_timeout=timeouts.API_REQUEST).items
-            )
-        )
-    except RetryError as error:
+    if not poll_true(
+        lambda: (
+            not core.list_namespaced_pod(namespace, _request_timeout=timeouts.API_REQUEST).items
+        ),
+        within=timeouts.NAMESPACE_GONE,
+    ):
         raise HarnessError(
             f"the cell's pods were not gone within {timeouts.NAMESPACE_GONE:.0f}s",
             "see `crashloop status`; the next cell would run beside them",
-        ) from error
+        )

@@ -28,9 +28,7 @@ from harness.cluster.remote import RemoteCluster
 from harness.core import timeouts
 from harness.model.backoff import BackoffCurve, curve_fields
 from harness.outputs.coverage import RuleCoverage, coverage_of
-from harness.outputs.junit import write_junit
 from harness.outputs.summary import RunSummary, outcome_of, summarize
-from harness.outputs.summaryfile import write_summary
 from harness.pods.skeleton import MAIN_CONTAINER, conformance_pod, crashing_pod, on_existing_node
 from harness.recording.recorder import AttemptRecorder, Observer
 from harness.recording.records import AttemptRecord
@@ -42,8 +40,8 @@ from harness.runs.lifecycle import (
     RunState,
     Target,
     cluster_info,
-    point_latest_at,
     prepare_run,
+    publish,
 )
 from harness.verdict import (
     Observation,
@@ -368,11 +366,7 @@ def coverage(result: CheckResult) -> dict[str, tuple[RuleCoverage, ...]]:
 
 def write_outputs(result: CheckResult, cluster: Target) -> RunSummary:
     """summary.json and junit.xml in the run directory (attempts.jsonl is already there)."""
-    summary = summary_of(result, cluster)
-    write_summary(result.run_dir, summary)
-    write_junit(result.run_dir, summary)
-    point_latest_at(result.run_dir)
-    return summary
+    return publish(result.run_dir, summary_of(result, cluster))
 
 
 def _required_restarts(result: CheckResult) -> dict[str, int]:

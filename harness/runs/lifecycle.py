@@ -39,7 +39,9 @@ from harness.core import pins, timeouts
 from harness.core.errors import HarnessError
 from harness.core.paths import runs_dir
 from harness.model.backoff import BackoffCurve
-from harness.outputs.summary import ClusterInfo
+from harness.outputs.junit import write_junit
+from harness.outputs.summary import ClusterInfo, RunSummary
+from harness.outputs.summaryfile import write_summary
 from harness.pods.skeleton import RUN_LABEL
 from harness.recording.apirecorder import ApiRecorder
 from harness.recording.norecorder import NoRecorder
@@ -103,6 +105,14 @@ def new_run_dir(what: str) -> tuple[str, Path]:
     path = runs_dir() / run_id
     path.mkdir(parents=True)
     return run_id, path
+
+
+def publish(run_dir: Path, summary: RunSummary) -> RunSummary:
+    """summary.json and junit.xml in the run directory, which runs/latest then names."""
+    write_summary(run_dir, summary)
+    write_junit(run_dir, summary)
+    point_latest_at(run_dir)
+    return summary
 
 
 def point_latest_at(run_dir: Path) -> None:

@@ -24,14 +24,13 @@ from datetime import UTC, datetime
 from typing import Final
 
 from kubernetes import client
-from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
 from harness.cluster.liveconfig import NodeConfigRow
 from harness.cluster.remote import RemoteCluster
 from harness.core import timeouts
 from harness.core.errors import HarnessError
+from harness.core.polling import poll_true
 from harness.model.backoff import BackoffCurve, curve_fields
-from harness.outputs.junit import write_junit
 from harness.outputs.summary import (
     KIND_SCENARIO_PREFIX,
     PROFILE_SCENARIOS,
@@ -40,7 +39,6 @@ from harness.outputs.summary import (
     outcome_of,
     summarize,
 )
-from harness.outputs.summaryfile import write_summary
 from harness.pods.skeleton import RUN_LABEL
 from harness.recording.apirecorder import ApiRecorder
 from harness.recording.records import AttemptRecord
@@ -55,8 +53,8 @@ from harness.runs.lifecycle import (
     RunState,
     Target,
     cluster_info,
-    point_latest_at,
     prepare_run,
+    publish,
 )
 from harness.runs.liverun import LiveRun
 from harness.scenarios import REGISTRY, SCENARIOS
@@ -242,13 +240,9 @@ def _end_pods_gracefully(live: LiveRun, recorder: ApiRecorder, progress: Progres
         live.problem(f"ending the run's pods: {error.status} {error.reason}")
         return
     progress(f"ending {len(uids)} pod(s) with their grace period, for their last reports")
-    try:
-        Retrying(
-            stop=stop_after_delay(timeouts.POD_DRAIN),
-            wait=wait_fixed(DRAIN_POLL),
-            retry=retry_if_result(lambda gone: not gone),
-        )(lambda: uids <= recorder.watch.ended_pods)
-    except RetryError:
+    if not poll_true(
+        lambda: uids <= recorder.watch.ended_pods, within=timeouts.POD_DRAIN, every=DRAIN_POLL
+    ):
         left = len(uids - recorder.watch.ended_pods)
         live.problem(
             f"{left} pod(s) still running {timeouts.POD_DRAIN:.0f}s after their deletion: "
@@ -361,8 +355,4 @@ def summary_of(result: ScenarioRun, cluster: Target) -> RunSummary:
 
 def write_outputs(result: ScenarioRun, cluster: Target) -> RunSummary:
     """summary.json and junit.xml, as a check writes them (attempts.jsonl is already there)."""
-    summary = summary_of(result, cluster)
-    write_summary(result.run_dir, summary)
-    write_junit(result.run_dir, summary)
-    point_latest_at(result.run_dir)
-    return summary
+    return publish(result.run_dir, summary_of(result, cluster))

@@ -16,11 +16,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
-
 from harness.core import timeouts
 from harness.core.errors import HarnessError
 from harness.core.paths import cache_dir, go_env
+from harness.core.polling import poll_true
 from harness.core.proc import run, succeeds
 from harness.core.resources import IMAGES_DIR
 from harness.substrate import hostpkgs
@@ -200,17 +199,11 @@ def stop_engine() -> int:
             "stop an engine the way it was started (e.g. `systemctl stop docker`)",
         )
     os.kill(pid, signal.SIGTERM)
-    try:
-        Retrying(
-            stop=stop_after_delay(timeouts.ENGINE_STOP),
-            wait=wait_fixed(0.5),
-            retry=retry_if_result(bool),
-        )(is_live_dockerd, pid)
-    except RetryError as error:
+    if not poll_true(lambda: not is_live_dockerd(pid), within=timeouts.ENGINE_STOP, every=0.5):
         raise HarnessError(
             f"dockerd (pid {pid}) still runs {timeouts.ENGINE_STOP:.0f}s after SIGTERM",
             f"read {engine_dir() / 'dockerd.log'}; `kill -9 {pid}` ends it",
-        ) from error
+        )
     return pid
 
 
@@ -234,16 +227,10 @@ def _start_dockerd(wrapper: Path | None) -> None:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-    try:
-        Retrying(
-            stop=stop_after_delay(timeouts.ENGINE_START),
-            wait=wait_fixed(1),
-            retry=retry_if_result(lambda answered: not answered),
-        )(engine_answers)
-    except RetryError as error:
+    if not poll_true(engine_answers, within=timeouts.ENGINE_START):
         log_tail = run(["tail", "-n", "20", str(engine_dir() / "dockerd.log")])
         raise HarnessError(
             f"dockerd did not answer within {timeouts.ENGINE_START:.0f}s; its log ends with:\n"
             f"{log_tail}",
             f"read {engine_dir() / 'dockerd.log'}",
-        ) from error
+        )

@@ -16,10 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
-
 from harness.core import pins, timeouts
 from harness.core.errors import HarnessError
+from harness.core.polling import poll_true
 from harness.core.proc import run, succeeds
 from harness.core.resources import IMAGES_DIR
 from harness.substrate.engine import host_is_linux
@@ -235,16 +234,7 @@ def _assemble(
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        Retrying(
-            stop=stop_after_delay(timeouts.BUILD_CONTAINERD_READY),
-            wait=wait_fixed(0.5),
-            retry=retry_if_result(lambda ready: not ready),
-            reraise=True,
-        )(
-            lambda: succeeds(
-                ["docker", "exec", container, "ctr", "version"], timeout=timeouts.BUILD_PROBE
-            )
-        )
+        _await_containerd(container, running=True)
         with archive.open("rb") as images:
             run(
                 [
@@ -266,17 +256,7 @@ def _assemble(
                 timeout=timeouts.BUILD_IMAGE_IMPORT,
             )
         _exec(container, "pkill", "containerd")
-        Retrying(
-            stop=stop_after_delay(timeouts.BUILD_CONTAINERD_READY),
-            wait=wait_fixed(0.5),
-            retry=retry_if_result(lambda running: running),
-            reraise=True,
-        )(
-            lambda: succeeds(
-                ["docker", "exec", container, "pgrep", "-x", "containerd"],
-                timeout=timeouts.BUILD_PROBE,
-            )
-        )
+        _await_containerd(container, running=False)
         _exec(container, "rm", "-rf", "/tmp/containerd.log", "/run/containerd")
         snapshot = run(["docker", "commit", container], timeout=timeouts.DOCKER_COMMIT).strip()
         _finish_image(snapshot, tag, key, version)
@@ -315,4 +295,24 @@ def _finish_image(snapshot: str, tag: str, key: str, version: str) -> None:
             ["docker", "build", "-q", "-t", tag, context],
             env={**os.environ, "DOCKER_BUILDKIT": "0"},
             timeout=timeouts.IMAGE_BUILD,
+        )
+
+
+def _await_containerd(container: str, *, running: bool) -> None:
+    """Until the build container's containerd answers (``running``) or has exited."""
+    if running:
+        probe = ["docker", "exec", container, "ctr", "version"]
+    else:
+        probe = ["docker", "exec", container, "pgrep", "-x", "containerd"]
+    if not poll_true(
+        lambda: succeeds(probe, timeout=timeouts.BUILD_PROBE) == running,
+        within=timeouts.BUILD_CONTAINERD_READY,
+        every=0.5,
+    ):
+        state = "answer" if running else "exit"
+        raise HarnessError(
+            f"containerd in the build container {container} did not {state} within "
+            f"{timeouts.BUILD_CONTAINERD_READY:.0f}s",
+            f"read `docker exec {container} cat /tmp/containerd.log`; a rerun of the build "
+            "starts from the cached parts",
         )
