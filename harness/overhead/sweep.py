@@ -67,6 +67,7 @@ from harness.overhead.waits import (
 )
 from harness.recording.apirecorder import ApiRecorder
 from harness.recording.records import AttemptRecord
+from harness.recording.scope import RecordingScope
 from harness.runs.ending import RunEnding, apply_ending
 from harness.runs.execute import execute
 from harness.runs.lifecycle import RunSetup, RunState, Target, prepare_run
@@ -192,11 +193,9 @@ def _measure_cell(sweep: _Sweep, target: WorkerTarget, *, pods: int, crashing: b
     cell_dir = sweep.run_dir / "cells" / f"{target.worker}-{pods}-{kind}"
     cell_dir.mkdir(parents=True)
     recorder = ApiRecorder(
-        api=sweep.api,
-        namespace=sweep.namespace,
-        run_id=sweep.run_id,
-        run_dir=cell_dir,
-        node_workers={target.node: target.worker},
+        RecordingScope(
+            sweep.api, sweep.namespace, sweep.run_id, cell_dir, {target.node: target.worker}
+        ),
         label_selector=f"{SAMPLED_LABEL}=true",
         keep_trace=False,
     )

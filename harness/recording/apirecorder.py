@@ -24,11 +24,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Final
-
-from kubernetes import client
 
 from harness.cluster.kubeletstate import KubeletChanges
 from harness.core import timeouts
@@ -40,6 +36,7 @@ from harness.recording.observercost import CpuReading, ObserverCost, read_cpu
 from harness.recording.podwatch import Ended, PodNote, PodWatch
 from harness.recording.recorder import ApiView, note_into, pending_from
 from harness.recording.records import SOURCE_SELF, AttemptKey, AttemptLog, AttemptRecord
+from harness.recording.scope import RecordingScope
 from harness.recording.trace import TRACE_FILE, NoTrace, Tap, TraceWriter
 
 NS_PER_S: Final = 1_000_000_000
@@ -56,15 +53,13 @@ class ApiRecorder(ClosesItsLog):
 
     def __init__(
         self,
+        scope: RecordingScope,
         *,
-        api: client.ApiClient,
-        namespace: str,
-        run_id: str,
-        run_dir: Path,
-        node_workers: Mapping[str, str],
         label_selector: str = "",
         keep_trace: bool = True,
     ) -> None:
+        api, namespace, run_id, run_dir = scope.api, scope.namespace, scope.run_id, scope.run_dir
+        node_workers = scope.node_workers
         self.namespace = namespace
         self.run_id = run_id
         self.node_workers = dict(node_workers)

@@ -31,10 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final, Literal, Protocol
-
-from kubernetes import client
 
 from harness.cluster.kubeletstate import KubeletChanges, KubeletProcess, changes_between
 from harness.core import timeouts
@@ -71,6 +68,7 @@ from harness.recording.nodestream import (
 from harness.recording.observercost import CpuReading, ObserverCost, read_cpu
 from harness.recording.podwatch import Ended, PodNote, PodWatch
 from harness.recording.records import AttemptKey, AttemptLog, AttemptRecord
+from harness.recording.scope import RecordingScope
 from harness.recording.trace import TRACE_FILE, Tap, TraceWriter
 
 Observer = Literal["events", "poll", "selfreport"]
@@ -134,17 +132,15 @@ class Recorder(ClosesItsLog):
 
     def __init__(
         self,
+        scope: RecordingScope,
         *,
-        api: client.ApiClient,
-        namespace: str,
-        run_id: str,
-        run_dir: Path,
-        node_workers: Mapping[str, str],
         exec_in_node: Callable[[str, list[str]], str] | None = None,
         observer: Observer = "events",
         spawn: Spawn | None = None,
         read_host: Callable[[], CpuTimes | None] = read_cpu_times,
     ) -> None:
+        api, namespace, run_id, run_dir = scope.api, scope.namespace, scope.run_id, scope.run_dir
+        node_workers = scope.node_workers
         self.api = api
         self.namespace = namespace
         self.run_id = run_id

@@ -47,6 +47,7 @@ from harness.recording.apirecorder import ApiRecorder
 from harness.recording.norecorder import NoRecorder
 from harness.recording.observercost import ObserverCost
 from harness.recording.recorder import AttemptRecorder, Observer, Recorder
+from harness.recording.scope import RecordingScope
 from harness.runs import leftovers
 from harness.substrate.workloadimage import ensure_image, load_into
 
@@ -186,22 +187,14 @@ def prepare_run(
         namespace = _run_namespace(api, what, run_id)
     progress(f"run {run_id}: namespace {namespace}, records in {run_dir}")
     node_workers = {node: worker for worker, node in nodes.items()}
+    scope = RecordingScope(api, namespace, run_id, run_dir, node_workers)
     recorder: AttemptRecorder
     if observer is None:
         recorder = NoRecorder()
     elif observer == "selfreport":
-        recorder = ApiRecorder(
-            api=api, namespace=namespace, run_id=run_id, run_dir=run_dir, node_workers=node_workers
-        )
+        recorder = ApiRecorder(scope)
     else:
-        recorder = Recorder(
-            api=api,
-            namespace=namespace,
-            run_id=run_id,
-            run_dir=run_dir,
-            node_workers=node_workers,
-            observer=observer,
-        )
+        recorder = Recorder(scope, observer=observer)
     return RunSetup(
         api, rows, nodes, curves, run_id, run_dir, image, namespace, recorder, owns_namespace
     )

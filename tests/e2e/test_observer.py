@@ -20,6 +20,7 @@ from harness.core import timeouts
 from harness.core.proc import run
 from harness.recording.recorder import Recorder
 from harness.recording.records import AttemptKey, AttemptRecord
+from harness.recording.scope import RecordingScope
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 from harness.runs.leftovers import RUN_LABEL
@@ -63,11 +64,13 @@ def test_events_lose_nothing_the_poller_sees_even_across_a_broken_subscription(
                 .items
             )
             poller = Recorder(
-                api=api,
-                namespace=namespace.metadata.name,
-                run_id=result.run_id,
-                run_dir=tmp_path,
-                node_workers={n: w for w, n in result.nodes.items()},
+                RecordingScope(
+                    api,
+                    namespace.metadata.name,
+                    result.run_id,
+                    tmp_path,
+                    {n: w for w, n in result.nodes.items()},
+                ),
                 observer="poll",
             )
             poller.start()

@@ -48,6 +48,7 @@ from harness.recording.nodestream import NodeStream
 from harness.recording.observercost import ObserverCost
 from harness.recording.recorder import ApiView, Recorder
 from harness.recording.records import AttemptKey, AttemptRecord
+from harness.recording.scope import RecordingScope
 from harness.recording.trace import Tap, TraceEntry, read_trace
 from harness.runs.check import CheckResult, conclude, observe
 from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need, NeedRule
@@ -357,21 +358,13 @@ def build_recorder(
 ) -> Recorder | ApiRecorder:
     """The recorder the live run had, prepared and never started (call on the frozen clock)."""
     context = trace.context
-    api = client.ApiClient()
+    scope = RecordingScope(
+        client.ApiClient(), context["namespace"], str(context["run_id"]), run_dir, node_workers
+    )
     if context["observer"] == "selfreport":
-        return ApiRecorder(
-            api=api,
-            namespace=context["namespace"],
-            run_id=str(context["run_id"]),
-            run_dir=run_dir,
-            node_workers=node_workers,
-        )
+        return ApiRecorder(scope)
     recorder = Recorder(
-        api=api,
-        namespace=context["namespace"],
-        run_id=str(context["run_id"]),
-        run_dir=run_dir,
-        node_workers=node_workers,
+        scope,
         exec_in_node=_RecordedExec(trace.entries),
         # The host's load comes from the trace, never from this machine's.
         read_host=lambda: None,

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import cast
 
 import pytest
 from kubernetes import client
@@ -16,6 +17,7 @@ from harness.core.errors import HarnessError
 from harness.recording.cri import CriEvent, parse_event, parse_ps
 from harness.recording.nodestream import Listing, Tick
 from harness.recording.recorder import ApiView, Recorder
+from harness.recording.scope import RecordingScope
 from tests.unit.recording.pods import app_status, backing_off
 
 
@@ -68,11 +70,9 @@ def _recorder(
 ) -> Recorder:
     """A recorder of namespace ``ns`` whose nodes are fakes, with no API."""
     return Recorder(
-        api=None,
-        namespace="ns",
-        run_id="run",
-        run_dir=run_dir,
-        node_workers=node_workers or {"node-1": "fast"},
+        RecordingScope(
+            cast(client.ApiClient, None), "ns", "run", run_dir, node_workers or {"node-1": "fast"}
+        ),
         exec_in_node=exec_in_node,
     )
 

@@ -13,6 +13,7 @@ from kubernetes import client
 
 from harness.recording.apirecorder import WATCH_SLACK_S, ApiRecorder
 from harness.recording.records import SOURCE_SELF, AttemptRecord
+from harness.recording.scope import RecordingScope
 from harness.recording.selfreport import SelfReport, agreement, parse_self_report
 from tests.unit.recording.pods import app_status, backing_off
 
@@ -71,11 +72,7 @@ def _pod(
 
 def _recorder(tmp_path: Path) -> ApiRecorder:
     return ApiRecorder(
-        api=client.ApiClient(),
-        namespace="ns",
-        run_id="run",
-        run_dir=tmp_path,
-        node_workers={"node-1": "fast"},
+        RecordingScope(client.ApiClient(), "ns", "run", tmp_path, {"node-1": "fast"})
     )
 
 
