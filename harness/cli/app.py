@@ -23,6 +23,7 @@ from rich.text import Text
 
 from harness.cli import (
     cluster,
+    common,
     demo,
     flakiness,
     kubelet,
@@ -33,7 +34,6 @@ from harness.cli import (
     setup,
 )
 from harness.cli.codes import ENVIRONMENT, SETUP_CODES
-from harness.cli.common import STEPS, Commands, Parents, add_command, console, parents
 from harness.cli.out import SCREEN, emit
 from harness.cluster.profiles import ProfileError
 from harness.core import pins, timeouts
@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=version_text())
     parser.add_argument("--runs-dir", metavar="DIR", help=RUNS_DIR_HELP)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    shared = parents()
+    shared = common.parents()
     for family in FAMILIES:
         family.register(commands, shared)
     _register_completion(commands, shared)
@@ -81,9 +81,9 @@ def version_text() -> str:
     )
 
 
-def _register_completion(commands: Commands, _parents: Parents) -> None:
+def _register_completion(commands: common.Commands, _parents: common.Parents) -> None:
     # Here and not in a family: the script is made from the whole parser.
-    completion = add_command(
+    completion = common.add_command(
         commands,
         "completion",
         _cmd_completion,
@@ -126,35 +126,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.runs_dir:
         os.environ["CRASHLOOP_RUNS_DIR"] = str(Path(args.runs_dir).resolve())
     if timeouts.SCALE_PROBLEM is not None:
-        console.print(
+        common.console.print(
             Text("error: ", style="bold red") + Text(timeouts.SCALE_PROBLEM), soft_wrap=True
         )
         return 2
     try:
-        with STEPS:
+        with common.STEPS:
             code: int = args.handler(args)
     except (HarnessError, ProfileError) as error:
         # Unwrapped and without markup: paths and values stay whole and copyable.
-        console.print(Text("error: ", style="bold red") + Text(str(error)), soft_wrap=True)
+        common.console.print(Text("error: ", style="bold red") + Text(str(error)), soft_wrap=True)
         emit({"error": str(error), "exit_code": 2})
         return 2
     except (ApiException, urllib3.exceptions.HTTPError) as error:
         # The API server went away under us: say so in one line, not a traceback.
-        console.print(
+        common.console.print(
             Text("error: ", style="bold red")
             + Text(f"the Kubernetes API did not answer: {first_line(error)}"),
             soft_wrap=True,
         )
-        console.print("  fix: check the cluster with `crashloop status`; `crashloop up` repairs it")
+        common.console.print(
+            "  fix: check the cluster with `crashloop status`; `crashloop up` repairs it"
+        )
         emit({"error": f"the Kubernetes API did not answer: {first_line(error)}", "exit_code": 2})
         return 2
     except KeyboardInterrupt:
-        console.print("[yellow]interrupted[/yellow]")
+        common.console.print("[yellow]interrupted[/yellow]")
         return 130
     except Exception as error:
         # Its own code, so CI tells a harness bug from a kubelet regression (1).
-        console.print_exception()
-        console.print(
+        common.console.print_exception()
+        common.console.print(
             Text("internal error: ", style="bold red")
             + Text(f"{type(error).__name__}: {error} (a bug of the harness, not a verdict)"),
             soft_wrap=True,

@@ -11,16 +11,8 @@ from typing import Final
 import yaml
 from rich.table import Table
 
+from harness.cli import common
 from harness.cli.codes import KUBECONFIG_CODES, SETUP_CODES, STATUS_CODES
-from harness.cli.common import (
-    Commands,
-    Parents,
-    add_command,
-    no_cluster_hint,
-    output_option,
-    progress,
-    spec_of,
-)
 from harness.cli.out import SCREEN, emit
 from harness.cluster import lifecycle
 from harness.cluster.kindconfig import render_kind_config_yaml
@@ -37,13 +29,13 @@ from harness.substrate.engine import engine_answers
 REPLAY_DIR: Final = "workloads"
 
 
-def register(commands: Commands, parents: Parents) -> None:
+def register(commands: common.Commands, parents: common.Parents) -> None:
     _add_lifecycle(commands, parents)
     _add_printers(commands, parents)
 
 
-def _add_lifecycle(commands: Commands, parents: Parents) -> None:
-    up = add_command(
+def _add_lifecycle(commands: common.Commands, parents: common.Parents) -> None:
+    up = common.add_command(
         commands,
         "up",
         _cmd_up,
@@ -56,7 +48,7 @@ def _add_lifecycle(commands: Commands, parents: Parents) -> None:
         parents=(parents.spec_and_image,),
     )
     up.add_argument("--recreate", action="store_true", help="delete an existing cluster first")
-    status = add_command(
+    status = common.add_command(
         commands,
         "status",
         _cmd_status,
@@ -66,8 +58,8 @@ def _add_lifecycle(commands: Commands, parents: Parents) -> None:
         codes=STATUS_CODES,
         parents=(parents.spec,),
     )
-    output_option(status)
-    add_command(
+    common.output_option(status)
+    common.add_command(
         commands,
         "down",
         _cmd_down,
@@ -78,8 +70,8 @@ def _add_lifecycle(commands: Commands, parents: Parents) -> None:
     )
 
 
-def _add_printers(commands: Commands, parents: Parents) -> None:
-    add_command(
+def _add_printers(commands: common.Commands, parents: common.Parents) -> None:
+    common.add_command(
         commands,
         "config",
         _cmd_config,
@@ -90,7 +82,7 @@ def _add_printers(commands: Commands, parents: Parents) -> None:
         codes=SETUP_CODES,
         parents=(parents.spec,),
     )
-    add_command(
+    common.add_command(
         commands,
         "kubeconfig",
         _cmd_kubeconfig,
@@ -100,7 +92,7 @@ def _add_printers(commands: Commands, parents: Parents) -> None:
         codes=KUBECONFIG_CODES,
         parents=(parents.spec,),
     )
-    add_command(
+    common.add_command(
         commands,
         "rbac",
         _cmd_rbac,
@@ -111,7 +103,7 @@ def _add_printers(commands: Commands, parents: Parents) -> None:
         "as an admin.",
         codes=SETUP_CODES,
     )
-    manifests = add_command(
+    manifests = common.add_command(
         commands,
         "manifests",
         _cmd_manifests,
@@ -127,15 +119,15 @@ def _add_printers(commands: Commands, parents: Parents) -> None:
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
-    spec = spec_of(args)
-    up = lifecycle.up(spec, progress, image=args.image, recreate=args.recreate)
-    progress(f"cluster {up.name} ready; KUBECONFIG={up.kubeconfig}")
+    spec = common.spec_of(args)
+    up = lifecycle.up(spec, common.progress, image=args.image, recreate=args.recreate)
+    common.progress(f"cluster {up.name} ready; KUBECONFIG={up.kubeconfig}")
     emit(print_status(up.kubeconfig, spec))
     return 0
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    spec = spec_of(args)
+    spec = common.spec_of(args)
     if not engine_answers():
         raise HarnessError(
             "the docker engine is not running, so no cluster is either",
@@ -143,13 +135,15 @@ def _cmd_status(args: argparse.Namespace) -> int:
         )
     kubeconfig = lifecycle.kubeconfig_path(spec.name)
     if not kubeconfig.exists():
-        raise HarnessError(f"no cluster {spec.name} is known here", no_cluster_hint(spec, args))
+        raise HarnessError(
+            f"no cluster {spec.name} is known here", common.no_cluster_hint(spec, args)
+        )
     emit(print_status(kubeconfig, spec))
     return 0
 
 
 def _cmd_down(args: argparse.Namespace) -> int:
-    lifecycle.delete(spec_of(args).name, progress)
+    lifecycle.delete(common.spec_of(args).name, common.progress)
     return 0
 
 
@@ -173,16 +167,16 @@ def config_text(spec: ClusterSpec, *, cgroup_v1: bool) -> str:
 
 
 def _cmd_config(args: argparse.Namespace) -> int:
-    sys.stdout.write(config_text(spec_of(args), cgroup_v1=lifecycle.host_is_cgroup_v1()))
+    sys.stdout.write(config_text(common.spec_of(args), cgroup_v1=lifecycle.host_is_cgroup_v1()))
     return 0
 
 
 def _cmd_kubeconfig(args: argparse.Namespace) -> int:
-    spec = spec_of(args)
+    spec = common.spec_of(args)
     path = lifecycle.kubeconfig_path(spec.name)
     if not path.is_file():
         raise HarnessError(
-            f"no kubeconfig for cluster {spec.name} at {path}", no_cluster_hint(spec, args)
+            f"no kubeconfig for cluster {spec.name} at {path}", common.no_cluster_hint(spec, args)
         )
     print(path)
     return 0
@@ -195,7 +189,7 @@ def _cmd_rbac(_args: argparse.Namespace) -> int:
 
 def _cmd_manifests(args: argparse.Namespace) -> int:
     """Write the replay YAML from the code the harness deploys with."""
-    spec = spec_of(args)
+    spec = common.spec_of(args)
     written = write_manifests(Path(args.output_dir), [worker.name for worker in spec.workers])
     for path in written:
         SCREEN.tables.print(str(path))

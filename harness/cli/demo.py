@@ -7,8 +7,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from harness.cli import common
 from harness.cli.codes import MEASURING_CODES
-from harness.cli.common import Commands, Parents, add_command, spec_of
 from harness.cli.measure import refuse_missing_api
 from harness.core.errors import HarnessError
 from harness.live.demo import DEFAULT_DURATION_S, MAX_DURATION_S, DemoOptions, run_demo, run_replay
@@ -16,8 +16,8 @@ from harness.live.view import THEMES
 from harness.scenarios import SCENARIOS, TALK_SCENARIOS
 
 
-def register(commands: Commands, parents: Parents) -> None:
-    demo = add_command(
+def register(commands: common.Commands, parents: common.Parents) -> None:
+    demo = common.add_command(
         commands,
         "demo",
         _cmd_demo,
@@ -75,7 +75,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         return run_replay(
             Path(args.replay), speed=args.speed, console=console, plain=args.plain, theme=args.theme
         )
-    spec = spec_of(args)
+    spec = common.spec_of(args)
     refuse_missing_api(spec.kubernetes.version, args.scenarios)
     if not 30 <= args.duration <= MAX_DURATION_S:
         raise HarnessError(

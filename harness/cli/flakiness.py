@@ -8,18 +8,8 @@ from pathlib import Path
 
 from rich.text import Text
 
+from harness.cli import common
 from harness.cli.codes import MEASURING_CODES
-from harness.cli.common import (
-    Commands,
-    Parents,
-    add_command,
-    console,
-    observer_option,
-    output_option,
-    positive_int,
-    progress,
-    spec_of,
-)
 from harness.cli.measure import profile_option, run_and_report_check
 from harness.cli.out import SCREEN, emit
 from harness.cluster import lifecycle
@@ -33,8 +23,8 @@ from harness.runs.lifecycle import new_run_dir, point_latest_at
 from harness.runs.series import Series, checks_in_a_row, summaries_in
 
 
-def register(commands: Commands, parents: Parents) -> None:
-    flakiness = add_command(
+def register(commands: common.Commands, parents: common.Parents) -> None:
+    flakiness = common.add_command(
         commands,
         "flakiness",
         _cmd_flakiness,
@@ -45,11 +35,11 @@ def register(commands: Commands, parents: Parents) -> None:
         parents=(parents.spec_and_image,),
     )
     profile_option(flakiness, "quick")
-    observer_option(flakiness)
-    output_option(flakiness)
+    common.observer_option(flakiness)
+    common.output_option(flakiness)
     source = flakiness.add_mutually_exclusive_group()
     source.add_argument(
-        "--runs", type=positive_int, default=10, help="how many checks to run (default 10)"
+        "--runs", type=common.positive_int, default=10, help="how many checks to run (default 10)"
     )
     source.add_argument(
         "--from",
@@ -76,7 +66,7 @@ def _cmd_flakiness(args: argparse.Namespace) -> int:
     SCREEN.tables.print(f"flakiness of {len(series.summaries)} runs in {written}")
     emit({"run_dir": str(run_dir), "flakiness": json.loads(report.to_json())})
     if series.error is not None:
-        console.print(Text("error: ", style="bold red") + Text(series.error), soft_wrap=True)
+        common.console.print(Text("error: ", style="bold red") + Text(series.error), soft_wrap=True)
         return 2
     if series.interrupted:
         return 130
@@ -84,11 +74,11 @@ def _cmd_flakiness(args: argparse.Namespace) -> int:
 
 
 def _checks_in_a_row(args: argparse.Namespace) -> Series:
-    up = lifecycle.up(spec_of(args), progress, image=args.image)
+    up = lifecycle.up(common.spec_of(args), common.progress, image=args.image)
 
     def run_one() -> tuple[CheckResult, RunSummary]:
         result, summary = run_and_report_check(up, args.profile, args.observer)
         write_report(result.run_dir, summary, result.attempts)
         return result, summary
 
-    return checks_in_a_row(args.runs, run_one, progress)
+    return checks_in_a_row(args.runs, run_one, common.progress)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from rich.table import Table
 
+from harness.cli import common
 from harness.cli.codes import SETUP_CODES
-from harness.cli.common import Commands, Parents, add_command, output_option, progress, spec_of
 from harness.cli.out import SCREEN, emit
 from harness.cluster import lifecycle
 from harness.cluster.kube import node_statuses
@@ -26,8 +26,8 @@ from harness.substrate.kubeletbuild import (
 )
 
 
-def register(commands: Commands, parents: Parents) -> None:
-    kubelet = add_command(
+def register(commands: common.Commands, parents: common.Parents) -> None:
+    kubelet = common.add_command(
         commands,
         "kubelet",
         _cmd_kubelet,
@@ -56,7 +56,7 @@ def register(commands: Commands, parents: Parents) -> None:
     what.add_argument(
         "--restore", action="store_true", help="put the node image's own kubelet back"
     )
-    output_option(kubelet)
+    common.output_option(kubelet)
 
 
 def chosen_workers(spec: ClusterSpec, names: str | None) -> list[str]:
@@ -77,21 +77,21 @@ def chosen_workers(spec: ClusterSpec, names: str | None) -> list[str]:
 def _kubelet_to_put(args: argparse.Namespace, spec: ClusterSpec) -> Kubelet | None:
     # A step line first: a build from a tree can take minutes, and a pipe shows nothing else.
     if args.patch is not None:
-        progress(
+        common.progress(
             f"kubelet {spec.kubernetes.version} + {args.patch}: building (cached by the patch)"
         )
         return kubelet_from_patch(args.patch, spec.kubernetes)
     if args.source is not None:
-        progress(f"kubelet from the tree {args.source}: building")
+        common.progress(f"kubelet from the tree {args.source}: building")
         return kubelet_from_source(args.source, spec.kubernetes)
     if args.binary is not None:
-        progress(f"kubelet {args.binary}: checking it")
+        common.progress(f"kubelet {args.binary}: checking it")
         return kubelet_from_binary(args.binary, spec.kubernetes)
     return None
 
 
 def _cmd_kubelet(args: argparse.Namespace) -> int:
-    spec = spec_of(args)
+    spec = common.spec_of(args)
     acting = args.restore or any(x is not None for x in (args.patch, args.source, args.binary))
     workers = chosen_workers(spec, args.nodes) if acting else []
     if args.nodes and not acting:
@@ -99,14 +99,14 @@ def _cmd_kubelet(args: argparse.Namespace) -> int:
             "--nodes without an action", "add --patch, --source, --binary or --restore"
         )
     kubelet = _kubelet_to_put(args, spec)  # built (or refused) before the cluster is touched
-    cluster = lifecycle.up(spec, progress, image=args.image)
+    cluster = lifecycle.up(spec, common.progress, image=args.image)
     by_worker = worker_nodes(cluster.api())
     nodes = [by_worker[name] for name in workers]
     for node in nodes:
         if kubelet is not None:
-            put_kubelet(cluster, node, kubelet, progress)
+            put_kubelet(cluster, node, kubelet, common.progress)
         else:
-            put_image_kubelet_back(cluster, node, progress)
+            put_image_kubelet_back(cluster, node, common.progress)
     running = [read_node_kubelet(status.name) for status in node_statuses(cluster.api())]
     SCREEN.tables.print(kubelet_table(running))
     emit({"cluster": spec.name, "kubelets": [vars(k) for k in running]})

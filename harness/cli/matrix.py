@@ -8,8 +8,8 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from harness.cli import common
 from harness.cli.codes import MEASURING_CODES, SETUP_CODES
-from harness.cli.common import CONFIG_HELP, Commands, Parents, add_command, output_option, progress
 from harness.cli.out import SCREEN, emit
 from harness.cluster.profiles import load_cluster_spec
 from harness.core import pins
@@ -25,9 +25,9 @@ from harness.substrate.nodeselect import check_kubernetes_version
 from harness.substrate.proxyversions import listed_kubernetes_versions
 
 
-def register(commands: Commands, _parents: Parents) -> None:
+def register(commands: common.Commands, _parents: common.Parents) -> None:
     _add_matrix(commands)
-    newest = add_command(
+    newest = common.add_command(
         commands,
         "newest",
         _cmd_newest,
@@ -42,7 +42,7 @@ def register(commands: Commands, _parents: Parents) -> None:
         "is built offline with that minor's etcd and CoreDNS.",
         codes=SETUP_CODES,
     )
-    output_option(newest)
+    common.output_option(newest)
 
 
 def _cmd_newest(_args: argparse.Namespace) -> int:
@@ -58,8 +58,8 @@ def _cmd_newest(_args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_matrix(commands: Commands) -> None:
-    matrix = add_command(
+def _add_matrix(commands: common.Commands) -> None:
+    matrix = common.add_command(
         commands,
         "matrix",
         _cmd_matrix,
@@ -70,7 +70,7 @@ def _add_matrix(commands: Commands) -> None:
         "releases. With --from, line up quick or full check runs already made.",
         codes=MEASURING_CODES,
     )
-    matrix.add_argument("--config", default=DEFAULT_SPEC_NAME, help=CONFIG_HELP)
+    matrix.add_argument("--config", default=DEFAULT_SPEC_NAME, help=common.CONFIG_HELP)
     matrix.add_argument(
         "--versions",
         default=",".join(pin.minor for pin in pins.KUBERNETES.values()),
@@ -91,7 +91,7 @@ def _add_matrix(commands: Commands) -> None:
         "(one job's runs/ per release, as the nightly workflow downloads them; scenario runs "
         "are passed over, a check of another profile refused)",
     )
-    output_option(matrix)
+    common.output_option(matrix)
     matrix.add_argument(
         "--against",
         metavar="MATRIX_JSON",
@@ -131,7 +131,7 @@ def _cmd_matrix(args: argparse.Namespace) -> int:
             spec_file,
             releases,
             CHECK_PROFILES[args.profile],
-            progress,
+            common.progress,
             keep_clusters=args.keep_clusters,
         )
     moved = against(published, matrix) if published is not None else None

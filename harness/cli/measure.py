@@ -8,19 +8,8 @@ from collections.abc import Mapping, Sequence
 
 from rich.text import Text
 
+from harness.cli import common
 from harness.cli.codes import MEASURING_CODES
-from harness.cli.common import (
-    Commands,
-    Parents,
-    add_command,
-    existing_cluster_options,
-    observer_option,
-    output_option,
-    positive_int,
-    progress,
-    spec_of,
-    target,
-)
 from harness.cli.out import SCREEN, emit
 from harness.cluster import lifecycle
 from harness.core.errors import HarnessError
@@ -51,14 +40,14 @@ from harness.scenarios.headline import headline_metrics
 from harness.scenarios.statefulset_ordinal import DEFAULT_FAIL_TIMES
 
 
-def register(commands: Commands, parents: Parents) -> None:
+def register(commands: common.Commands, parents: common.Parents) -> None:
     _add_check(commands, parents)
     _add_scenarios(commands, parents)
     _add_conformance(commands, parents)
 
 
-def _add_check(commands: Commands, parents: Parents) -> None:
-    check = add_command(
+def _add_check(commands: common.Commands, parents: common.Parents) -> None:
+    check = common.add_command(
         commands,
         "check",
         _cmd_check,
@@ -73,13 +62,13 @@ def _add_check(commands: Commands, parents: Parents) -> None:
         parents=(parents.spec_and_image,),
     )
     profile_option(check, "quick")
-    observer_option(check)
-    output_option(check)
-    existing_cluster_options(check)
+    common.observer_option(check)
+    common.output_option(check)
+    common.existing_cluster_options(check)
 
 
-def _add_scenarios(commands: Commands, parents: Parents) -> None:
-    scenarios = add_command(
+def _add_scenarios(commands: common.Commands, parents: common.Parents) -> None:
+    scenarios = common.add_command(
         commands,
         "scenarios",
         _cmd_scenarios,
@@ -103,18 +92,18 @@ def _add_scenarios(commands: Commands, parents: Parents) -> None:
     )
     scenarios.add_argument(
         "--ordinal-failures",
-        type=positive_int,
+        type=common.positive_int,
         default=None,
         metavar="K",
         help=f"{STATEFULSET_ORDINAL}: how many times ordinal 1 fails before it runs "
         f"(default {DEFAULT_FAIL_TIMES})",
     )
-    output_option(scenarios)
-    existing_cluster_options(scenarios)
+    common.output_option(scenarios)
+    common.existing_cluster_options(scenarios)
 
 
-def _add_conformance(commands: Commands, parents: Parents) -> None:
-    conformance = add_command(
+def _add_conformance(commands: common.Commands, parents: common.Parents) -> None:
+    conformance = common.add_command(
         commands,
         "conformance",
         _cmd_conformance,
@@ -124,7 +113,7 @@ def _add_conformance(commands: Commands, parents: Parents) -> None:
         parents=(parents.spec_and_image,),
     )
     conformance.add_argument("--profile", choices=sorted(CHECK_PROFILES), default="full")
-    output_option(conformance)
+    common.output_option(conformance)
 
 
 def profile_option(parser: argparse.ArgumentParser, default: str) -> None:
@@ -137,7 +126,7 @@ def profile_option(parser: argparse.ArgumentParser, default: str) -> None:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    result, summary = run_and_report_check(target(args), args.profile, args.observer)
+    result, summary = run_and_report_check(common.target(args), args.profile, args.observer)
     report = write_report(result.run_dir, summary, result.attempts)
     write_job_summary(summary, result.run_dir)
     SCREEN.tables.print(f"results in {result.run_dir}; report: {report}")
@@ -165,10 +154,10 @@ def run_and_report_check(
         if counts != seen:
             seen.clear()
             seen.update(counts)
-            progress("attempts: " + ", ".join(f"{w} {n}" for w, n in sorted(counts.items())))
+            common.progress("attempts: " + ", ".join(f"{w} {n}" for w, n in sorted(counts.items())))
 
-    progress(f"check {profile.name}: at most {profile.timeout_s:.0f}s")
-    result = run_check(up, profile, progress, on_sample=on_sample, observer=observer)
+    common.progress(f"check {profile.name}: at most {profile.timeout_s:.0f}s")
+    result = run_check(up, profile, common.progress, on_sample=on_sample, observer=observer)
     out = SCREEN.tables
     for worker, verdict in result.verdicts.items():
         out.print(verdict_table(verdict, result.curves[worker]))
@@ -199,7 +188,7 @@ def run_scenarios_one_by_one(
     """Each scenario on its own: together they load two cores past the verdict's tolerance."""
     runs = []
     for name in names:
-        run = run_scenarios(up, progress, [name], catalog=catalog)
+        run = run_scenarios(up, common.progress, [name], catalog=catalog)
         for by_worker in run.results.values():
             for result in by_worker.values():
                 state = "ok" if result.passed else "FAIL: " + "; ".join(result.failures[:2])
@@ -222,11 +211,11 @@ def _cmd_scenarios(args: argparse.Namespace) -> int:
             "leave it out, or run it on the harness's own cluster (without --kubeconfig)",
         )
     if not args.kubeconfig:
-        version = spec_of(args).kubernetes.version
+        version = common.spec_of(args).kubernetes.version
         if args.scenarios:
             refuse_missing_api(version, names)
         names = runnable(version, names)
-    runs = run_scenarios_one_by_one(target(args), names, catalog)
+    runs = run_scenarios_one_by_one(common.target(args), names, catalog)
     for run in runs:
         SCREEN.tables.print(f"{', '.join(run.scenarios)}: {run.status} ({run.run_dir})")
     emit({"runs": [_scenario_run_document(run) for run in runs]})
@@ -250,7 +239,9 @@ def runnable(version: str, names: Sequence[str]) -> list[str]:
     """The scenarios Kubernetes ``version`` can run, saying which it leaves out and why."""
     can_run, left_out = scenarios_for(release_of(version).minor, names)
     for name in left_out:
-        progress(f"{name} left out: Kubernetes {version} lacks its API (1.{FIRST_MINOR[name]}+)")
+        common.progress(
+            f"{name} left out: Kubernetes {version} lacks its API (1.{FIRST_MINOR[name]}+)"
+        )
     return can_run
 
 
@@ -266,8 +257,8 @@ def _scenario_run_document(run: ScenarioRun) -> dict[str, object]:
 
 def _cmd_conformance(args: argparse.Namespace) -> int:
     """The nightly job: the full check and every scenario; the exit code is the verdict."""
-    spec = spec_of(args)
-    up = lifecycle.up(spec, progress, image=args.image)
+    spec = common.spec_of(args)
+    up = lifecycle.up(spec, common.progress, image=args.image)
     result, summary = run_and_report_check(up, args.profile)
     write_job_summary(summary, result.run_dir)
     runs = run_scenarios_one_by_one(up, runnable(spec.kubernetes.version, SCENARIOS))

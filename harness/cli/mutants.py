@@ -6,8 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from harness.cli import common
 from harness.cli.codes import MEASURING_CODES
-from harness.cli.common import Commands, Parents, add_command, output_option, progress, spec_of
 from harness.cli.measure import profile_option
 from harness.cli.out import SCREEN, emit
 from harness.cluster import lifecycle
@@ -26,8 +26,8 @@ from harness.runs.mutants import build_all, rejudge, run_mutants
 from harness.substrate.mutantset import choose, mutant_set
 
 
-def register(commands: Commands, parents: Parents) -> None:
-    mutants = add_command(
+def register(commands: common.Commands, parents: common.Parents) -> None:
+    mutants = common.add_command(
         commands,
         "mutants",
         _cmd_mutants,
@@ -57,17 +57,19 @@ def register(commands: Commands, parents: Parents) -> None:
         "beside it (their summaries and decisions, as their verdicts were judged then), and "
         "write its mutants.json again",
     )
-    output_option(mutants)
+    common.output_option(mutants)
 
 
 def _cmd_mutants(args: argparse.Namespace) -> int:
     if args.mutants_from is not None:
-        return _rejudge(args.mutants_from, spec_of(args).kubernetes)
-    spec = spec_of(args)
+        return _rejudge(args.mutants_from, common.spec_of(args).kubernetes)
+    spec = common.spec_of(args)
     chosen = choose(mutant_set(spec.kubernetes), args.mutants)
     profile = CHECK_PROFILES[args.profile]
-    built = build_all(chosen, spec.kubernetes, progress)  # refused or built before any cluster
-    cluster = lifecycle.up(spec, progress, image=args.image)
+    built = build_all(
+        chosen, spec.kubernetes, common.progress
+    )  # refused or built before any cluster
+    cluster = lifecycle.up(spec, common.progress, image=args.image)
     _, run_dir = new_run_dir("mutants")
     results: list[MutantResult] = []
 
@@ -83,7 +85,7 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
         results.append(result)
         write("running")
 
-    run = run_mutants(cluster, built, profile, progress, on_result=keep)
+    run = run_mutants(cluster, built, profile, common.progress, on_result=keep)
     status = "interrupted" if run.interrupted else "finished"
     document = write(status)
     point_latest_at(run_dir)

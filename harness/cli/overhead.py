@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
+from harness.cli import common
 from harness.cli.codes import COMPARE_CODES, OVERHEAD_CODES
-from harness.cli.common import Commands, Parents, add_command, output_option, progress, spec_of
 from harness.cli.out import SCREEN, emit
 from harness.cluster import lifecycle
 from harness.core.errors import HarnessError
@@ -45,13 +45,13 @@ from harness.overhead.sweep import run_overhead, write_overhead_run
 from harness.runs.lifecycle import point_latest_at
 
 
-def register(commands: Commands, parents: Parents) -> None:
+def register(commands: common.Commands, parents: common.Parents) -> None:
     _add_overhead(commands, parents)
     _add_compare(commands, parents)
 
 
-def _add_overhead(commands: Commands, parents: Parents) -> None:
-    overhead = add_command(
+def _add_overhead(commands: common.Commands, parents: common.Parents) -> None:
+    overhead = common.add_command(
         commands,
         "overhead",
         cmd_overhead,
@@ -102,11 +102,11 @@ def _add_overhead(commands: Commands, parents: Parents) -> None:
         help="run nothing: write a finished sweep's overhead.json, table, plots and report "
         "again with the current analysis (peaks recomputed from the series it kept)",
     )
-    output_option(overhead)
+    common.output_option(overhead)
 
 
-def _add_compare(commands: Commands, parents: Parents) -> None:
-    compare = add_command(
+def _add_compare(commands: common.Commands, parents: common.Parents) -> None:
+    compare = common.add_command(
         commands,
         "overhead-compare",
         cmd_overhead_compare,
@@ -125,7 +125,7 @@ def _add_compare(commands: Commands, parents: Parents) -> None:
         "first", type=Path, metavar="FIRST", help="a sweep's run directory or overhead.json"
     )
     compare.add_argument("second", type=Path, metavar="SECOND", help="the rerun, likewise")
-    output_option(compare)
+    common.output_option(compare)
 
 
 def cmd_overhead(args: argparse.Namespace) -> int:
@@ -146,7 +146,7 @@ def cmd_overhead(args: argparse.Namespace) -> int:
                 "leave them out to rewrite the sweep, or leave out --from to run a new one",
             )
         return _rewrite(args.overhead_from)
-    spec = spec_of(args)
+    spec = common.spec_of(args)
     workers = DEFAULT_WORKERS if args.workers is None else args.workers
     request = check_overhead_request(
         spec,
@@ -155,13 +155,13 @@ def cmd_overhead(args: argparse.Namespace) -> int:
         duration_s=args.duration,
         warmup_s=DEFAULT_WARMUP_S if args.warmup is None else args.warmup,
     )
-    up = lifecycle.up(spec, progress, image=args.image)
+    up = lifecycle.up(spec, common.progress, image=args.image)
     plan = plan_overhead(up.api(), up, request)
     cells = len(plan.cells())
     windows = ", ".join(f"{w} {s:.0f}s" for w, s in plan.windows_s.items())
-    progress(f"overhead: {cells} cells, pods {list(plan.pods)}, windows {windows}")
+    common.progress(f"overhead: {cells} cells, pods {list(plan.pods)}, windows {windows}")
 
-    run = run_overhead(up, plan, progress, on_cell=write_overhead_run)
+    run = run_overhead(up, plan, common.progress, on_cell=write_overhead_run)
     write_overhead_run(run)
     point_latest_at(run.run_dir)
     return _show(run.cells, run.status, run.run_dir)

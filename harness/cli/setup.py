@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from harness.cli import common
 from harness.cli.codes import SETUP_CODES
-from harness.cli.common import (
-    Commands,
-    Parents,
-    add_command,
-    console,
-    kubernetes_option,
-    progress,
-    spec_of,
-)
 from harness.cli.out import SCREEN
 from harness.cluster import lifecycle
 from harness.core import pins
@@ -25,8 +17,8 @@ from harness.substrate.nodeselect import check_kubernetes_version, choose_node_i
 from harness.substrate.workloadimage import STABLE_TAG, ensure_image, load_into
 
 
-def register(commands: Commands, parents: Parents) -> None:
-    engine = add_command(
+def register(commands: common.Commands, parents: common.Parents) -> None:
+    engine = common.add_command(
         commands,
         "engine",
         _cmd_engine,
@@ -42,7 +34,7 @@ def register(commands: Commands, parents: Parents) -> None:
         help="stop the engine the harness started, with every container (a cluster then "
         "needs `crashloop up`)",
     )
-    add_command(
+    common.add_command(
         commands,
         "kind",
         _cmd_kind,
@@ -50,7 +42,7 @@ def register(commands: Commands, parents: Parents) -> None:
         description="Print the path of the pinned kind, built from its Go module if needed.",
         codes=SETUP_CODES,
     )
-    image = add_command(
+    image = common.add_command(
         commands,
         "node-image",
         _cmd_node_image,
@@ -65,12 +57,12 @@ def register(commands: Commands, parents: Parents) -> None:
         action="store_true",
         help="build crashloop.local/node:<version> even if the official image could be pulled",
     )
-    kubernetes_option(image)
+    common.kubernetes_option(image)
     image.add_argument(
         "--tag",
         help="tag of the offline build (with --offline; default crashloop.local/node:<version>)",
     )
-    add_command(
+    common.add_command(
         commands,
         "workload-image",
         _cmd_workload_image,
@@ -84,12 +76,12 @@ def register(commands: Commands, parents: Parents) -> None:
 
 def _cmd_engine(args: argparse.Namespace) -> int:
     if args.stop:
-        console.print(f"stopped the docker engine (pid {stop_engine()}) and its containers")
+        common.console.print(f"stopped the docker engine (pid {stop_engine()}) and its containers")
         return 0
     engine = ensure_engine()
     where = "started by the harness" if engine.started_here else "already running"
     wrapper = ", capability wrapper on" if engine.capability_wrapper else ""
-    console.print(f"docker engine {engine.version} ({where}{wrapper})")
+    common.console.print(f"docker engine {engine.version} ({where}{wrapper})")
     return 0
 
 
@@ -102,17 +94,17 @@ def _cmd_node_image(args: argparse.Namespace) -> int:
     pin = check_kubernetes_version(args.kubernetes)
     ensure_engine()
     if args.offline:
-        print(build_node_image(progress, pin, tag=args.tag))
+        print(build_node_image(common.progress, pin, tag=args.tag))
     else:
-        print(choose_node_image(progress, None, pin))
+        print(choose_node_image(common.progress, None, pin))
     return 0
 
 
 def _cmd_workload_image(args: argparse.Namespace) -> int:
     """Build the workload image, load its stable tag into the cluster, say how to use kubectl."""
-    spec = spec_of(args)
-    up = lifecycle.up(spec, progress, image=args.image)
-    progress("workload image")
+    spec = common.spec_of(args)
+    up = lifecycle.up(spec, common.progress, image=args.image)
+    common.progress("workload image")
     ensure_image()
     load_into(up.name, up.kind_bin, STABLE_TAG)
     link = state_dir() / "bin" / "kubectl"
