@@ -53,6 +53,7 @@ from harness.recording.trace import Tap, TraceEntry, read_trace
 from harness.runs.check import CheckResult, conclude, observe
 from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need, NeedRule
 from harness.runs.ending import RunEnding, apply_ending
+from tests.fakeclock import REAL_TIME_FOR
 
 TRACES = Path(__file__).parents[1] / "data" / "traces"
 NS_PER_S = 1_000_000_000
@@ -61,7 +62,6 @@ _FEED_KINDS = frozenset({"event", "event-error", "err", "ended", "pod", "watch",
 # How long after its loop ended a live run still read its nodes (stopping the
 # readers, the final listing): inputs that late are fed before the verdict.
 STOP_DRAIN_NS = 3 * NS_PER_S
-REAL_TIME_FOR = ["kubernetes", "pydantic", "urllib3"]
 Clock = FrozenDateTimeFactory | StepTickTimeFactory | TickingDateTimeFactory
 
 

@@ -35,9 +35,9 @@ from harness.runs.liverun import LiveRun
 from harness.runs.scenarios import ScenarioRun, conclude_scenarios, observe_scenarios
 from harness.scenarios import REGISTRY
 from harness.scenarios.common import LivePod
+from tests.fakeclock import REAL_TIME_FOR
 from tests.replay.driver import (
     NS_PER_S,
-    REAL_TIME_FOR,
     STOP_DRAIN_NS,
     Changes,
     Feeder,

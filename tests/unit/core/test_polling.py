@@ -11,14 +11,13 @@ from freezegun import freeze_time
 from freezegun.api import FrozenDateTimeFactory
 
 from harness.core.polling import poll, poll_true
+from tests.fakeclock import REAL_TIME_FOR
 
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[FrozenDateTimeFactory]:
     """A frozen clock that a wait's sleep moves on, so no test waits for real."""
-    # The kubernetes client's lazily imported models are left alone: freezegun would
-    # otherwise hand pydantic its fake datetime while they load.
-    with freeze_time("2026-12-05 00:00:00", ignore=["kubernetes", "pydantic", "urllib3"]) as frozen:
+    with freeze_time("2026-12-05 00:00:00", ignore=REAL_TIME_FOR) as frozen:
         assert isinstance(frozen, FrozenDateTimeFactory)
         monkeypatch.setattr(time, "sleep", frozen.tick)
         yield frozen

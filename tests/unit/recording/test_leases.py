@@ -12,10 +12,10 @@ from kubernetes import client
 from harness.recording.leases import LEASE_POLL_S, RENEW_GAP_NS, LeaseReader
 from harness.recording.trace import NoTrace
 from harness.verdict import Observation, judge_worker
+from tests.fakeclock import REAL_TIME_FOR
 from tests.unit.factories import DEFAULT, attempts, expected_reports
 
 # The client's lazily built models must see the real datetime.
-_REAL_TIME_FOR = ["kubernetes", "pydantic", "urllib3"]
 NS = 1_000_000_000
 T0 = 1_767_261_600 * NS
 
@@ -27,7 +27,7 @@ def _reader(problems: list[str] | None = None) -> LeaseReader:
 
 def test_renewals_ten_seconds_apart_leave_no_unobserved_span() -> None:
     reader = _reader()
-    with freeze_time("2026-01-01 10:00:00", ignore=_REAL_TIME_FOR) as clock:
+    with freeze_time("2026-01-01 10:00:00", ignore=REAL_TIME_FOR) as clock:
         for k in range(6):
             assert reader.on_renewed("n1", T0 + k * 10 * NS)
             clock.tick(10)
@@ -43,7 +43,7 @@ def test_a_repeated_renewal_is_not_a_new_one() -> None:
 
 def test_a_gap_longer_than_a_live_kubelet_s_is_a_span_on_the_node_s_clock() -> None:
     reader = _reader()
-    with freeze_time("2026-01-01 10:00:00", ignore=_REAL_TIME_FOR) as clock:
+    with freeze_time("2026-01-01 10:00:00", ignore=REAL_TIME_FOR) as clock:
         reader.on_renewed("n1", T0)
         clock.tick(45)
         reader.on_renewed("n1", T0 + 45 * NS)  # paused 35 s past a renewal
@@ -56,7 +56,7 @@ def test_a_gap_longer_than_a_live_kubelet_s_is_a_span_on_the_node_s_clock() -> N
 
 def test_a_lease_gone_still_is_an_open_span_then_a_silent_node() -> None:
     reader = _reader()
-    with freeze_time("2026-01-01 10:00:00", ignore=_REAL_TIME_FOR) as clock:
+    with freeze_time("2026-01-01 10:00:00", ignore=REAL_TIME_FOR) as clock:
         reader.on_renewed("n1", T0)
         clock.tick(RENEW_GAP_NS / NS + LEASE_POLL_S - 0.5)
         assert reader.unobserved("n1") == []
@@ -80,7 +80,7 @@ def test_an_overdue_restart_across_a_lease_gap_is_an_error_not_a_failure() -> No
     assert not judged.passed
     assert not judged.in_error
     reader = _reader()
-    with freeze_time("2026-01-01 10:00:00", ignore=_REAL_TIME_FOR):
+    with freeze_time("2026-01-01 10:00:00", ignore=REAL_TIME_FOR):
         reader.on_renewed("n1", last_exit - 5 * NS)
         reader.on_renewed("n1", now - 2 * NS)
     frozen = judge_worker(
