@@ -83,19 +83,16 @@ def version_text() -> str:
 
 def _register_completion(commands: common.Commands, _parents: common.Parents) -> None:
     # Here and not in a family: the script is made from the whole parser.
-    completion = common.add_command(
-        commands,
-        "completion",
-        _cmd_completion,
-        summary="print a shell completion script",
-        description="Print a shell completion script: `crashloop completion bash > "
-        "/etc/bash_completion.d/crashloop`, or `source <(crashloop completion bash)`.",
-        codes=SETUP_CODES,
-    )
+    completion = common.add_command(commands, "completion", _cmd_completion, codes=SETUP_CODES)
     completion.add_argument("shell", choices=("bash", "zsh", "tcsh"))
 
 
 def _cmd_completion(args: argparse.Namespace) -> int:
+    """print a shell completion script
+
+    Print a shell completion script: `crashloop completion bash > /etc/bash_completion.d/crashloop`,
+    or `source <(crashloop completion bash)`.
+    """
     print(shtab.complete(build_parser(), shell=args.shell))
     return 0
 

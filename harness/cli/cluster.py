@@ -18,6 +18,7 @@ from harness.cluster import lifecycle
 from harness.cluster.kindconfig import render_kind_config_yaml
 from harness.cluster.kube import api_client, node_statuses, unready_system_pods
 from harness.cluster.profiles import ClusterSpec
+from harness.core.conventions import PROFILE_LABEL
 from harness.core.errors import HarnessError
 from harness.core.paths import state_dir
 from harness.core.resources import RESOURCES
@@ -36,82 +37,24 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
 
 def _add_lifecycle(commands: common.Commands, parents: common.Parents) -> None:
     up = common.add_command(
-        commands,
-        "up",
-        _cmd_up,
-        summary="create or reuse the cluster and wait until it is Ready",
-        description="Create the cluster of a spec (a control plane, one worker per kubelet "
-        "profile), or reuse a running one made from the same spec; repair one whose "
-        "containers stopped. Waits until every node is Ready and checks each kubelet's live "
-        "config.",
-        codes=SETUP_CODES,
-        parents=(parents.spec_and_image,),
+        commands, "up", _cmd_up, codes=SETUP_CODES, parents=(parents.spec_and_image,)
     )
     up.add_argument("--recreate", action="store_true", help="delete an existing cluster first")
     status = common.add_command(
-        commands,
-        "status",
-        _cmd_status,
-        summary="show the cluster's nodes and system pods",
-        description="Show the cluster's nodes, its system pods and each kubelet's live backoff "
-        "config (from /configz) against its profile.",
-        codes=STATUS_CODES,
-        parents=(parents.spec,),
+        commands, "status", _cmd_status, codes=STATUS_CODES, parents=(parents.spec,)
     )
     common.output_option(status)
-    common.add_command(
-        commands,
-        "down",
-        _cmd_down,
-        summary="delete the cluster",
-        description="Delete the cluster.",
-        codes=SETUP_CODES,
-        parents=(parents.spec,),
-    )
+    common.add_command(commands, "down", _cmd_down, codes=SETUP_CODES, parents=(parents.spec,))
 
 
 def _add_printers(commands: common.Commands, parents: common.Parents) -> None:
+    common.add_command(commands, "config", _cmd_config, codes=SETUP_CODES, parents=(parents.spec,))
     common.add_command(
-        commands,
-        "config",
-        _cmd_config,
-        summary="print the kind config and each worker's kubelet patch (creates nothing)",
-        description="Print what the harness applies, without creating anything: the kind "
-        "cluster config and each worker's KubeletConfiguration patch, the recipe to copy to "
-        "your own nodes.",
-        codes=SETUP_CODES,
-        parents=(parents.spec,),
+        commands, "kubeconfig", _cmd_kubeconfig, codes=KUBECONFIG_CODES, parents=(parents.spec,)
     )
-    common.add_command(
-        commands,
-        "kubeconfig",
-        _cmd_kubeconfig,
-        summary="print the path of the cluster's kubeconfig",
-        description="Print the path of the cluster's kubeconfig, for `export "
-        "KUBECONFIG=$(crashloop kubeconfig)` and a second pane with kubectl.",
-        codes=KUBECONFIG_CODES,
-        parents=(parents.spec,),
-    )
-    common.add_command(
-        commands,
-        "rbac",
-        _cmd_rbac,
-        summary="print the least-privilege role for checking an existing cluster (YAML)",
-        description="Print the namespace, ServiceAccount and roles `crashloop check "
-        "--kubeconfig` needs on an existing cluster: nodes and their kubelets' /configz and "
-        "/metrics read, pods in its own namespace; nothing cluster-wide that writes. Apply it "
-        "as an admin.",
-        codes=SETUP_CODES,
-    )
+    common.add_command(commands, "rbac", _cmd_rbac, codes=SETUP_CODES)
     manifests = common.add_command(
-        commands,
-        "manifests",
-        _cmd_manifests,
-        summary="write the talk's workloads as YAML to replay by hand with kubectl",
-        description="Write the talk's workloads as YAML, generated from the code the harness "
-        "deploys, to replay by hand with kubectl.",
-        codes=SETUP_CODES,
-        parents=(parents.spec,),
+        commands, "manifests", _cmd_manifests, codes=SETUP_CODES, parents=(parents.spec,)
     )
     manifests.add_argument(
         "--output-dir", default=REPLAY_DIR, help=f"where to write them (default ./{REPLAY_DIR})"
@@ -119,6 +62,12 @@ def _add_printers(commands: common.Commands, parents: common.Parents) -> None:
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
+    """create or reuse the cluster and wait until it is Ready
+
+    Create the cluster of a spec (a control plane, one worker per kubelet profile), or reuse a
+    running one made from the same spec; repair one whose containers stopped. Waits until every node
+    is Ready and checks each kubelet's live config.
+    """
     spec = common.spec_of(args)
     up = lifecycle.up(spec, common.progress, image=args.image, recreate=args.recreate)
     common.progress(f"cluster {up.name} ready; KUBECONFIG={up.kubeconfig}")
@@ -127,6 +76,11 @@ def _cmd_up(args: argparse.Namespace) -> int:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
+    """show the cluster's nodes and system pods
+
+    Show the cluster's nodes, its system pods and each kubelet's live backoff config (from /configz)
+    against its profile.
+    """
     spec = common.spec_of(args)
     if not engine_answers():
         raise HarnessError(
@@ -143,6 +97,10 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
 
 def _cmd_down(args: argparse.Namespace) -> int:
+    """delete the cluster
+
+    Delete the cluster.
+    """
     lifecycle.delete(common.spec_of(args).name, common.progress)
     return 0
 
@@ -167,11 +125,21 @@ def config_text(spec: ClusterSpec, *, cgroup_v1: bool) -> str:
 
 
 def _cmd_config(args: argparse.Namespace) -> int:
+    """print the kind config and each worker's kubelet patch (creates nothing)
+
+    Print what the harness applies, without creating anything: the kind cluster config and each
+    worker's KubeletConfiguration patch, the recipe to copy to your own nodes.
+    """
     sys.stdout.write(config_text(common.spec_of(args), cgroup_v1=lifecycle.host_is_cgroup_v1()))
     return 0
 
 
 def _cmd_kubeconfig(args: argparse.Namespace) -> int:
+    """print the path of the cluster's kubeconfig
+
+    Print the path of the cluster's kubeconfig, for `export KUBECONFIG=$(crashloop kubeconfig)` and
+    a second pane with kubectl.
+    """
     spec = common.spec_of(args)
     path = lifecycle.kubeconfig_path(spec.name)
     if not path.is_file():
@@ -183,12 +151,22 @@ def _cmd_kubeconfig(args: argparse.Namespace) -> int:
 
 
 def _cmd_rbac(_args: argparse.Namespace) -> int:
+    """print the least-privilege role for checking an existing cluster (YAML)
+
+    Print the namespace, ServiceAccount and roles `crashloop check --kubeconfig` needs on an
+    existing cluster: nodes and their kubelets' /configz and /metrics read, pods in its own
+    namespace; nothing cluster-wide that writes. Apply it as an admin.
+    """
     sys.stdout.write((RESOURCES / "rbac" / "crashloop-check.yaml").read_text())
     return 0
 
 
 def _cmd_manifests(args: argparse.Namespace) -> int:
-    """Write the replay YAML from the code the harness deploys with."""
+    """write the talk's workloads as YAML to replay by hand with kubectl
+
+    Write the talk's workloads as YAML, generated from the code the harness deploys, to replay by
+    hand with kubectl.
+    """
     spec = common.spec_of(args)
     written = write_manifests(Path(args.output_dir), [worker.name for worker in spec.workers])
     for path in written:
@@ -211,7 +189,7 @@ def print_status(kubeconfig: Path, spec: ClusterSpec) -> dict[str, object]:
             status.name,
             "Ready" if status.ready else "NotReady",
             status.kubelet_version,
-            status.labels.get("crashloop.harness/profile", "-"),
+            status.labels.get(PROFILE_LABEL, "-"),
         )
     SCREEN.tables.print(table)
     waiting = unready_system_pods(api)
@@ -230,7 +208,7 @@ def print_status(kubeconfig: Path, spec: ClusterSpec) -> dict[str, object]:
                 "name": status.name,
                 "ready": status.ready,
                 "kubelet": status.kubelet_version,
-                "profile": status.labels.get("crashloop.harness/profile"),
+                "profile": status.labels.get(PROFILE_LABEL),
             }
             for status in statuses
         ],

@@ -8,7 +8,8 @@ adds its commands, each with its flags, its help and its handler beside it.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TypeAlias
@@ -66,12 +67,14 @@ def add_command(
     name: str,
     handler: Handler,
     *,
-    summary: str,
-    description: str,
     codes: str,
     parents: tuple[argparse.ArgumentParser, ...] = (),
+    words: Mapping[str, object] | None = None,
 ) -> argparse.ArgumentParser:
-    """One command: its one-line help, what it does in a few sentences, its exit codes."""
+    """One command, its help read from its handler's docstring (:func:`help_of`), its exit
+    codes as the epilog. ``words`` fill the docstring's ``{placeholders}`` (a pinned
+    version, a threshold), so the help says the value the code uses."""
+    summary, description = help_of(handler, words)
     parser = commands.add_parser(
         name,
         parents=list(parents),
@@ -82,6 +85,26 @@ def add_command(
     )
     parser.set_defaults(handler=handler)
     return parser
+
+
+def help_of(handler: Handler, words: Mapping[str, object] | None = None) -> tuple[str, str]:
+    """A command's one-line help and its description, from its handler's docstring.
+
+    The docstring's first paragraph is the one line ``crashloop --help`` lists, the
+    paragraphs after it what ``crashloop COMMAND --help`` says the command does; each
+    paragraph's lines are joined, as the help was written before it moved beside the
+    handler.
+    """
+    text = inspect.getdoc(handler)
+    if not text or "\n\n" not in text:
+        raise TypeError(
+            f"{handler.__qualname__} needs a docstring: a one-line help, a blank line, and "
+            "what the command does"
+        )
+    if words is not None:
+        text = text.format(**words)
+    paragraphs = [" ".join(paragraph.split()) for paragraph in text.split("\n\n")]
+    return paragraphs[0], "\n\n".join(paragraphs[1:])
 
 
 def _spec_options(*, image: bool) -> argparse.ArgumentParser:

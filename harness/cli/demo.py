@@ -18,14 +18,7 @@ from harness.scenarios import SCENARIOS, TALK_SCENARIOS
 
 def register(commands: common.Commands, parents: common.Parents) -> None:
     demo = common.add_command(
-        commands,
-        "demo",
-        _cmd_demo,
-        summary="the talk's demo: set up, observe live, plot, report",
-        description="The talk's demo: set up, watch every worker restart its crashing "
-        "container live, then plots and a report.",
-        codes=MEASURING_CODES,
-        parents=(parents.spec_and_image,),
+        commands, "demo", _cmd_demo, codes=MEASURING_CODES, parents=(parents.spec_and_image,)
     )
     demo.add_argument(
         "--duration",
@@ -70,6 +63,11 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    """the talk's demo: set up, observe live, plot, report
+
+    The talk's demo: set up, watch every worker restart its crashing container live, then plots and
+    a report.
+    """
     console = Console(force_terminal=False) if args.plain else Console()
     if args.replay:
         return run_replay(

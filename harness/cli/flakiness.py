@@ -28,9 +28,6 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
         commands,
         "flakiness",
         _cmd_flakiness,
-        summary="run the check many times in a row on one cluster; pass count and overshoot spread",
-        description="Run the check many times in a row on one cluster (or pool finished "
-        "runs): the pass count and the spread of the overshoot.",
         codes=MEASURING_CODES,
         parents=(parents.spec_and_image,),
     )
@@ -52,7 +49,11 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
 
 
 def _cmd_flakiness(args: argparse.Namespace) -> int:
-    """Checks in a row on one cluster (or ones already run): pass count and overshoot spread."""
+    """run the check many times in a row on one cluster; pass count and overshoot spread
+
+    Run the check many times in a row on one cluster (or pool finished runs): the pass count and the
+    spread of the overshoot.
+    """
     if args.runs_from:
         series = summaries_in([Path(run_dir) for run_dir in args.runs_from])
     else:

@@ -28,21 +28,7 @@ from harness.substrate.kubeletbuild import (
 
 def register(commands: common.Commands, parents: common.Parents) -> None:
     kubelet = common.add_command(
-        commands,
-        "kubelet",
-        _cmd_kubelet,
-        summary="run a patched, source-built or given kubelet on chosen workers (or restore)",
-        description="Swap the kubelet of the named workers: --patch builds the cluster's "
-        "pinned release with a patch applied (only the kubelet, cached by the patch's text), "
-        "--source builds a Kubernetes checkout of the same minor, --binary takes a built one. "
-        "Each node gets the binary, restarts its kubelet, and must come back Ready on its "
-        "profile's config, running the checksum put there. Every later run's summary records "
-        "each node's kubelet; a reused cluster says which nodes run a swapped one. --restore "
-        "puts the image's own kubelet back. Bad input (a patch that does not apply, a tree "
-        "that is not Kubernetes, another release) is refused before anything is built. "
-        "Without an action: what each node runs.",
-        codes=SETUP_CODES,
-        parents=(parents.spec_and_image,),
+        commands, "kubelet", _cmd_kubelet, codes=SETUP_CODES, parents=(parents.spec_and_image,)
     )
     kubelet.add_argument(
         "--nodes",
@@ -91,6 +77,17 @@ def _kubelet_to_put(args: argparse.Namespace, spec: ClusterSpec) -> Kubelet | No
 
 
 def _cmd_kubelet(args: argparse.Namespace) -> int:
+    """run a patched, source-built or given kubelet on chosen workers (or restore)
+
+    Swap the kubelet of the named workers: --patch builds the cluster's pinned release with a patch
+    applied (only the kubelet, cached by the patch's text), --source builds a Kubernetes checkout of
+    the same minor, --binary takes a built one. Each node gets the binary, restarts its kubelet, and
+    must come back Ready on its profile's config, running the checksum put there. Every later run's
+    summary records each node's kubelet; a reused cluster says which nodes run a swapped one.
+    --restore puts the image's own kubelet back. Bad input (a patch that does not apply, a tree that
+    is not Kubernetes, another release) is refused before anything is built. Without an action: what
+    each node runs.
+    """
     spec = common.spec_of(args)
     acting = args.restore or any(x is not None for x in (args.patch, args.source, args.binary))
     workers = chosen_workers(spec, args.nodes) if acting else []

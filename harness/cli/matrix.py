@@ -16,7 +16,7 @@ from harness.core import pins
 from harness.core.errors import HarnessError
 from harness.core.resources import DEFAULT_SPEC_NAME, spec_path
 from harness.model.newest import newest as newest_releases
-from harness.outputs.matrix import MATRIX_FILE, against, markdown_table, read_matrix
+from harness.outputs.matrix import MATRIX_FILE, Matrix, against, markdown_table, read_matrix
 from harness.outputs.render import matrix_table
 from harness.runs.checkprofiles import CHECK_PROFILES
 from harness.runs.lifecycle import point_latest_at
@@ -27,25 +27,21 @@ from harness.substrate.proxyversions import listed_kubernetes_versions
 
 def register(commands: common.Commands, _parents: common.Parents) -> None:
     _add_matrix(commands)
-    newest = common.add_command(
-        commands,
-        "newest",
-        _cmd_newest,
-        summary="print the releases a nightly that follows new releases tests tonight",
-        description="Ask the Go module proxy which k8s.io/kubernetes versions exist and print, "
-        "per pinned minor, its newest patch (never older than the pin) and the newest "
-        "pre-release beyond the newest minor: what the nightly's follow job runs the "
-        "conformance check on. The proxy's list, because the nodes are built offline from its "
-        "modules (a version it lists is one the harness can build) and it lists a tag within "
-        "minutes, where kind publishes node images later and not for every release. Give one "
-        "of them to --kubernetes (e.g. --kubernetes v1.37.2): a newer patch of a pinned minor "
-        "is built offline with that minor's etcd and CoreDNS.",
-        codes=SETUP_CODES,
-    )
+    newest = common.add_command(commands, "newest", _cmd_newest, codes=SETUP_CODES)
     common.output_option(newest)
 
 
 def _cmd_newest(_args: argparse.Namespace) -> int:
+    """print the releases a nightly that follows new releases tests tonight
+
+    Ask the Go module proxy which k8s.io/kubernetes versions exist and print, per pinned minor, its
+    newest patch (never older than the pin) and the newest pre-release beyond the newest minor: what
+    the nightly's follow job runs the conformance check on. The proxy's list, because the nodes are
+    built offline from its modules (a version it lists is one the harness can build) and it lists a
+    tag within minutes, where kind publishes node images later and not for every release. Give one
+    of them to --kubernetes (e.g. --kubernetes v1.37.2): a newer patch of a pinned minor is built
+    offline with that minor's etcd and CoreDNS.
+    """
     tonight = newest_releases(listed_kubernetes_versions(), pins.KUBERNETES)
     for release in tonight:
         why = "newer than the pin " + release.pinned if release.newer_than_pin else "the pin"
@@ -59,17 +55,7 @@ def _cmd_newest(_args: argparse.Namespace) -> int:
 
 
 def _add_matrix(commands: common.Commands) -> None:
-    matrix = common.add_command(
-        commands,
-        "matrix",
-        _cmd_matrix,
-        summary="run the check on each pinned Kubernetes release in turn; matrix.json, a table "
-        "and the behaviour changes between releases",
-        description="The check on each pinned Kubernetes release in turn, each on a cluster of "
-        "its own; matrix.json, a table, a plot and the behaviour changes between neighbouring "
-        "releases. With --from, line up quick or full check runs already made.",
-        codes=MEASURING_CODES,
-    )
+    matrix = common.add_command(commands, "matrix", _cmd_matrix, codes=MEASURING_CODES)
     matrix.add_argument("--config", default=DEFAULT_SPEC_NAME, help=common.CONFIG_HELP)
     matrix.add_argument(
         "--versions",
@@ -107,7 +93,13 @@ def _add_matrix(commands: common.Commands) -> None:
 
 
 def _cmd_matrix(args: argparse.Namespace) -> int:
-    """The check on each release in turn; the exit code says whether every one passed."""
+    """run the check on each pinned Kubernetes release in turn; matrix.json, a table and the
+    behaviour changes between releases
+
+    The check on each pinned Kubernetes release in turn, each on a cluster of its own; matrix.json,
+    a table, a plot and the behaviour changes between neighbouring releases. With --from, line up
+    quick or full check runs already made.
+    """
     if args.markdown:
         # Refused before any release runs: a matrix is too long to lose to a bad path.
         try:
@@ -118,22 +110,7 @@ def _cmd_matrix(args: argparse.Namespace) -> int:
                 "name a file in a directory that exists and is writable",
             ) from error
     published = read_matrix(Path(args.against)) if args.against else None
-    if args.runs_from:
-        matrix, where = matrix_from_runs([Path(directory) for directory in args.runs_from])
-    else:
-        releases = [check_kubernetes_version(v) for v in args.versions.split(",") if v.strip()]
-        if not releases:
-            raise HarnessError("--versions names no release", "e.g. --versions 1.34,1.35")
-        spec_file = spec_path(args.config)
-        for pin in releases:
-            load_cluster_spec(spec_file, pin)  # every profile valid on every release, up front
-        matrix, where = run_matrix(
-            spec_file,
-            releases,
-            CHECK_PROFILES[args.profile],
-            common.progress,
-            keep_clusters=args.keep_clusters,
-        )
+    matrix, where = _matrix_of(args)
     moved = against(published, matrix) if published is not None else None
     if args.markdown:
         with Path(args.markdown).open("a", encoding="utf-8") as markdown:
@@ -161,3 +138,22 @@ def _cmd_matrix(args: argparse.Namespace) -> int:
     if any(entry.status == "interrupted" for entry in matrix.entries):
         return 130
     return 0 if matrix.passed else 1
+
+
+def _matrix_of(args: argparse.Namespace) -> tuple[Matrix, Path]:
+    """The matrix of runs already made (--from), else of each release checked now."""
+    if args.runs_from:
+        return matrix_from_runs([Path(directory) for directory in args.runs_from])
+    releases = [check_kubernetes_version(v) for v in args.versions.split(",") if v.strip()]
+    if not releases:
+        raise HarnessError("--versions names no release", "e.g. --versions 1.34,1.35")
+    spec_file = spec_path(args.config)
+    for pin in releases:
+        load_cluster_spec(spec_file, pin)  # every profile valid on every release, up front
+    return run_matrix(
+        spec_file,
+        releases,
+        CHECK_PROFILES[args.profile],
+        common.progress,
+        keep_clusters=args.keep_clusters,
+    )

@@ -48,18 +48,7 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
 
 def _add_check(commands: common.Commands, parents: common.Parents) -> None:
     check = common.add_command(
-        commands,
-        "check",
-        _cmd_check,
-        summary="measure every worker's restarts and check them against the curve",
-        description="The conformance check: a bare crashing container on every worker, each "
-        "restart recorded from the container runtime, judged against the curve the worker's "
-        "live kubelet config gives. A restart not seen, a level not confirmed or an "
-        "observation cut short fails the check. With --kubeconfig, the nodes of an existing "
-        "cluster instead, through the API alone: each attempt's times from the workload's own "
-        "report in the pod status, each node against its own live config.",
-        codes=MEASURING_CODES,
-        parents=(parents.spec_and_image,),
+        commands, "check", _cmd_check, codes=MEASURING_CODES, parents=(parents.spec_and_image,)
     )
     profile_option(check, "quick")
     common.observer_option(check)
@@ -72,13 +61,6 @@ def _add_scenarios(commands: common.Commands, parents: common.Parents) -> None:
         commands,
         "scenarios",
         _cmd_scenarios,
-        summary="measure the scenarios on every worker, one scenario at a time",
-        description="The scenarios (the talk's three, a StatefulSet held back by a "
-        "crash-looping ordinal, a liveness-probe kill loop, KEP-5307 restart rules, KEP-5532 "
-        "RestartAllContainers) on every worker, one scenario at a time, each with its headline "
-        "number against the model. With --kubeconfig, on the nodes of an existing cluster, "
-        "each against its own live config, recorded from the API alone (all but restart-all, "
-        "which reads the node's files).",
         codes=MEASURING_CODES,
         parents=(parents.spec_and_image,),
     )
@@ -107,8 +89,6 @@ def _add_conformance(commands: common.Commands, parents: common.Parents) -> None
         commands,
         "conformance",
         _cmd_conformance,
-        summary="the nightly job: full check, every scenario, plots and a report",
-        description="The nightly job: the full check, then every scenario, plots and a report.",
         codes=MEASURING_CODES,
         parents=(parents.spec_and_image,),
     )
@@ -126,6 +106,14 @@ def profile_option(parser: argparse.ArgumentParser, default: str) -> None:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    """measure every worker's restarts and check them against the curve
+
+    The conformance check: a bare crashing container on every worker, each restart recorded from the
+    container runtime, judged against the curve the worker's live kubelet config gives. A restart
+    not seen, a level not confirmed or an observation cut short fails the check. With --kubeconfig,
+    the nodes of an existing cluster instead, through the API alone: each attempt's times from the
+    workload's own report in the pod status, each node against its own live config.
+    """
     result, summary = run_and_report_check(common.target(args), args.profile, args.observer)
     report = write_report(result.run_dir, summary, result.attempts)
     write_job_summary(summary, result.run_dir)
@@ -200,6 +188,14 @@ def run_scenarios_one_by_one(
 
 
 def _cmd_scenarios(args: argparse.Namespace) -> int:
+    """measure the scenarios on every worker, one scenario at a time
+
+    The scenarios (the talk's three, a StatefulSet held back by a crash-looping ordinal, a
+    liveness-probe kill loop, KEP-5307 restart rules, KEP-5532 RestartAllContainers) on every
+    worker, one scenario at a time, each with its headline number against the model. With
+    --kubeconfig, on the nodes of an existing cluster, each against its own live config, recorded
+    from the API alone (all but restart-all, which reads the node's files).
+    """
     catalog = sized_registry(ordinal_failures=args.ordinal_failures)
     names = args.scenarios or (
         [s for s in SCENARIOS if s not in NODE_FILE_SCENARIOS] if args.kubeconfig else SCENARIOS
@@ -256,7 +252,10 @@ def _scenario_run_document(run: ScenarioRun) -> dict[str, object]:
 
 
 def _cmd_conformance(args: argparse.Namespace) -> int:
-    """The nightly job: the full check and every scenario; the exit code is the verdict."""
+    """the nightly job: full check, every scenario, plots and a report
+
+    The nightly job: the full check, then every scenario, plots and a report.
+    """
     spec = common.spec_of(args)
     up = lifecycle.up(spec, common.progress, image=args.image)
     result, summary = run_and_report_check(up, args.profile)

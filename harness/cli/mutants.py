@@ -28,18 +28,7 @@ from harness.substrate.mutantset import choose, mutant_set
 
 def register(commands: common.Commands, parents: common.Parents) -> None:
     mutants = common.add_command(
-        commands,
-        "mutants",
-        _cmd_mutants,
-        summary="check kubelets whose back-off code is changed (/configz unchanged): each "
-        "mutant must fail",
-        description="Build every kubelet code mutant kept for the release (and an unchanged "
-        "control), run each on the worker whose curve it bends most with the other workers "
-        "as controls, and say which the check killed, by which restart and rule, and how long "
-        "after the pods were created. The image's kubelet is put back after each. "
-        "mutants.json and a table.",
-        codes=MEASURING_CODES,
-        parents=(parents.spec_and_image,),
+        commands, "mutants", _cmd_mutants, codes=MEASURING_CODES, parents=(parents.spec_and_image,)
     )
     mutants.add_argument(
         "--mutants",
@@ -61,6 +50,13 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
 
 
 def _cmd_mutants(args: argparse.Namespace) -> int:
+    """check kubelets whose back-off code is changed (/configz unchanged): each mutant must fail
+
+    Build every kubelet code mutant kept for the release (and an unchanged control), run each on the
+    worker whose curve it bends most with the other workers as controls, and say which the check
+    killed, by which restart and rule, and how long after the pods were created. The image's kubelet
+    is put back after each. mutants.json and a table.
+    """
     if args.mutants_from is not None:
         return _rejudge(args.mutants_from, common.spec_of(args).kubernetes)
     spec = common.spec_of(args)

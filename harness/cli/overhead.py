@@ -52,19 +52,7 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
 
 def _add_overhead(commands: common.Commands, parents: common.Parents) -> None:
     overhead = common.add_command(
-        commands,
-        "overhead",
-        cmd_overhead,
-        summary="what N crash-looping pods cost a worker's kubelet and runtime, per back-off "
-        "config",
-        description="The talk's cost analysis: for each worker and pod count, N crash-looping "
-        "pods on that worker alone (and N running pods as the baseline); the kubelet's and the "
-        "runtime's CPU, the kubelet's memory and API request rate, restarts achieved against "
-        "the curve. Each cell starts once every worker's runtime is rid of the cells before "
-        "it; its window opens once the pods are at their cap and the kubelet's onset events "
-        "are sent. overhead.json, a table, plots and a report.",
-        codes=OVERHEAD_CODES,
-        parents=(parents.spec_and_image,),
+        commands, "overhead", cmd_overhead, codes=OVERHEAD_CODES, parents=(parents.spec_and_image,)
     )
     # --pods, --workers and --warmup default to None so that --from, which runs
     # nothing, can refuse them when given; cmd_overhead fills in the defaults.
@@ -110,16 +98,8 @@ def _add_compare(commands: common.Commands, parents: common.Parents) -> None:
         commands,
         "overhead-compare",
         cmd_overhead_compare,
-        summary="set two finished overhead sweeps' talk figures side by side; exit 1 when one "
-        f"moved more than {REPEAT_WITHIN * 100:.0f}%% beyond what the machine's pace explains",
-        description="Set two finished overhead sweeps side by side: each talk figure (crashing "
-        "/ running kubelet CPU, peak API requests) from both runs and how far apart they are. "
-        "Peaks are recomputed from the runs' request series; a run that kept none is compared "
-        "on its busiest single sample interval. The machine's pace comes first (what the same "
-        "running pods cost the kubelet in each run), and beside each figure what the pace "
-        "predicts of it: a worker off its curve restarts as fast as the machine lets it, so "
-        "its figures move by the pace's inverse. The verdict is on what the pace leaves.",
         codes=COMPARE_CODES,
+        words={"within": REPEAT_WITHIN * 100},
     )
     compare.add_argument(
         "first", type=Path, metavar="FIRST", help="a sweep's run directory or overhead.json"
@@ -129,8 +109,16 @@ def _add_compare(commands: common.Commands, parents: common.Parents) -> None:
 
 
 def cmd_overhead(args: argparse.Namespace) -> int:
-    """Plan the sweep (refusing bad input before anything is created), run it, write it;
-    with --from, rewrite a finished sweep's outputs instead and run nothing."""
+    """what N crash-looping pods cost a worker's kubelet and runtime, per back-off config
+
+    The talk's cost analysis: for each worker and pod count, N crash-looping pods on that worker
+    alone (and N running pods as the baseline); the kubelet's and the runtime's CPU, the kubelet's
+    memory and API request rate, restarts achieved against the curve. Each cell starts once every
+    worker's runtime is rid of the cells before it; its window opens once the pods are at their cap
+    and the kubelet's onset events are sent. overhead.json, a table, plots and a report.
+    """
+    # Plan the sweep (refusing bad input before anything is created), run it, write it; with
+    # --from, rewrite a finished sweep's outputs instead and run nothing.
     sweep_options = {
         "--pods": args.pods,
         "--workers": args.workers,
@@ -288,8 +276,19 @@ def _agrees_after_pace_text(figure: PacedFigure) -> str:
 
 
 def cmd_overhead_compare(args: argparse.Namespace) -> int:
-    """Two finished sweeps' talk figures side by side: 0 when every one agrees, 1 when
-    one moved more than REPEAT_WITHIN or either run did not measure it."""
+    """set two finished overhead sweeps' talk figures side by side; exit 1 when one moved more than
+    {within:.0f}%% beyond what the machine's pace explains
+
+    Set two finished overhead sweeps side by side: each talk figure (crashing / running kubelet CPU,
+    peak API requests) from both runs and how far apart they are. Peaks are recomputed from the
+    runs' request series; a run that kept none is compared on its busiest single sample interval.
+    The machine's pace comes first (what the same running pods cost the kubelet in each run), and
+    beside each figure what the pace predicts of it: a worker off its curve restarts as fast as the
+    machine lets it, so its figures move by the pace's inverse. The verdict is on what the pace
+    leaves.
+    """
+    # 0 when every figure agrees; 1 when one moved more than REPEAT_WITHIN or either run did
+    # not measure it.
     first, second = read_overhead(args.first), read_overhead(args.second)
     one_interval = not (first.has_series and second.has_series)
     figures = talk_figures_apart(

@@ -18,16 +18,7 @@ from harness.substrate.workloadimage import STABLE_TAG, ensure_image, load_into
 
 
 def register(commands: common.Commands, parents: common.Parents) -> None:
-    engine = common.add_command(
-        commands,
-        "engine",
-        _cmd_engine,
-        summary="find or install and start a Docker engine",
-        description="Find a running Docker engine, or install (apt) and start one. On hosts "
-        "that cannot grant every capability a kind node asks for, a runc wrapper becomes the "
-        "default runtime.",
-        codes=SETUP_CODES,
-    )
+    engine = common.add_command(commands, "engine", _cmd_engine, codes=SETUP_CODES)
     engine.add_argument(
         "--stop",
         action="store_true",
@@ -35,23 +26,9 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
         "needs `crashloop up`)",
     )
     common.add_command(
-        commands,
-        "kind",
-        _cmd_kind,
-        summary=f"print the path of kind {pins.KIND_VERSION}, building it if needed",
-        description="Print the path of the pinned kind, built from its Go module if needed.",
-        codes=SETUP_CODES,
+        commands, "kind", _cmd_kind, codes=SETUP_CODES, words={"kind": pins.KIND_VERSION}
     )
-    image = common.add_command(
-        commands,
-        "node-image",
-        _cmd_node_image,
-        summary="choose or build the kind node image",
-        description="Choose the node image of a pinned Kubernetes release: kind's official "
-        "image when it can be pulled, else an offline build from Debian packages and Go "
-        "modules (about 18 minutes from empty caches, nothing when its inputs did not change).",
-        codes=SETUP_CODES,
-    )
+    image = common.add_command(commands, "node-image", _cmd_node_image, codes=SETUP_CODES)
     image.add_argument(
         "--offline",
         action="store_true",
@@ -66,15 +43,17 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
         commands,
         "workload-image",
         _cmd_workload_image,
-        summary="build the workload image and load its stable tag into the cluster (for the YAML)",
-        description="Build the workload image, load it into every node and link the cluster's "
-        "kubectl.",
         codes=SETUP_CODES,
         parents=(parents.spec_and_image,),
     )
 
 
 def _cmd_engine(args: argparse.Namespace) -> int:
+    """find or install and start a Docker engine
+
+    Find a running Docker engine, or install (apt) and start one. On hosts that cannot grant every
+    capability a kind node asks for, a runc wrapper becomes the default runtime.
+    """
     if args.stop:
         common.console.print(f"stopped the docker engine (pid {stop_engine()}) and its containers")
         return 0
@@ -86,11 +65,21 @@ def _cmd_engine(args: argparse.Namespace) -> int:
 
 
 def _cmd_kind(_args: argparse.Namespace) -> int:
+    """print the path of kind {kind}, building it if needed
+
+    Print the path of the pinned kind, built from its Go module if needed.
+    """
     print(ensure_kind())
     return 0
 
 
 def _cmd_node_image(args: argparse.Namespace) -> int:
+    """choose or build the kind node image
+
+    Choose the node image of a pinned Kubernetes release: kind's official image when it can be
+    pulled, else an offline build from Debian packages and Go modules (about 18 minutes from empty
+    caches, nothing when its inputs did not change).
+    """
     pin = check_kubernetes_version(args.kubernetes)
     ensure_engine()
     if args.offline:
@@ -101,7 +90,10 @@ def _cmd_node_image(args: argparse.Namespace) -> int:
 
 
 def _cmd_workload_image(args: argparse.Namespace) -> int:
-    """Build the workload image, load its stable tag into the cluster, say how to use kubectl."""
+    """build the workload image and load its stable tag into the cluster (for the YAML)
+
+    Build the workload image, load it into every node and link the cluster's kubectl.
+    """
     spec = common.spec_of(args)
     up = lifecycle.up(spec, common.progress, image=args.image)
     common.progress("workload image")

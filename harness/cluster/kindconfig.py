@@ -19,6 +19,12 @@ from typing import Any, Final
 import yaml
 
 from harness.cluster.profiles import ClusterSpec
+from harness.core.conventions import (
+    CONFIG_HASH_LABEL,
+    CONFIG_HASH_LABEL_LENGTH,
+    PROFILE_LABEL,
+    WORKER_LABEL,
+)
 
 KIND_API_VERSION: Final = "kind.x-k8s.io/v1alpha4"
 # kind v0.33.0 generates kubeadm v1beta3 documents for Kubernetes < 1.36 and
@@ -33,12 +39,8 @@ PATCHES_MOUNT: Final = "/kind-patches"
 # kubeadm's patch file naming: <target>[suffix][+<patch type>].<extension>.
 PATCH_FILE_NAME: Final = "kubeletconfiguration+strategic.yaml"
 
-PROFILE_LABEL: Final = "crashloop.harness/profile"
-WORKER_LABEL: Final = "crashloop.harness/worker"
-CONFIG_HASH_LABEL: Final = "crashloop.harness/config-hash"
 # Label values are limited to 63 characters; 16 hex digits (64 bits) are
 # plenty to tell configs apart.
-CONFIG_HASH_LABEL_LENGTH: Final = 16
 
 LOOPBACK: Final = "127.0.0.1"
 

@@ -7,17 +7,14 @@ back in the node must be the one put there.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from harness.cluster.kube import node_statuses
 from harness.cluster.kubeletswap import NodeKubelet, read_node_kubelet, restore, swap
 from harness.cluster.lifecycle import Cluster, live_config_rows
 from harness.core import timeouts
 from harness.core.errors import HarnessError
 from harness.core.polling import poll_true
+from harness.core.progress import Progress
 from harness.substrate.kubeletbuild import Kubelet
-
-Progress = Callable[[str], None]
 
 
 def put_kubelet(cluster: Cluster, node: str, kubelet: Kubelet, progress: Progress) -> NodeKubelet:

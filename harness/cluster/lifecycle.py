@@ -13,7 +13,7 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +21,6 @@ from kubernetes import client
 from pytest_kind import KindCluster
 
 from harness.cluster.kindconfig import (
-    CONFIG_HASH_LABEL,
     config_hash_label,
     render_kind_config_yaml,
     write_worker_patches,
@@ -39,14 +38,14 @@ from harness.cluster.liveconfig import NodeConfigRow, row_for
 from harness.cluster.profiles import ClusterSpec
 from harness.cluster.reusehealth import api_refusal, control_plane_uptime, reuse_health_wait
 from harness.core import timeouts
+from harness.core.conventions import CONFIG_HASH_LABEL
 from harness.core.errors import HarnessError
 from harness.core.paths import state_dir
 from harness.core.proc import run, tail
+from harness.core.progress import Progress
 from harness.substrate.engine import engine_cgroup_v1, ensure_engine
 from harness.substrate.kindbin import ensure_kind
 from harness.substrate.nodeselect import choose_node_image, kubectl_for
-
-Progress = Callable[[str], None]
 
 # Multi-node kind clusters run out of inotify instances at distro defaults.
 _INOTIFY_MINIMUMS = {

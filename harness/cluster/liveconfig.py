@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.cluster.kindconfig import PROFILE_LABEL, WORKER_LABEL
 from harness.cluster.kubeletswap import NodeKubelet
 from harness.cluster.profiles import ClusterSpec
+from harness.core.conventions import PROFILE_LABEL, WORKER_LABEL
 from harness.model.backoff import BackoffCurve, curve_for
 from harness.model.durations import format_duration
 from harness.model.kubeletconfig import BACKOFF_GATES, KubeletBackoffConfig

@@ -14,16 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Final
 
 from harness.core.errors import HarnessError
 from harness.model.backoff import BackoffCurve
+from harness.model.durations import NS_PER_S
 from harness.model.releases import release_of
 from harness.outputs.summary import RunSummary
 from harness.outputs.summaryfile import read_summary
 from harness.recording.records import ATTEMPTS_FILE, AttemptLogError, AttemptRecord, read_attempts
-
-NS_PER_S: Final = 1_000_000_000
 
 
 @dataclass(frozen=True)

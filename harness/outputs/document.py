@@ -15,12 +15,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from harness.core.atomicfile import write_atomically
+
 # The words that carry a verdict in a table cell (HTML colours them too).
 PASS: Final = "PASS"
 FAIL: Final = "FAIL"
 # Notes are many (one per pod-status timestamp that disagrees with the
 # runtime's); the Markdown shows the first few, summary.json keeps them all.
 _MD_NOTES_SHOWN: Final = 5
+
+# A report is written twice from the same blocks: Markdown to read in a terminal or a
+# pull request, HTML with its plots inline to open in a browser.
+REPORT_MD: Final = "report.md"
+REPORT_HTML: Final = "report.html"
 
 # --- blocks --------------------------------------------------------------------------------
 
@@ -155,3 +162,9 @@ def _html_cell(text: str) -> str:
     # The word carries the verdict; the class only colours it.
     css = {PASS: ' class="pass"', FAIL: ' class="fail"'}.get(text, "")
     return f"<td{css}>{_esc(text)}</td>"
+
+
+def write_report_pages(run_dir: Path, blocks: Sequence[Block], title: str) -> Path:
+    """``report.md`` and ``report.html`` in ``run_dir``, from the same blocks; the HTML's path."""
+    write_atomically(run_dir / REPORT_MD, to_markdown(blocks).encode("utf-8"))
+    return write_atomically(run_dir / REPORT_HTML, to_html(blocks, title).encode("utf-8"))

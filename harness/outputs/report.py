@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
-from harness.core.atomicfile import write_atomically
 from harness.outputs.document import (
     FAIL,
     PASS,
@@ -27,8 +26,7 @@ from harness.outputs.document import (
     Image,
     Paragraph,
     Table,
-    to_html,
-    to_markdown,
+    write_report_pages,
 )
 from harness.outputs.plots import (
     plot_delays,
@@ -42,8 +40,6 @@ from harness.recording.hostcpu import CpuSample, busy_at
 from harness.recording.records import AttemptRecord
 from harness.scenarios.headline import ScenarioMetric
 
-REPORT_MD: Final = "report.md"
-REPORT_HTML: Final = "report.html"
 PLOT_DELAYS: Final = "delays"
 PLOT_TIMELINE: Final = "timeline"
 PLOT_SCENARIOS: Final = "scenarios"
@@ -383,6 +379,4 @@ def write_report(
         else None
     )
     blocks = report_blocks(summary, images, scenario_metrics, busy)
-    write_atomically(run_dir / REPORT_MD, to_markdown(blocks).encode("utf-8"))
-    title = f"CrashLoopBackOff run {summary.run_id}"
-    return write_atomically(run_dir / REPORT_HTML, to_html(blocks, title).encode("utf-8"))
+    return write_report_pages(run_dir, blocks, f"CrashLoopBackOff run {summary.run_id}")

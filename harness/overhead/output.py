@@ -20,8 +20,7 @@ from harness.outputs.document import (
     Image,
     Paragraph,
     Table,
-    to_html,
-    to_markdown,
+    write_report_pages,
 )
 from harness.outputs.plots import OverheadSeries, plot_overhead
 from harness.overhead.analysis import (
@@ -37,8 +36,6 @@ from harness.overhead.analysis import (
 OVERHEAD_FILE: Final = "overhead.json"
 # overhead.json's layout; bumped when a field changes meaning or goes.
 OVERHEAD_SCHEMA_VERSION: Final = 1
-REPORT_MD: Final = "report.md"
-REPORT_HTML: Final = "report.html"
 _MIB: Final = 1 << 20
 
 
@@ -252,9 +249,7 @@ def write_overhead(
         for stem, ylabel, title, series in over_time
     ]
     blocks = _report_blocks(run_id, status, reason, cells, images)
-    write_atomically(run_dir / REPORT_MD, to_markdown(blocks).encode("utf-8"))
-    title = f"Kubelet overhead, run {run_id}"
-    return write_atomically(run_dir / REPORT_HTML, to_html(blocks, title).encode("utf-8"))
+    return write_report_pages(run_dir, blocks, f"Kubelet overhead, run {run_id}")
 
 
 def _report_blocks(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from harness.core.conventions import SAMPLED_LABEL
 from harness.pods.skeleton import MAIN_CONTAINER, pod_for_worker, workload_container
 
 ROLE: Final = "overhead"
-SAMPLED_LABEL: Final = "crashloop.harness/sampled"
 # Pods per cell whose attempts are recorded: enough for the overshoot's spread,
 # few enough that watching them costs the machine nothing it measures.
 SAMPLED_PODS: Final = 3

@@ -36,6 +36,8 @@ from kubernetes import client
 
 from harness.cluster.kube import force_delete_pods
 from harness.cluster.lifecycle import Cluster
+from harness.core.conventions import SAMPLED_LABEL
+from harness.core.progress import Progress
 from harness.overhead.analysis import (
     EVENT_BACKLOG_QPS,
     KUBELET,
@@ -55,7 +57,7 @@ from harness.overhead.analysis import (
 from harness.overhead.nodeusage import kubelet_requests, read_processes
 from harness.overhead.output import write_overhead
 from harness.overhead.plan import BASELINE_WINDOW_S, OverheadPlan, WorkerTarget
-from harness.overhead.pods import ROLE, SAMPLED_LABEL, SAMPLED_PODS, overhead_pod
+from harness.overhead.pods import ROLE, SAMPLED_PODS, overhead_pod
 from harness.overhead.waits import (
     REQUEST_SAMPLE_S,
     restart_counts,
@@ -71,8 +73,6 @@ from harness.recording.scope import RecordingScope
 from harness.runs.ending import RunEnding, apply_ending
 from harness.runs.execute import execute
 from harness.runs.lifecycle import RunSetup, RunState, Target, prepare_run
-
-Progress = Callable[[str], None]
 
 
 @dataclass(kw_only=True)

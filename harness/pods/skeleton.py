@@ -11,11 +11,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, Final
 
-from harness.cluster.kindconfig import WORKER_LABEL
+from harness.core.conventions import ROLE_LABEL, RUN_LABEL, WORKER_LABEL
 from harness.substrate.workloadimage import BINARY, RUN_AS_USER
 
-RUN_LABEL: Final = "crashloop.harness/run"
-ROLE_LABEL: Final = "crashloop.harness/role"
 MAIN_CONTAINER: Final = "app"
 RECORD_DIR: Final = "/records"
 

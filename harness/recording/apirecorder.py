@@ -29,6 +29,7 @@ from typing import Final
 from harness.cluster.kubeletstate import KubeletChanges
 from harness.core import timeouts
 from harness.model.bounds import BOUNDS
+from harness.model.durations import NS_PER_S
 from harness.recording.closing import ClosesItsLog, RecorderErrors
 from harness.recording.hostcpu import SaturatedSpan
 from harness.recording.leases import LeaseReader
@@ -39,7 +40,6 @@ from harness.recording.records import SOURCE_SELF, AttemptKey, AttemptLog, Attem
 from harness.recording.scope import RecordingScope
 from harness.recording.trace import TRACE_FILE, NoTrace, Tap, TraceWriter
 
-NS_PER_S: Final = 1_000_000_000
 # How long a started attempt may stay unknown to the watch: the report is
 # written as the process exits (milliseconds after it starts) and the API
 # server delivers the status update; anything later is the API's lateness.

@@ -31,13 +31,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
+from harness.core.conventions import (
+    CONTAINER_NAME_LABEL,
+    POD_NAME_LABEL,
+    POD_NAMESPACE_LABEL,
+    POD_UID_LABEL,
+    RESTART_COUNT_ANNOTATION,
+)
 from harness.model.durations import NS_PER_S
-
-POD_NAME_LABEL: Final = "io.kubernetes.pod.name"
-POD_NAMESPACE_LABEL: Final = "io.kubernetes.pod.namespace"
-POD_UID_LABEL: Final = "io.kubernetes.pod.uid"
-CONTAINER_NAME_LABEL: Final = "io.kubernetes.container.name"
-RESTART_COUNT_ANNOTATION: Final = "io.kubernetes.container.restartCount"
 
 STATE_CREATED: Final = "CONTAINER_CREATED"
 STATE_RUNNING: Final = "CONTAINER_RUNNING"

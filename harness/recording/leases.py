@@ -27,9 +27,9 @@ from kubernetes import client
 from harness.core import timeouts
 from harness.core.errors import first_line
 from harness.model.bounds import BOUNDS
+from harness.model.durations import NS_PER_S
 from harness.recording.trace import Tap
 
-NS_PER_S: Final = 1_000_000_000
 LEASE_NAMESPACE: Final = "kube-node-lease"
 # The longest gap between two renewals of a live kubelet (bounds table).
 RENEW_GAP_NS: Final = int(BOUNDS["lease_renew_gap"].as_seconds() * NS_PER_S)

@@ -34,6 +34,7 @@ from typing import IO, Final, Protocol
 
 from harness.cluster.kubeletstate import KubeletProcess, parse_systemctl_show
 from harness.core import timeouts
+from harness.core.conventions import POD_NAMESPACE_LABEL
 from harness.recording.cri import (
     CriContainer,
     CriEvent,
@@ -76,7 +77,7 @@ n=0
 while kill -0 $subscriber 2>/dev/null && kill -0 $follower 2>/dev/null; do
   if [ $((n % {LISTING_EVERY})) -eq 0 ]; then
     echo "list ${{EPOCHREALTIME//[.,]/}}000 $(crictl ps -a -o json \
-      --label "io.kubernetes.pod.namespace=$NAMESPACE" 2>&1 | tr -d '\n')" >&2 || break
+      --label "{POD_NAMESPACE_LABEL}=$NAMESPACE" 2>&1 | tr -d '\n')" >&2 || break
     echo "kubelet $(systemctl show kubelet -p MainPID -p ActiveEnterTimestampMonotonic \
       | tr '\n' ' ')" >&2 || break
   fi

@@ -35,12 +35,12 @@ from typing import Any, Final, Literal, Protocol
 
 from harness.cluster.kubeletstate import KubeletChanges, KubeletProcess, changes_between
 from harness.core import timeouts
+from harness.core.conventions import POD_NAMESPACE_LABEL
 from harness.core.errors import HarnessError, first_line
 from harness.core.proc import run
 from harness.model.bounds import BOUNDS
 from harness.recording.closing import ClosesItsLog, RecorderErrors
 from harness.recording.cri import (
-    POD_NAMESPACE_LABEL,
     STATE_EXITED,
     STATE_RUNNING,
     CriContainer,

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
 
-from harness.recording.cri import (
+from harness.core.conventions import (
     CONTAINER_NAME_LABEL,
     POD_NAME_LABEL,
     POD_NAMESPACE_LABEL,

@@ -26,6 +26,7 @@ from harness.cluster.lifecycle import Cluster
 from harness.cluster.liveconfig import NodeConfigRow
 from harness.cluster.remote import RemoteCluster
 from harness.core import timeouts
+from harness.core.progress import Progress
 from harness.model.backoff import BackoffCurve, curve_fields
 from harness.outputs.coverage import RuleCoverage, coverage_of
 from harness.outputs.summary import RunSummary, outcome_of, summarize
@@ -50,9 +51,6 @@ from harness.verdict import (
     observed_enough,
     restarts_needed,
 )
-
-Progress = Callable[[str], None]
-
 
 # How often the wait loop judges again when no record arrives (a period, not a wait).
 RECHECK_EVERY_S: Final = 1.0

@@ -14,10 +14,8 @@ import os
 import socket
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
 
-RUN_LABEL: Final = "crashloop.harness/run"
-OWNER_ANNOTATION: Final = "crashloop.harness/owner"
+from harness.core.conventions import OWNER_ANNOTATION, RUN_LABEL
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +21,6 @@ from typing import Final
 
 from kubernetes import client
 
-from harness.cluster.kindconfig import WORKER_LABEL
 from harness.cluster.kube import (
     create_namespace,
     delete_namespace,
@@ -36,13 +35,14 @@ from harness.cluster.remote import (
     live_rows,
 )
 from harness.core import pins, timeouts
+from harness.core.conventions import RUN_LABEL, WORKER_LABEL
 from harness.core.errors import HarnessError
 from harness.core.paths import runs_dir
+from harness.core.progress import Progress
 from harness.model.backoff import BackoffCurve
 from harness.outputs.junit import write_junit
 from harness.outputs.summary import ClusterInfo, RunSummary
 from harness.outputs.summaryfile import write_summary
-from harness.pods.skeleton import RUN_LABEL
 from harness.recording.apirecorder import ApiRecorder
 from harness.recording.norecorder import NoRecorder
 from harness.recording.observercost import ObserverCost
@@ -50,8 +50,6 @@ from harness.recording.recorder import AttemptRecorder, Observer, Recorder
 from harness.recording.scope import RecordingScope
 from harness.runs import leftovers
 from harness.substrate.workloadimage import ensure_image, load_into
-
-Progress = Callable[[str], None]
 
 
 @dataclass(kw_only=True)
@@ -240,7 +238,7 @@ def clear_leftover_runs(api: client.ApiClient, progress: Progress) -> None:
     Their crash-looping pods would load the workers and skew every delay.
     """
     listed = client.CoreV1Api(api).list_namespace(
-        label_selector=leftovers.RUN_LABEL, _request_timeout=timeouts.API_REQUEST
+        label_selector=RUN_LABEL, _request_timeout=timeouts.API_REQUEST
     )
     found = [
         ns

@@ -19,11 +19,11 @@ from typing import Any, Final
 
 from kubernetes import client
 
-from harness.cluster.kindconfig import WORKER_LABEL
 from harness.core import timeouts
+from harness.core.conventions import ROLE_LABEL, WORKER_LABEL
 from harness.core.errors import HarnessError, first_line
 from harness.core.proc import run
-from harness.pods.skeleton import MAIN_CONTAINER, ROLE_LABEL, on_existing_node
+from harness.pods.skeleton import MAIN_CONTAINER, on_existing_node
 from harness.recording.recorder import AttemptRecorder
 from harness.recording.records import AttemptRecord
 from harness.scenarios.common import LivePod

@@ -8,7 +8,7 @@ after every release, so an interrupted matrix keeps what it measured.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
@@ -16,6 +16,7 @@ from harness.cluster import lifecycle
 from harness.cluster.profiles import load_cluster_spec
 from harness.core.errors import HarnessError, first_line
 from harness.core.pins import DEFAULT_KUBERNETES, KubernetesPin
+from harness.core.progress import Progress
 from harness.outputs.matrix import Matrix, MatrixEntry, entry_of, matrix_of_runs, write_matrix
 from harness.outputs.plots import plot_matrix
 from harness.outputs.summary import (
@@ -29,7 +30,6 @@ from harness.runs.check import run_check
 from harness.runs.checkprofiles import CheckProfile
 from harness.runs.lifecycle import new_run_dir
 
-Progress = Callable[[str], None]
 # matrix-delays.png / .svg beside matrix.json.
 MATRIX_PLOT: Final = "matrix-delays"
 

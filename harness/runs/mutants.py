@@ -19,6 +19,7 @@ from harness.cluster.kubeletput import put_image_kubelet_back, put_kubelet
 from harness.cluster.lifecycle import Cluster
 from harness.core import pins
 from harness.core.errors import HarnessError
+from harness.core.progress import Progress
 from harness.outputs.mutants import MutantResult, Outcome
 from harness.outputs.summary import RunSummary
 from harness.outputs.summaryfile import read_summary
@@ -28,8 +29,6 @@ from harness.runs.checkprofiles import CheckProfile
 from harness.runs.lifecycle import worker_nodes
 from harness.substrate.kubeletbuild import Kubelet, kubelet_from_patch
 from harness.substrate.mutantset import Mutant
-
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)

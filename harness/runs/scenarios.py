@@ -28,8 +28,10 @@ from kubernetes import client
 from harness.cluster.liveconfig import NodeConfigRow
 from harness.cluster.remote import RemoteCluster
 from harness.core import timeouts
+from harness.core.conventions import RUN_LABEL
 from harness.core.errors import HarnessError
 from harness.core.polling import poll_true
+from harness.core.progress import Progress
 from harness.model.backoff import BackoffCurve, curve_fields
 from harness.outputs.summary import (
     KIND_SCENARIO_PREFIX,
@@ -39,7 +41,6 @@ from harness.outputs.summary import (
     outcome_of,
     summarize,
 )
-from harness.pods.skeleton import RUN_LABEL
 from harness.recording.apirecorder import ApiRecorder
 from harness.recording.records import AttemptRecord
 from harness.runs.ending import (
@@ -59,8 +60,6 @@ from harness.runs.lifecycle import (
 from harness.runs.liverun import LiveRun
 from harness.scenarios import REGISTRY, SCENARIOS
 from harness.scenarios.common import Scenario, Subject, Watch, WorkerResult
-
-Progress = Callable[[str], None]
 
 # How often the wait loop re-checks pods when no record arrives.
 POLL: Final = 1.0

@@ -14,11 +14,10 @@ import urllib3
 from kubernetes.client import ApiException
 
 from harness.core.errors import HarnessError, first_line
+from harness.core.progress import Progress
 from harness.outputs.summary import SUMMARY_FILE, RunSummary, require_pooled_check
 from harness.outputs.summaryfile import read_summary
 from harness.runs.check import CheckResult
-
-Progress = Callable[[str], None]
 
 
 @dataclass

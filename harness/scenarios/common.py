@@ -17,22 +17,14 @@ scenario and the conformance check can never disagree on a restart.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import timedelta
-from typing import Any, Final, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from harness.model.backoff import BackoffCurve
-from harness.model.durations import NS_PER_S, to_ns
+from harness.model.durations import NS_PER_S
 from harness.recording.records import AttemptRecord
-from harness.scenarios.eventlog import parse_events
 from harness.verdict import CLOCK_ROUNDING, RestartCheck, WorkerVerdict, judge_worker
-
-# After a window ends, the recorder may still be reading the attempt that
-# ended right at the edge: give it this long.
-WINDOW_SETTLE: Final = timedelta(seconds=2)
-
 
 # --- the protocol -------------------------------------------------------------------------
 
@@ -103,23 +95,36 @@ class Subject:
     curve: BackoffCurve
 
     def judge(
-        self, attempts: Sequence[AttemptRecord], *, confirm_levels: bool = True
+        self,
+        attempts: Sequence[AttemptRecord],
+        *,
+        up_to: int | None = None,
+        confirm_levels: bool = True,
     ) -> WorkerVerdict:
-        """The conformance check's own verdict on these restarts of this worker."""
+        """The conformance check's own verdict on these restarts of this worker: all of them,
+        or with ``up_to`` attempts 0..up_to, the ones a scenario makes fail on purpose."""
+        judged = [r for r in attempts if up_to is None or r.attempt <= up_to]
         return judge_worker(
-            attempts, self.curve, worker=self.worker, node=self.node, confirm_levels=confirm_levels
+            judged, self.curve, worker=self.worker, node=self.node, confirm_levels=confirm_levels
         )
 
     def result(
-        self, scenario: str, metrics: Sequence[Metric], notes: Sequence[str] = ()
+        self,
+        scenario: str,
+        metrics: Sequence[Metric],
+        notes: Sequence[str] = (),
+        *,
+        judged: WorkerVerdict | None = None,
     ) -> WorkerResult:
-        """``scenario``'s metrics on this worker."""
+        """``scenario``'s metrics on this worker; with ``judged``, the notes and problems the
+        check's verdict found in the restarts it judged come first."""
+        said = () if judged is None else judged.notes + judged.problems
         return WorkerResult(
             scenario=scenario,
             worker=self.worker,
             node=self.node,
             metrics=tuple(metrics),
-            notes=tuple(notes),
+            notes=tuple(said) + tuple(notes),
         )
 
 
@@ -298,6 +303,22 @@ def bounded(
     )
 
 
+def exactly(
+    name: str, expected: int, *, measured: float | None, unit: str = "count", detail: str = ""
+) -> Metric:
+    """A metric that passes only at ``expected``: a count (or an exit code) the kubelet's rule
+    fixes, where one more or one fewer is the wrong behaviour."""
+    return bounded(
+        name,
+        unit,
+        expected=expected,
+        measured=measured,
+        lower=expected,
+        upper=expected,
+        detail=detail,
+    )
+
+
 # --- shared pieces ------------------------------------------------------------------------
 
 
@@ -339,62 +360,3 @@ def seconds(ns: int) -> float:
 
 def show(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
-
-
-# --- observing --------------------------------------------------------------------------
-
-
-def attempts_of(attempts: Sequence[AttemptRecord], pod: str, container: str) -> list[AttemptRecord]:
-    """One container's attempts of all the run recorded."""
-    return [a for a in attempts if a.pod == pod and a.container == container]
-
-
-def first_start(attempts: Sequence[AttemptRecord], pod: str, container: str) -> int | None:
-    """The first start of ``pod``'s ``container`` (runtime ns), None before it ran."""
-    return min((a.started_at_ns for a in attempts_of(attempts, pod, container)), default=None)
-
-
-# What the workload's readiness probe (pods.skeleton.ready_probe) writes on
-# its first success: the moment the kubelet learned the pod is Ready, in ns.
-READY_PROBE_LOG: Final = "ready-probe.log"
-
-
-def first_ready_ns(view: RunView, pod: LivePod) -> int | None:
-    """When ``pod``'s readiness probe first passed (its own log), None before it did."""
-    events = parse_events(view.read_pod_file(pod, READY_PROBE_LOG) or "")
-    return events[0].unix_ns if events else None
-
-
-def restarts_pending(
-    view: RunView, scenario: str, pod_name: Callable[[str], str], restart: int
-) -> list[str]:
-    """Workers whose pod's main container has not started attempt ``restart`` yet."""
-    started = {a.pod for a in view.attempts() if a.attempt >= restart}
-    return [
-        f"{scenario} restart {restart} on {worker}"
-        for worker in view.nodes
-        if pod_name(worker) not in started
-    ]
-
-
-def windows_pending(
-    view: RunView, scenario: str, pod_name: str, container: str, window: timedelta
-) -> list[str]:
-    """Workers whose window, from the pod's first container start, has not ended."""
-    attempts = view.attempts()
-    settle_ns = to_ns(window + WINDOW_SETTLE)
-    pending = []
-    # A container that has not ended yet is recorded only by a recorder that
-    # reads the runtime; from the API alone its start is the status's, which
-    # is early by under a second (the window then ends that much sooner).
-    listed: dict[str, LivePod] | None = None
-    for worker in view.nodes:
-        start = first_start(attempts, f"{pod_name}-{worker}", container)
-        if start is None:
-            if listed is None:
-                listed = {pod.name: pod for pod in view.pods(scenario)}
-            pod = listed.get(f"{pod_name}-{worker}")
-            start = pod.api_started_ns.get(container) if pod is not None else None
-        if start is None or time.time_ns() < start + settle_ns:
-            pending.append(f"{scenario} window on {worker}")
-    return pending

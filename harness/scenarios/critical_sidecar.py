@@ -18,7 +18,7 @@ from harness.model.backoff import BackoffCurve
 from harness.model.durations import to_ns
 from harness.pods import skeleton
 from harness.recording.records import AttemptRecord
-from harness.scenarios import common
+from harness.scenarios import common, observing
 from harness.scenarios.eventlog import LogEvent, parse_events
 
 NAME: Final = "critical-sidecar"
@@ -105,7 +105,9 @@ class _Watch(common.RunWatch):
     app_restarts: dict[str, int] = field(default_factory=dict)  # worker -> restartCount
 
     def pending(self) -> list[str]:
-        return common.windows_pending(self.run, NAME, POD_PREFIX, skeleton.MAIN_CONTAINER, WINDOW)
+        return observing.windows_pending(
+            self.run, NAME, POD_PREFIX, skeleton.MAIN_CONTAINER, WINDOW
+        )
 
     def collect(self) -> None:
         for pod in self.run.pods(NAME):
@@ -115,7 +117,7 @@ class _Watch(common.RunWatch):
 
     def measure(self, on: common.Subject, attempts: Sequence[AttemptRecord]) -> common.WorkerResult:
         pod = pod_name(on.worker)
-        start = common.first_start(attempts, pod, skeleton.MAIN_CONTAINER)
+        start = observing.first_start(attempts, pod, skeleton.MAIN_CONTAINER)
         try:
             events = parse_events(self.client_logs.get(on.worker, ""))
         except ValueError as error:
@@ -123,8 +125,8 @@ class _Watch(common.RunWatch):
             events = []
         return critical_sidecar(
             on,
-            sidecar_attempts=common.attempts_of(attempts, pod, PROXY_CONTAINER),
-            app_attempts=common.attempts_of(attempts, pod, skeleton.MAIN_CONTAINER),
+            sidecar_attempts=observing.attempts_of(attempts, pod, PROXY_CONTAINER),
+            app_attempts=observing.attempts_of(attempts, pod, skeleton.MAIN_CONTAINER),
             app_restart_count=self.app_restarts.get(on.worker),
             client_events=events,
             window_end_ns=start + to_ns(WINDOW) if start is not None else time.time_ns(),
@@ -212,14 +214,12 @@ def critical_sidecar(
     connected = [e.unix_ns for e in client_events if e.event == "connected"]
     metrics.extend(_isolation_aggregates(per_restart))
     metrics.append(_isolated_fraction(intervals, min(connected, default=None), window_end_ns))
-    notes = list(verdict.notes + verdict.problems)
-    if not any(e.event == "connected" for e in client_events):
-        notes.append("the app never reached its sidecar (no 'connected' in client.log)")
-    return on.result(
-        NAME,
-        metrics=tuple(metrics),
-        notes=tuple(notes),
+    unreached = (
+        ()
+        if any(e.event == "connected" for e in client_events)
+        else ("the app never reached its sidecar (no 'connected' in client.log)",)
     )
+    return on.result(NAME, metrics, unreached, judged=verdict)
 
 
 def _isolation_metrics(
@@ -317,13 +317,10 @@ def _app_restarts(app: Sequence[AttemptRecord], api_restart_count: int | None) -
     finished = sum(r.finished_at_ns is not None for r in app)
     seen = [v for v in (recorded, api_restart_count) if v is not None]
     measured = max([*seen, finished]) if seen else None
-    return common.bounded(
+    return common.exactly(
         "app_restart_count",
-        "count",
-        expected=0,
+        0,
         measured=measured,
-        lower=0,
-        upper=0,
         detail=f"runtime attempts up to {recorded}, {finished} finished; "
         f"pod status restartCount {api_restart_count}",
     )

@@ -15,7 +15,7 @@ from typing import Any, Final
 from harness.model.backoff import BackoffCurve
 from harness.pods import skeleton
 from harness.recording.records import AttemptRecord
-from harness.scenarios import common
+from harness.scenarios import common, observing
 from harness.scenarios.spans import span_metric
 
 NAME: Final = "fast-restart"
@@ -82,7 +82,7 @@ class _Watch(common.RunWatch):
     def measure(self, on: common.Subject, attempts: Sequence[AttemptRecord]) -> common.WorkerResult:
         return fast_restart(
             on,
-            attempts=common.attempts_of(attempts, pod_name(on.worker), skeleton.MAIN_CONTAINER),
+            attempts=observing.attempts_of(attempts, pod_name(on.worker), skeleton.MAIN_CONTAINER),
             fail_times=FAIL_TIMES,
             ready_ns=self.ready_ns.get(on.worker),
         )
@@ -94,7 +94,7 @@ class _Watch(common.RunWatch):
             self._read_probe_log(pod)
 
     def _read_probe_log(self, pod: common.LivePod) -> None:
-        ready = common.first_ready_ns(self.run, pod)
+        ready = observing.first_ready_ns(self.run, pod)
         if ready is not None:
             self.ready_ns[pod.worker] = ready
 
@@ -116,41 +116,30 @@ def fast_restart(
     follows the healthy attempt N within :data:`READY_SLACK`.
     """
     ordered = common.by_attempt(attempts)
-    judged = [r for r in ordered if r.attempt <= fail_times]
-    verdict = on.judge(judged)
+    verdict = on.judge(ordered, up_to=fail_times)
     metrics = common.restart_metrics("restart", verdict.checks)
 
     failing = [r for r in ordered if r.attempt < fail_times]
     failures = [r for r in failing if r.exit_code not in (None, 0)]
     metrics.append(
-        common.bounded(
+        common.exactly(
             "failures",
-            "count",
-            expected=fail_times,
+            fail_times,
             measured=len(failures),
-            lower=fail_times,
-            upper=fail_times,
             detail=f"exit codes of attempts 0..{fail_times - 1}: {[r.exit_code for r in failing]}",
         )
     )
     metrics.append(_time_to_ready(on.curve, ordered, fail_times, ready_ns))
     later = max((r.attempt for r in ordered), default=0) - fail_times
     metrics.append(
-        common.bounded(
+        common.exactly(
             "restarts_after_healthy",
-            "count",
-            expected=0,
+            0,
             measured=max(later, 0),
-            lower=0,
-            upper=0,
             detail="the healthy attempt must keep running",
         )
     )
-    return on.result(
-        NAME,
-        metrics=tuple(metrics),
-        notes=verdict.notes + verdict.problems,
-    )
+    return on.result(NAME, metrics, judged=verdict)
 
 
 def _time_to_ready(

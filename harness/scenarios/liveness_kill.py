@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from harness.pods import skeleton
 from harness.recording.records import AttemptRecord
-from harness.scenarios import common
+from harness.scenarios import common, observing
 from harness.scenarios.spans import span_metric
 from harness.substrate.workloadimage import BINARY
 
@@ -76,12 +76,12 @@ class _Watch(common.RunWatch):
     """Until restart KILLS has started on every worker."""
 
     def pending(self) -> list[str]:
-        return common.restarts_pending(self.run, NAME, pod_name, KILLS)
+        return observing.restarts_pending(self.run, NAME, pod_name, KILLS)
 
     def measure(self, on: common.Subject, attempts: Sequence[AttemptRecord]) -> common.WorkerResult:
         return liveness_kill(
             on,
-            attempts=common.attempts_of(attempts, pod_name(on.worker), skeleton.MAIN_CONTAINER),
+            attempts=observing.attempts_of(attempts, pod_name(on.worker), skeleton.MAIN_CONTAINER),
         )
 
 
@@ -95,8 +95,7 @@ def liveness_kill(on: common.Subject, *, attempts: Sequence[AttemptRecord]) -> c
     against the crash curve and reported (how many of them it would pass).
     """
     ordered = common.by_attempt(attempts)
-    judged = [r for r in ordered if r.attempt <= KILLS]
-    verdict = on.judge(judged, confirm_levels=False)
+    verdict = on.judge(ordered, up_to=KILLS, confirm_levels=False)
     metrics = [
         common.bounded(
             f"after_kill_{check.n}_s",
@@ -114,13 +113,10 @@ def liveness_kill(on: common.Subject, *, attempts: Sequence[AttemptRecord]) -> c
     ]
     killed = [r for r in ordered if r.attempt < KILLS]
     metrics.append(
-        common.bounded(
+        common.exactly(
             "probe_kills",
-            "count",
-            expected=KILLS,
+            KILLS,
             measured=sum(r.exit_code in KILL_EXIT_CODES for r in killed),
-            lower=KILLS,
-            upper=KILLS,
             detail=(
                 f"attempts 0..{KILLS - 1} must end by the kubelet's kill "
                 f"({sorted(KILL_EXIT_CODES)}): exit codes {[r.exit_code for r in killed]}, "
@@ -153,11 +149,7 @@ def liveness_kill(on: common.Subject, *, attempts: Sequence[AttemptRecord]) -> c
     metrics.append(
         dataclasses.replace(span, lower=None, upper=None, passed=span.measured is not None)
     )
-    return on.result(
-        NAME,
-        metrics=tuple(metrics),
-        notes=verdict.notes + verdict.problems,
-    )
+    return on.result(NAME, metrics, judged=verdict)
 
 
 LIVENESS_KILL: Final = common.PodScenario(NAME, HEADLINE, _pods, _Watch)

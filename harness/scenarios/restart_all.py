@@ -245,10 +245,7 @@ def restart_all(
     immediate = release.minor >= FIRST_IMMEDIATE_MINOR
     # The workload's own times carry no reported level: confirming levels is
     # the conformance check's job, these restarts are judged on their delays.
-    verdict = on.judge(
-        [r for r in single if r.attempt <= TRIGGER_AFTER],
-        confirm_levels=False,
-    )
+    verdict = on.judge(single, up_to=TRIGGER_AFTER, confirm_levels=False)
     metrics = common.restart_metrics("restart", verdict.checks)
     # A pod reset waits for the kubelet's next sync: at once from 1.36, the
     # periodic resync on 1.35.
@@ -258,21 +255,14 @@ def restart_all(
     metrics.append(_level_kept("single_level_after_reset_s", on.curve, single))
     metrics.append(_level_kept("pair_level_after_reset_s", on.curve, watcher))
     metrics.append(
-        common.bounded(
+        common.exactly(
             "app_restarts_by_reset",
-            "count",
-            expected=1,
+            1,
             measured=app_restarts,
-            lower=1,
-            upper=1,
             detail="the app beside the watcher must start again once, with the reset",
         )
     )
-    return on.result(
-        NAME,
-        metrics=tuple(metrics),
-        notes=verdict.notes + verdict.problems,
-    )
+    return on.result(NAME, metrics, judged=verdict)
 
 
 def _without_feature(on: common.Subject, why: str) -> common.WorkerResult:

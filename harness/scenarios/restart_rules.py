@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from harness.pods import skeleton
 from harness.recording.records import AttemptRecord
-from harness.scenarios import common
+from harness.scenarios import common, observing
 from harness.scenarios.spans import span_metric
 
 NAME: Final = "restart-rules"
@@ -92,7 +92,7 @@ class _Watch(common.RunWatch):
     def measure(self, on: common.Subject, attempts: Sequence[AttemptRecord]) -> common.WorkerResult:
         return restart_rules(
             on,
-            attempts=common.attempts_of(attempts, pod_name(on.worker), skeleton.MAIN_CONTAINER),
+            attempts=observing.attempts_of(attempts, pod_name(on.worker), skeleton.MAIN_CONTAINER),
             phase=self.phases.get(on.worker),
         )
 
@@ -113,54 +113,42 @@ def restart_rules(
 ) -> common.WorkerResult:
     """The retries on the curve, then the final exit ending the pod."""
     ordered = common.by_attempt(attempts)
-    judged = [r for r in ordered if r.attempt <= RETRIES]
-    verdict = on.judge(judged)
+    verdict = on.judge(ordered, up_to=RETRIES)
     metrics = common.restart_metrics("retry", verdict.checks)
     retried = [r for r in ordered if r.attempt < RETRIES]
     metrics.append(
-        common.bounded(
+        common.exactly(
             "retriable_exits",
-            "count",
-            expected=RETRIES,
+            RETRIES,
             measured=sum(r.exit_code == RETRIABLE_EXIT_CODE for r in retried),
-            lower=RETRIES,
-            upper=RETRIES,
             detail=f"exit codes of attempts 0..{RETRIES - 1}: {[r.exit_code for r in retried]}",
         )
     )
     final = next((r for r in ordered if r.attempt == RETRIES), None)
     metrics.append(
-        common.bounded(
+        common.exactly(
             "final_exit_code",
-            "code",
-            expected=FINAL_EXIT_CODE,
+            FINAL_EXIT_CODE,
             measured=None if final is None else final.exit_code,
-            lower=FINAL_EXIT_CODE,
-            upper=FINAL_EXIT_CODE,
+            unit="code",
             detail=f"attempt {RETRIES} must exit {FINAL_EXIT_CODE}, which no rule retries",
         )
     )
     later = max((r.attempt for r in ordered), default=0) - RETRIES
     metrics.append(
-        common.bounded(
+        common.exactly(
             "restarts_after_final_exit",
-            "count",
-            expected=0,
+            0,
             measured=max(later, 0),
-            lower=0,
-            upper=0,
             detail=f"the pod's restartPolicy Never must hold for exit {FINAL_EXIT_CODE}; "
             f"its phase was {phase or 'not seen'}",
         )
     )
     metrics.append(
-        common.bounded(
+        common.exactly(
             "pod_ended",
-            "count",
-            expected=1,
+            1,
             measured=1 if phase == FAILED_PHASE else 0,
-            lower=1,
-            upper=1,
             detail=f"the pod's phase must turn {FAILED_PHASE}; it was {phase or 'not seen'}",
         )
     )
@@ -175,11 +163,7 @@ def restart_rules(
             end=f"the start of retry {RETRIES}",
         )
     )
-    return on.result(
-        NAME,
-        metrics=tuple(metrics),
-        notes=verdict.notes + verdict.problems,
-    )
+    return on.result(NAME, metrics, judged=verdict)
 
 
 RESTART_RULES: Final = common.PodScenario(NAME, HEADLINE, _pods, _Watch)

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Final
 
-from harness.cluster.kindconfig import WORKER_LABEL
+from harness.core.conventions import ROLE_LABEL, RUN_LABEL, WORKER_LABEL
 from harness.core.errors import HarnessError, first_line
 from harness.pods import skeleton
 from harness.recording.records import AttemptRecord
-from harness.scenarios import common
+from harness.scenarios import common, observing
 from harness.scenarios.spans import curve_span, span_metric
 
 NAME: Final = "statefulset-ordinal"
@@ -84,9 +84,7 @@ def statefulset(worker: str, run_id: str, image: str, fail_times: int) -> dict[s
             "podManagementPolicy": "OrderedReady",
             "serviceName": set_name(worker),
             "selector": {
-                "matchLabels": {
-                    k: labels[k] for k in (skeleton.RUN_LABEL, skeleton.ROLE_LABEL, WORKER_LABEL)
-                }
+                "matchLabels": {k: labels[k] for k in (RUN_LABEL, ROLE_LABEL, WORKER_LABEL)}
             },
             "template": {"metadata": {"labels": labels}, "spec": pod["spec"]},
         },
@@ -153,7 +151,7 @@ class _Watch(common.RunWatch):
         for pod in self.run.pods(NAME):
             if pod.name in self.ready_ns or (only_ready and not pod.ready):
                 continue
-            ready = common.first_ready_ns(self.run, pod)
+            ready = observing.first_ready_ns(self.run, pod)
             if ready is not None:
                 self.ready_ns[pod.name] = ready
 
@@ -170,22 +168,18 @@ def statefulset_ordinal(
 ) -> common.WorkerResult:
     """Ordinal 1's restarts on the curve, the later ordinals held back, the set's Ready."""
     failing = common.by_attempt(
-        common.attempts_of(
+        observing.attempts_of(
             attempts, ordinal_pod(on.worker, FAILING_ORDINAL), skeleton.MAIN_CONTAINER
         )
     )
-    judged = [r for r in failing if r.attempt <= fail_times]
-    verdict = on.judge(judged)
+    verdict = on.judge(failing, up_to=fail_times)
     metrics = common.restart_metrics("restart", verdict.checks)
     failed = [r for r in failing if r.attempt < fail_times]
     metrics.append(
-        common.bounded(
+        common.exactly(
             "failures",
-            "count",
-            expected=fail_times,
+            fail_times,
             measured=sum(r.exit_code not in (None, 0) for r in failed),
-            lower=fail_times,
-            upper=fail_times,
             detail=f"ordinal {FAILING_ORDINAL}'s exit codes: {[r.exit_code for r in failed]}",
         )
     )
@@ -194,7 +188,7 @@ def statefulset_ordinal(
         o: max(
             (
                 r.attempt
-                for r in common.attempts_of(
+                for r in observing.attempts_of(
                     attempts, ordinal_pod(on.worker, o), skeleton.MAIN_CONTAINER
                 )
             ),
@@ -203,13 +197,10 @@ def statefulset_ordinal(
         for o in others
     }
     metrics.append(
-        common.bounded(
+        common.exactly(
             "other_ordinals_restarts",
-            "count",
-            expected=0,
+            0,
             measured=sum(restarted.values()),
-            lower=0,
-            upper=0,
             detail=f"ordinals {others} must never fail: restarts {restarted}",
         )
     )
@@ -235,11 +226,7 @@ def statefulset_ordinal(
             slack=READY_SLACK + (REPLICAS - 1 - FAILING_ORDINAL) * LATER_ORDINAL_START,
         )
     )
-    return on.result(
-        NAME,
-        metrics=tuple(metrics),
-        notes=verdict.notes + verdict.problems,
-    )
+    return on.result(NAME, metrics, judged=verdict)
 
 
 def _held_back(
@@ -259,7 +246,9 @@ def _held_back(
     metrics = []
     for ordinal in range(FAILING_ORDINAL + 1, REPLICAS):
         name = f"held_back_ordinal_{ordinal}_s"
-        start = common.first_start(attempts, ordinal_pod(worker, ordinal), skeleton.MAIN_CONTAINER)
+        start = observing.first_start(
+            attempts, ordinal_pod(worker, ordinal), skeleton.MAIN_CONTAINER
+        )
         previous_ready = ready_ns.get(ordinal_pod(worker, ordinal - 1))
         if first_exit is None or start is None or previous_ready is None:
             missing = (

@@ -23,7 +23,7 @@ from harness.model.backoff import BackoffCurve
 from harness.model.durations import to_ns
 from harness.pods import skeleton
 from harness.recording.records import AttemptRecord
-from harness.scenarios import common
+from harness.scenarios import common, observing
 from harness.verdict import CLOCK_ROUNDING, RestartCheck
 
 NAME: Final = "task-isolation"
@@ -94,7 +94,7 @@ class _Watch(common.RunWatch):
     _baselines: list[threading.Thread] = field(default_factory=list)
 
     def pending(self) -> list[str]:
-        in_window = common.windows_pending(
+        in_window = observing.windows_pending(
             self.run, NAME, POD_PREFIX, skeleton.MAIN_CONTAINER, WINDOW
         )
         if not in_window and not self._baselines:
@@ -115,7 +115,7 @@ class _Watch(common.RunWatch):
     def measure(self, on: common.Subject, attempts: Sequence[AttemptRecord]) -> common.WorkerResult:
         return task_isolation(
             on,
-            attempts=common.attempts_of(attempts, pod_name(on.worker), skeleton.MAIN_CONTAINER),
+            attempts=observing.attempts_of(attempts, pod_name(on.worker), skeleton.MAIN_CONTAINER),
             window=WINDOW,
             session=SESSION_RUN_FOR,
             fresh_pod_ns=self.fresh_ns.get(on.worker, []),
@@ -210,11 +210,7 @@ def task_isolation(
     metrics.append(_sessions_in_window(on.curve, in_window, window, window_end, session))
     metrics.append(_session_failures(in_window))
     metrics.extend(_fresh_pod_metrics(fresh_pod_ns))
-    return on.result(
-        NAME,
-        metrics=tuple(metrics),
-        notes=verdict.notes + verdict.problems,
-    )
+    return on.result(NAME, metrics, judged=verdict)
 
 
 def _sessions_in_window(
@@ -253,13 +249,10 @@ def _sessions_in_window(
 
 def _session_failures(in_window: Sequence[AttemptRecord]) -> common.Metric:
     failed = [r.attempt for r in in_window if r.exit_code not in (None, 0)]
-    return common.bounded(
+    return common.exactly(
         "session_failures",
-        "count",
-        expected=0,
+        0,
         measured=len(failed),
-        lower=0,
-        upper=0,
         detail=f"attempts that exited non-zero: {failed}" if failed else "every session exited 0",
     )
 

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 from harness.core import pins, timeouts
+from harness.core.conventions import KUBERNETES_VERSION_LABEL
 from harness.core.errors import HarnessError
 from harness.core.paths import cache_dir
 from harness.core.proc import run, succeeds
+from harness.core.progress import Progress
 from harness.substrate.nodeimage.assemble import build_node_image, image_label
-
-Progress = Callable[[str], None]
 
 
 def image_exists(image: str) -> bool:
@@ -27,7 +26,7 @@ def check_requested_image(image: str) -> None:
             f"build it (`crashloop node-image --offline` gives {pins.LOCAL_NODE_IMAGE}), pull "
             "it, or omit --image/--kind-image to let the harness choose",
         )
-    version = image_label(image, "crashloop.harness/kubernetes-version")
+    version = image_label(image, KUBERNETES_VERSION_LABEL)
     if version is not None and version not in pins.SUPPORTED_KUBERNETES_VERSIONS:
         raise HarnessError(
             f"node image {image!r} runs Kubernetes {version}, which this harness does not pin",

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from harness.cluster import lifecycle
-from harness.cluster.kindconfig import WORKER_LABEL
 from harness.cluster.kube import node_statuses
 from harness.cluster.profiles import load_cluster_spec
+from harness.core.conventions import WORKER_LABEL
 from harness.core.errors import HarnessError
 from harness.model.backoff import curve_for
 from harness.model.kubeletconfig import KubeletBackoffConfig

@@ -16,7 +16,7 @@ from rich.console import Console
 from harness.cluster.lifecycle import Cluster
 from harness.core.paths import runs_dir
 from harness.live.demo import DemoOptions, run_demo
-from harness.outputs.report import REPORT_HTML
+from harness.outputs.document import REPORT_HTML
 from harness.outputs.summaryfile import read_summary
 
 pytestmark = [pytest.mark.e2e]

@@ -28,11 +28,11 @@ import pytest
 import yaml
 from kubernetes import client, utils
 
-from harness.cluster.kindconfig import PROFILE_LABEL
 from harness.cluster.kube import delete_namespace
 from harness.cluster.lifecycle import Cluster
 from harness.cluster.remote import RemoteCluster
 from harness.core import timeouts
+from harness.core.conventions import PROFILE_LABEL
 from harness.core.proc import run as run_command
 from harness.core.resources import RESOURCES
 from harness.model.bounds import BOUNDS

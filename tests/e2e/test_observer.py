@@ -17,13 +17,13 @@ from kubernetes import client
 
 from harness.cluster.lifecycle import Cluster
 from harness.core import timeouts
+from harness.core.conventions import RUN_LABEL
 from harness.core.proc import run
 from harness.recording.recorder import Recorder
 from harness.recording.records import AttemptKey, AttemptRecord
 from harness.recording.scope import RecordingScope
 from harness.runs.check import CheckResult, run_check
 from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
-from harness.runs.leftovers import RUN_LABEL
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -19,7 +19,8 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.wait import WebDriverWait
 
 from harness.core import timeouts
-from harness.outputs.report import REPORT_HTML, write_report
+from harness.outputs.document import REPORT_HTML
+from harness.outputs.report import write_report
 from harness.outputs.summaryfile import read_summary
 from harness.runs.check import CheckResult
 from harness.runs.scenarios import ScenarioRun

@@ -12,14 +12,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
 from harness.core import pins, timeouts
+from harness.core.conventions import INPUTS_LABEL, KUBERNETES_VERSION_LABEL
 from harness.core.errors import HarnessError
 from harness.core.polling import poll_true
 from harness.core.proc import run, succeeds
+from harness.core.progress import Progress
 from harness.core.resources import IMAGES_DIR
 from harness.substrate.engine import host_is_linux
 from harness.substrate.nodeimage import components, gobuild, rootfs
@@ -31,11 +32,7 @@ from harness.substrate.nodeimage.componentimages import (
     pause_image,
 )
 
-INPUTS_LABEL: Final = "crashloop.harness/inputs"
-
 _NODE_FILES: Final = IMAGES_DIR / "node" / "files"
-
-Progress = Callable[[str], None]
 
 
 def _project_files() -> list[Path]:
@@ -286,7 +283,7 @@ def _finish_image(snapshot: str, tag: str, key: str, version: str) -> None:
             "STOPSIGNAL SIGRTMIN+3",
             'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]',
             f"LABEL {INPUTS_LABEL}={key}",
-            f"LABEL crashloop.harness/kubernetes-version={version}",
+            f"LABEL {KUBERNETES_VERSION_LABEL}={version}",
         ]
     )
     with tempfile.TemporaryDirectory(prefix="crashloop-finish-") as context:

@@ -245,6 +245,10 @@ def test_a_bug_of_the_harness_exits_3_not_1_with_its_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def broken(_args: object) -> int:
+        """a command with a bug
+
+        Its help is read when the parser is built, as every command's is.
+        """
         raise ZeroDivisionError("division by zero")
 
     monkeypatch.setattr(cli_cluster, "_cmd_rbac", broken)

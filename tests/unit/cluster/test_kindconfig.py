@@ -9,11 +9,8 @@ import pytest
 import yaml
 
 from harness.cluster.kindconfig import (
-    CONFIG_HASH_LABEL,
     PATCH_FILE_NAME,
     PATCHES_MOUNT,
-    PROFILE_LABEL,
-    WORKER_LABEL,
     config_hash_label,
     render_kind_config,
     render_kind_config_yaml,
@@ -21,6 +18,7 @@ from harness.cluster.kindconfig import (
     write_worker_patches,
 )
 from harness.cluster.profiles import ClusterSpec, load_cluster_spec
+from harness.core.conventions import CONFIG_HASH_LABEL, PROFILE_LABEL, WORKER_LABEL
 from harness.core.resources import CLUSTERS_DIR
 
 CLUSTERS = CLUSTERS_DIR

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.cluster.kindconfig import PROFILE_LABEL, WORKER_LABEL
 from harness.cluster.liveconfig import row_for
 from harness.cluster.profiles import load_cluster_spec
+from harness.core.conventions import PROFILE_LABEL, WORKER_LABEL
 from harness.core.resources import CLUSTERS_DIR
 from harness.model.releases import AT_EXPIRY, EVERY_10_15S
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.outputs.document import (
+    REPORT_MD,
     Block,
     Bullets,
     Heading,
@@ -19,7 +20,7 @@ from harness.outputs.document import (
     to_html,
     to_markdown,
 )
-from harness.outputs.report import REPORT_MD, report_blocks, talk_takeaways, write_report
+from harness.outputs.report import report_blocks, talk_takeaways, write_report
 from harness.outputs.summary import RunSummary
 from harness.recording.hostcpu import CpuSample
 from harness.scenarios.headline import ScenarioMetric

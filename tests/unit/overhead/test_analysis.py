@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.cluster.profiles import load_cluster_spec
+from harness.core.conventions import SAMPLED_LABEL
 from harness.core.errors import HarnessError
 from harness.core.resources import spec_path
 from harness.model.backoff import BackoffCurve
@@ -48,7 +49,7 @@ from harness.overhead.plan import (
     parse_pod_counts,
     window_for,
 )
-from harness.overhead.pods import SAMPLED_LABEL, SAMPLED_PODS, overhead_pod
+from harness.overhead.pods import SAMPLED_PODS, overhead_pod
 
 FAST = BackoffCurve(timedelta(seconds=1), timedelta(seconds=2))
 DEFAULT = BackoffCurve(timedelta(seconds=10), timedelta(seconds=300))

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from harness.cluster.kindconfig import WORKER_LABEL
+from harness.core.conventions import ROLE_LABEL, RUN_LABEL, WORKER_LABEL
 from harness.pods.skeleton import (
     MAIN_CONTAINER,
     RECORD_DIR,
-    ROLE_LABEL,
-    RUN_LABEL,
     crashing_pod,
     go_duration,
     on_existing_node,

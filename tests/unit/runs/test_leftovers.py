@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from harness.cli.app import interrupt_on_hangup_and_terminate
+from harness.core.conventions import OWNER_ANNOTATION
 from harness.runs import leftovers
 from harness.runs.leftovers import RunNamespace, classify, from_metadata
 
@@ -52,7 +53,7 @@ def test_only_labelled_namespaces_are_run_namespaces() -> None:
     found = from_metadata(
         "crashloop-check-1",
         leftovers.run_labels("r1"),
-        {leftovers.OWNER_ANNOTATION: ME},
+        {OWNER_ANNOTATION: ME},
         "Terminating",
     )
     assert found == RunNamespace("crashloop-check-1", "r1", ME, terminating=True)

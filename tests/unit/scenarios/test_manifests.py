@@ -7,14 +7,8 @@ from typing import Any
 
 import pytest
 
-from harness.cluster.kindconfig import WORKER_LABEL
-from harness.pods.skeleton import (
-    MAIN_CONTAINER,
-    RECORD_DIR,
-    ROLE_LABEL,
-    RUN_LABEL,
-    on_existing_node,
-)
+from harness.core.conventions import ROLE_LABEL, RUN_LABEL, WORKER_LABEL
+from harness.pods.skeleton import MAIN_CONTAINER, RECORD_DIR, on_existing_node
 from harness.runs.liverun import echoed_lines
 from harness.scenarios import (
     CRITICAL_SIDECAR,

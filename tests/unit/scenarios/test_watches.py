@@ -17,16 +17,18 @@ from typing import Any
 
 import pytest
 
+from harness.core.conventions import ROLE_LABEL
 from harness.core.errors import HarnessError
 from harness.model.backoff import BackoffCurve
 from harness.model.durations import NS_PER_S, to_ns
-from harness.pods.skeleton import MAIN_CONTAINER, ROLE_LABEL
+from harness.pods.skeleton import MAIN_CONTAINER
 from harness.recording.records import AttemptRecord
 from harness.scenarios import REGISTRY, SCENARIOS
 from harness.scenarios import critical_sidecar as cs
 from harness.scenarios import fast_restart as fr
 from harness.scenarios import task_isolation as ti
-from harness.scenarios.common import READY_PROBE_LOG, LivePod, RunView, Scenario, Subject, Watch
+from harness.scenarios.common import LivePod, RunView, Scenario, Subject, Watch
+from harness.scenarios.observing import READY_PROBE_LOG
 from tests.unit.factories import attempts
 
 NODES = {"fast": "crashloop-worker", "reduced": "crashloop-worker2"}
