@@ -105,9 +105,7 @@ class _Watch(common.RunWatch):
     app_restarts: dict[str, int] = field(default_factory=dict)  # worker -> restartCount
 
     def pending(self) -> list[str]:
-        return observing.windows_pending(
-            self.run, NAME, POD_PREFIX, skeleton.MAIN_CONTAINER, WINDOW
-        )
+        return observing.windows_pending(self.run, NAME, pod_name, skeleton.MAIN_CONTAINER, WINDOW)
 
     def collect(self) -> None:
         for pod in self.run.pods(NAME):

@@ -56,7 +56,11 @@ def restarts_pending(
 
 
 def windows_pending(
-    view: RunView, scenario: str, pod_name: str, container: str, window: timedelta
+    view: RunView,
+    scenario: str,
+    pod_name: Callable[[str], str],
+    container: str,
+    window: timedelta,
 ) -> list[str]:
     """Workers whose window, from the pod's first container start, has not ended."""
     attempts = view.attempts()
@@ -67,11 +71,11 @@ def windows_pending(
     # is early by under a second (the window then ends that much sooner).
     listed: dict[str, LivePod] | None = None
     for worker in view.nodes:
-        start = first_start(attempts, f"{pod_name}-{worker}", container)
+        start = first_start(attempts, pod_name(worker), container)
         if start is None:
             if listed is None:
                 listed = {pod.name: pod for pod in view.pods(scenario)}
-            pod = listed.get(f"{pod_name}-{worker}")
+            pod = listed.get(pod_name(worker))
             start = pod.api_started_ns.get(container) if pod is not None else None
         if start is None or time.time_ns() < start + settle_ns:
             pending.append(f"{scenario} window on {worker}")

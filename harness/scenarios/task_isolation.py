@@ -95,7 +95,7 @@ class _Watch(common.RunWatch):
 
     def pending(self) -> list[str]:
         in_window = observing.windows_pending(
-            self.run, NAME, POD_PREFIX, skeleton.MAIN_CONTAINER, WINDOW
+            self.run, NAME, pod_name, skeleton.MAIN_CONTAINER, WINDOW
         )
         if not in_window and not self._baselines:
             self._baselines = [
