@@ -1,4 +1,4 @@
-"""What every scenario shares: the protocol, metrics, the workload's logs (pure).
+"""What every scenario shares: the protocol, its subject and its metrics (pure).
 
 A scenario (one module each, registered in :mod:`harness.scenarios`) says
 which pods it deploys on a worker, what its run still waits for, and how its
