@@ -12,6 +12,7 @@ import itertools
 import pytest
 
 from harness.model.backoff import BackoffCurve
+from harness.model.durations import NS_PER_S
 from harness.outputs.summaryfile import read_summary
 from harness.recording.records import read_attempts
 from harness.runs.check import CheckResult
@@ -23,7 +24,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.conformance]
 WORKERS = ("fast", "reduced", "default")
 # Beside every worker: attempts that work 5s, then crash.
 RUNS_5S = {worker: f"{worker}/runs-5s" for worker in WORKERS}
-NS_PER_S = 1_000_000_000
 
 
 def test_the_check_passes_on_a_correct_cluster(conformance: CheckResult) -> None:

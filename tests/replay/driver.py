@@ -41,6 +41,7 @@ from kubernetes.client.models.v1_pod import V1Pod
 
 from harness.core.errors import HarnessError
 from harness.model.backoff import BackoffCurve, curve_from_fields
+from harness.model.durations import NS_PER_S
 from harness.recording.apirecorder import ApiRecorder
 from harness.recording.closing import RecorderErrors
 from harness.recording.hostcpu import CpuTimes, SaturatedSpan
@@ -56,7 +57,6 @@ from harness.runs.ending import RunEnding, apply_ending
 from tests.fakeclock import REAL_TIME_FOR
 
 TRACES = Path(__file__).parents[1] / "data" / "traces"
-NS_PER_S = 1_000_000_000
 # What the replayed check loop waits for between two looks, as the live one does.
 _FEED_KINDS = frozenset({"event", "event-error", "err", "ended", "pod", "watch", "host", "lease"})
 # How long after its loop ended a live run still read its nodes (stopping the

@@ -30,6 +30,7 @@ import freezegun.config
 from freezegun import freeze_time
 from kubernetes import client
 
+from harness.model.durations import NS_PER_S
 from harness.recording.trace import TraceEntry
 from harness.runs.liverun import LiveRun
 from harness.runs.scenarios import ScenarioRun, conclude_scenarios, observe_scenarios
@@ -37,7 +38,6 @@ from harness.scenarios import REGISTRY
 from harness.scenarios.common import LivePod
 from tests.fakeclock import REAL_TIME_FOR
 from tests.replay.driver import (
-    NS_PER_S,
     STOP_DRAIN_NS,
     Changes,
     Feeder,
