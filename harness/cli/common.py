@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +97,10 @@ def help_of(handler: Handler, words: Mapping[str, object] | None = None) -> tupl
     handler.
     """
     text = inspect.getdoc(handler)
+    if text is None and sys.flags.optimize >= 2:
+        # python -OO (PYTHONOPTIMIZE=2) strips every docstring: the commands still run,
+        # their help is blank.
+        return "", ""
     if not text or "\n\n" not in text:
         raise TypeError(
             f"{handler.__qualname__} needs a docstring: a one-line help, a blank line, and "
