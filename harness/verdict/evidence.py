@@ -86,7 +86,7 @@ def cap_median_bound(curve: BackoffCurve, count: int) -> float:
     Measured where the requeue jitter spans 1 s, over about 50 restarts (the fast
     worker in a quick check). The jitter's share of a median of ``count`` draws is
     its width times the confidence quantile of that median: a wider jitter (half the
-    cap, at most 30 s) or fewer restarts (the early decision's first five) widen the
+    cap, at most 30 s) or fewer restarts (a worker that reached its cap only five times) widen the
     bound by how much that share exceeds the measured one; it never narrows below it.
     """
     jitter_s = REQUEUE_FRACTION * min(curve.maximum, REQUEUE_CAP).total_seconds()

@@ -93,12 +93,16 @@ def judge_worker(
     node: str | None = None,
     observation: Observation = AS_RECORDED,
     confirm_levels: bool = True,
+    together: bool = True,
 ) -> WorkerVerdict:
     """Check every restart of one container against ``curve``.
 
     ``worker`` and ``node`` default to the records' own. With
     ``confirm_levels`` a restart whose back-off is :data:`CONFIRM_FROM` or more
-    fails when its reported level was not seen. Raises ValueError when the
+    fails when its reported level was not seen. With ``together``, the rules on
+    the restarts taken together apply too (:mod:`harness.verdict.evidence`: the
+    share of levels seen, the cap's median); without, only what no later restart
+    can undo is judged, as an early decision must be. Raises ValueError when the
     records mix containers or pods, or repeat an attempt: that is a caller's
     mistake (read them through :func:`harness.recording.records.read_attempts`), not
     something the kubelet did.
@@ -141,11 +145,16 @@ def judge_worker(
     last = max(by_attempt)
     pending_problems, errors = _pending_problems(curve, by_attempt[last], curve_n, observation)
     problems += pending_problems
-    together, together_errors = evidence_problems(
-        curve, checks, by_attempt, confirm_levels=confirm_levels, saturated=observation.saturated
-    )
-    problems += together
-    errors += together_errors
+    if together:
+        found, found_errors = evidence_problems(
+            curve,
+            checks,
+            by_attempt,
+            confirm_levels=confirm_levels,
+            saturated=observation.saturated,
+        )
+        problems += found
+        errors += found_errors
     expected_reports = [c for c in checks if curve.expected_reported_backoff(c.curve_n) is not None]
     return WorkerVerdict(
         worker=worker,

@@ -22,6 +22,7 @@ from harness.model.releases import AT_EXPIRY
 from harness.recording.trace import TraceEntry
 from harness.runs.check import CheckResult
 from harness.runs.ending import RunEnding
+from harness.verdict.evidence import cap_median_bound
 from harness.verdict.tolerances import clock
 from tests.replay.driver import (
     Changes,
@@ -36,6 +37,7 @@ from tests.unit.factories import neighbour_curve
 QUICK_135 = "v1.35.8-quick-check"
 STOPPED_135 = "v1.35.8-kubelet-stopped"
 EXISTING_135 = "v1.35.8-existing-quick-check"
+FIRST_FIVE_135 = "v1.35.8-cap-median-first-five"
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +68,24 @@ def test_a_clean_quick_check_replays_to_its_live_verdict(quick: Trace, tmp_path:
     result = replay_check(quick, tmp_path / "run")
     assert result.status == "passed", result.reason
     _assert_as_live(quick, result)
+
+
+def test_a_late_median_over_the_first_five_at_the_cap_decides_nothing_early(
+    tmp_path: Path,
+) -> None:
+    # The live check decided fast/runs-5s early on its first five restarts at the cap and
+    # then passed it on all of them: an early decision must be one no later restart undoes.
+    trace = Trace.load(FIRST_FIVE_135)
+    result = replay_check(trace, tmp_path / "run")
+    subject = "fast/runs-5s"
+    curve = result.curves[subject]
+    cap_s = curve.maximum.total_seconds()
+    checks = result.verdicts[subject].checks
+    at_cap = [c for c in checks if c.curve_n >= 2 and c.expected_s == cap_s]
+    first_five = sorted(c.margin_s for c in at_cap[:5] if c.margin_s is not None)
+    assert first_five[2] > cap_median_bound(curve, 5), "the trace holds what decided it live"
+    assert result.decided == {}, result.decided
+    _assert_as_live(trace, result)
 
 
 @pytest.mark.parametrize(

@@ -225,3 +225,21 @@ def test_a_checks_summary_names_the_profile_it_ran(name: str, tmp_path: Path) ->
     result.profile = CheckProfile(name, 60.0, CHECK_PROFILES["quick"].rule)
     judge(result, SEEN)
     assert summary_of(result, CLUSTER).profile == name
+
+
+# Six restarts at the fast worker's 2s cap, each inside its 4.5s window, 1.8s past the cap in
+# median: over the bound for six (cap_median_overshoot), which more restarts can still overturn.
+LATE_IN_MEDIAN = [0.9, 2.9, 3.8, 3.8, 3.8, 3.8, 3.8]
+
+
+def test_a_median_more_restarts_can_overturn_decides_nothing_early(tmp_path: Path) -> None:
+    result = _result("running", LATE_IN_MEDIAN, tmp_path)
+    decide_early(result, elapsed_s=20.0)
+    assert result.decided == {}, "the cap's median is judged on every restart, at the end"
+
+
+def test_a_median_late_at_the_end_fails_the_worker(tmp_path: Path) -> None:
+    result = _result("observed", LATE_IN_MEDIAN, tmp_path)
+    judge(result, {"fast": len(LATE_IN_MEDIAN)})
+    assert result.status == "failed"
+    assert any("in median" in failure for failure in result.verdicts["fast"].failures)
