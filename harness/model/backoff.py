@@ -76,6 +76,40 @@ REQUEUE_CAP: Final = BOUNDS["requeue_cap"].as_timedelta()
 # The 1s sync ticker until the requeued pod is picked up, then the container's creation.
 RESTART_OVERHEAD: Final = BOUNDS["restart_overhead"].as_timedelta()
 
+# The generic PLEG's relist: how long an exit may go unnoticed before restart 1.
+PLEG_RELIST_PERIOD: Final = BOUNDS["pleg_relist_period"].as_timedelta()
+
+
+@dataclass(frozen=True)
+class CostAllowance:
+    """What a restart may cost its node on top of the kubelet's wait.
+
+    ``after_requeue`` is added to a waited back-off and its jitter;
+    ``first_restart`` bounds a restart that waits none. :data:`UNMEASURED` is
+    the reference host's (the sources' terms, restart 1 at a flat bound): for
+    a run that measured no cost of its own. :meth:`scaled` is a node measured
+    ``slowdown`` times slower than the reference (harness.verdict.nodecost).
+    """
+
+    after_requeue: timedelta = RESTART_OVERHEAD
+    first_restart: timedelta = FIRST_RESTART_UPPER_BOUND
+    slowdown: float = 1.0
+    measured: bool = False
+
+    @classmethod
+    def scaled(cls, slowdown: float) -> CostAllowance:
+        if slowdown < 1.0:
+            raise ValueError(f"a node's slowdown is never below the reference's, got {slowdown}")
+        return cls(
+            after_requeue=RESTART_OVERHEAD * slowdown,
+            first_restart=(PLEG_RELIST_PERIOD + RESTART_OVERHEAD) * slowdown,
+            slowdown=slowdown,
+            measured=True,
+        )
+
+
+UNMEASURED: Final = CostAllowance()
+
 # kuberuntime: "back-off %s restarting failed container=%s pod=%s".
 _BACKOFF_MESSAGE: Final = re.compile(r"\bback-off (?P<duration>\S+) restarting failed container=")
 
@@ -118,9 +152,11 @@ class BackoffCurve:
         doubled_us = initial_us << min(n - 2, maximum_us.bit_length())
         return timedelta(microseconds=min(doubled_us, maximum_us))
 
-    def upper_tolerance(self, nominal: timedelta) -> timedelta:
+    def upper_tolerance(
+        self, nominal: timedelta, allowance: CostAllowance = UNMEASURED
+    ) -> timedelta:
         """The longest true delay consistent with a nominal back-off on this kubelet."""
-        return upper_tolerance(nominal, self.requeue)
+        return upper_tolerance(nominal, self.requeue, allowance)
 
     def expected_reported_backoff(self, n: int) -> timedelta | None:
         """The level in ``state.waiting.message`` while waiting for restart #n.
@@ -189,15 +225,21 @@ def parse_backoff_message(message: str) -> timedelta | None:
     return parse_duration(match.group("duration"))
 
 
-def upper_tolerance(nominal: timedelta, requeue: Requeue = AT_EXPIRY) -> timedelta:
-    """The longest true delay still consistent with a nominal backoff (see module doc)."""
+def upper_tolerance(
+    nominal: timedelta, requeue: Requeue = AT_EXPIRY, allowance: CostAllowance = UNMEASURED
+) -> timedelta:
+    """The longest true delay still consistent with a nominal backoff (see module doc).
+
+    The kubelet's wait (the back-off and the jitter its release allows, from
+    source) plus what the restart may cost its node (``allowance``).
+    """
     if nominal < timedelta(0):
         raise ValueError(f"a backoff cannot be negative, got {nominal}")
     if nominal == timedelta(0):
-        return FIRST_RESTART_UPPER_BOUND
+        return allowance.first_restart
     if requeue == AT_EXPIRY:
-        return nominal + min(nominal, REQUEUE_CAP) * REQUEUE_FRACTION + RESTART_OVERHEAD
-    return nominal + PERIODIC_RETRY_MAX + RESTART_OVERHEAD
+        return nominal + min(nominal, REQUEUE_CAP) * REQUEUE_FRACTION + allowance.after_requeue
+    return nominal + PERIODIC_RETRY_MAX + allowance.after_requeue
 
 
 def curve_fields(curve: BackoffCurve) -> dict[str, float | str]:

@@ -110,6 +110,7 @@ def summary_table(summary: RunSummary) -> Table:
         table.add_column(column, justify="right")
     table.add_column("verdict")
     table.add_column("not covered")
+    table.add_column("node slowdown", justify="right")
     for worker in summary.workers:
         table.add_row(
             Text(worker.worker),
@@ -119,6 +120,14 @@ def summary_table(summary: RunSummary) -> Table:
             _seconds(worker.overshoot_max_s, "+.3f"),
             _result(worker.passed),
             Text(", ".join(r.rule for r in worker.not_covered) or ("-" if worker.coverage else "")),
+            Text(f"{worker.restart_cost.slowdown:.2f}x" if worker.restart_cost else "-"),
+        )
+    costs = {w.restart_cost.node: w.restart_cost for w in summary.workers if w.restart_cost}
+    if costs:
+        lines = [f"{node}: {cost.shown()}" for node, cost in sorted(costs.items())]
+        table.caption = Text(
+            "each node's restart cost, measured in this run:\n" + "\n".join(lines),
+            justify="left",
         )
     return table
 

@@ -28,6 +28,7 @@ from harness.outputs.document import (
     Table,
     write_report_pages,
 )
+from harness.outputs.nodecosts import cost_blocks
 from harness.outputs.plots import (
     plot_delays,
     plot_scenario_metrics,
@@ -184,6 +185,7 @@ def _verdict_blocks(summary: RunSummary) -> list[Block]:
         "result",
     )
     blocks.append(Table(headers, rows))
+    blocks += cost_blocks(summary.workers)
     return blocks
 
 

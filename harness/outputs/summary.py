@@ -36,6 +36,7 @@ from harness.outputs.coverage import RuleCoverage
 from harness.outputs.failurecodes import failure_code
 from harness.recording.observercost import ObserverCost
 from harness.verdict import RestartCheck, WorkerVerdict, waited_restarts
+from harness.verdict.nodecost import NodeCost
 
 SUMMARY_FILE: Final = "summary.json"
 # Bumped on any incompatible change, so an old reader refuses a new file
@@ -157,6 +158,46 @@ class LiveConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RestartCost:
+    """What a restart cost a worker's node in the run, and the bounds it gave.
+
+    From harness.verdict.nodecost: the runtime's start latency (started -
+    created) of every attempt on the node and the restarts that waited no
+    back-off, each with its count, median and 95th percentile; the node's
+    slowdown against the reference host; what a restart could then cost after
+    its requeue, and restart 1's bound.
+    """
+
+    node: str
+    measured: bool
+    start_latency_samples: int
+    start_latency_median_s: float | None
+    start_latency_p95_s: float | None
+    first_restart_samples: int
+    first_restart_median_s: float | None
+    first_restart_p95_s: float | None
+    slowdown: float
+    after_requeue_s: float
+    first_restart_bound_s: float
+    too_slow: bool
+    levels_fall_behind: bool
+
+    @classmethod
+    def of(cls, cost: NodeCost) -> RestartCost:
+        return cls(**cost.to_dict())
+
+    def shown(self) -> str:
+        """One cell: "1.40x (start 84 ms over 54): +2.10 s after requeue, restart 1 <= 3.50 s"."""
+        if not self.measured or self.start_latency_median_s is None:
+            return "not measured: the reference host's"
+        return (
+            f"{self.slowdown:.2f}x (start {self.start_latency_median_s * 1000:.0f} ms over "
+            f"{self.start_latency_samples}): +{self.after_requeue_s:.2f} s after requeue, "
+            f"restart 1 <= {self.first_restart_bound_s:.2f} s"
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
 class WorkerSummary:
     """One worker's result.
 
@@ -190,6 +231,9 @@ class WorkerSummary:
     # What the verdict covered of the kubelet's rules, and what not (a bare
     # worker of a check; empty for its variants and older summaries).
     coverage: tuple[RuleCoverage, ...] = ()
+    # The node's restart cost measured in the run (None: not measured, as in
+    # summaries written before it was).
+    restart_cost: RestartCost | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -444,7 +488,42 @@ def summarize_worker(
         start_latency_median_s=statistics.median(latencies) if latencies else None,
         start_latency_max_s=max(latencies) if latencies else None,
         coverage=tuple(coverage),
+        restart_cost=RestartCost.of(verdict.cost) if verdict.cost is not None else None,
     )
+
+
+def measured_bounds(workers: Sequence[WorkerSummary]) -> tuple[JudgedBound, ...]:
+    """The bounds this run measured for itself: each node's restart cost, source "this run"."""
+    costs = {w.restart_cost.node: w.restart_cost for w in workers if w.restart_cost is not None}
+    bounds: list[JudgedBound] = []
+    for node, cost in sorted(costs.items()):
+        if not cost.measured:
+            continue
+        measure = (
+            f"this run: node {node}, the runtime's start latency median "
+            f"{cost.start_latency_median_s}s, p95 {cost.start_latency_p95_s}s over "
+            f"{cost.start_latency_samples} starts; restart 1 median {cost.first_restart_median_s}s "
+            f"over {cost.first_restart_samples}; slowdown {cost.slowdown}x the reference host"
+        )
+        bounds.append(
+            JudgedBound(
+                name=f"restart_overhead[{node}]",
+                value=cost.after_requeue_s,
+                unit="s",
+                source_kind="this-run",
+                source=f"restart_overhead x {cost.slowdown}; {measure}",
+            )
+        )
+        bounds.append(
+            JudgedBound(
+                name=f"first_restart_bound[{node}]",
+                value=cost.first_restart_bound_s,
+                unit="s",
+                source_kind="this-run",
+                source=f"(pleg_relist_period + restart_overhead) x {cost.slowdown}; {measure}",
+            )
+        )
+    return tuple(bounds)
 
 
 def summarize(
@@ -514,6 +593,7 @@ def summarize(
         metrics=tuple(metrics),
         observer=observer,
         recorder_notes=tuple(recorder_notes),
+        bounds=bounds_in_force() + measured_bounds(workers),
         harness_version=harness_version(),
     )
 

@@ -51,6 +51,7 @@ from harness.verdict import (
     observed_enough,
     restarts_needed,
 )
+from harness.verdict.nodecost import NodeCost, node_costs
 
 # How often the wait loop judges again when no record arrives (a period, not a wait).
 RECHECK_EVERY_S: Final = 1.0
@@ -81,6 +82,8 @@ class CheckResult(RunState):
     unobserved: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     # Spans in which this host's CPUs were saturated (the busiest share in each).
     saturated: tuple[tuple[int, int, float], ...] = ()
+    # node -> what a restart cost it in this run, from every subject's attempts on it.
+    costs: dict[str, NodeCost] = field(default_factory=dict)
 
 
 def _by_subject(
@@ -296,6 +299,7 @@ def take_sample(result: CheckResult, recorder: AttemptRecorder) -> None:
 
 def decide_early(result: CheckResult, elapsed_s: float) -> None:
     """Mark every worker that can no longer pass, with its first failure and when."""
+    result.costs = node_costs(result.attempts, result.nodes)
     for worker, curve in result.curves.items():
         if worker in result.decided:
             continue
@@ -326,6 +330,11 @@ def decide_early(result: CheckResult, elapsed_s: float) -> None:
 
 
 def _observation(result: CheckResult, worker: str, *, required_restarts: int) -> Observation:
+    """What a worker's verdict is judged against, its node's cost as measured so far.
+
+    A decision made early on a cost the rest of the run revises is judged again
+    at the end (judge): if it no longer holds, the worker owes its whole need.
+    """
     pending = result.pending.get(worker)
     return Observation(
         required_restarts=required_restarts,
@@ -333,6 +342,7 @@ def _observation(result: CheckResult, worker: str, *, required_restarts: int) ->
         pending_reported_s=pending[1] if pending else None,
         unobserved=result.unobserved.get(worker, ()),
         saturated=result.saturated,
+        cost=result.costs.get(result.nodes[worker]),
     )
 
 
@@ -372,6 +382,18 @@ def write_outputs(result: CheckResult, cluster: Target) -> RunSummary:
     return publish(result.run_dir, summary_of(result, cluster))
 
 
+def _judged(
+    result: CheckResult, worker: str, curve: BackoffCurve, *, required: int
+) -> WorkerVerdict:
+    return judge_worker(
+        result.attempts.get(worker, []),
+        curve,
+        worker=worker,
+        node=result.nodes[worker],
+        observation=_observation(result, worker, required_restarts=required),
+    )
+
+
 def _required_restarts(result: CheckResult) -> dict[str, int]:
     """subject -> the highest restart its need asks for."""
     required: dict[str, int] = {}
@@ -401,22 +423,19 @@ def _undecided(result: CheckResult) -> list[str]:
 def judge(result: CheckResult, required_restarts: Mapping[str, int]) -> None:
     """The final verdict of every worker; completeness counts unless the run was cut short."""
     cut_short = result.status in ("interrupted", "running", "error")
+    result.costs = node_costs(result.attempts, result.nodes)
     for worker, curve in result.curves.items():
+        required = 0 if cut_short or result.profile.fixed_window else required_restarts[worker]
         # A worker decided early ended its observation by design: its first
-        # failure (or error) is its verdict, not a missing restart.
-        finished_early = worker in result.decided
-        required = (
-            0
-            if cut_short or result.profile.fixed_window or finished_early
-            else required_restarts[worker]
-        )
-        result.verdicts[worker] = judge_worker(
-            result.attempts.get(worker, []),
-            curve,
-            worker=worker,
-            node=result.nodes[worker],
-            observation=_observation(result, worker, required_restarts=required),
-        )
+        # failure (or error) is its verdict, not a missing restart. A decision
+        # the final verdict does not uphold (a pod that ran after all) waives
+        # nothing: the worker must show what its need asks for.
+        if worker in result.decided:
+            upheld = _judged(result, worker, curve, required=0)
+            if not upheld.passed:
+                result.verdicts[worker] = upheld
+                continue
+        result.verdicts[worker] = _judged(result, worker, curve, required=required)
     # Interrupted, still running or in error: the verdicts are kept, but no
     # pass or fail is claimed from them.
     if cut_short:

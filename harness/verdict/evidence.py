@@ -7,14 +7,15 @@ judge the restarts together (docs/verdict.md).
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Mapping, Sequence
 
 from harness.model.backoff import REQUEUE_CAP, REQUEUE_FRACTION, BackoffCurve
 from harness.model.releases import AT_EXPIRY
 from harness.recording.records import AttemptRecord
-from harness.verdict.restart import RestartCheck, decided_at
+from harness.verdict.medians import uniform_median_quantile
+from harness.verdict.nodecost import NodeCost
+from harness.verdict.restart import NodeSlowness, RestartCheck, decided_at
 from harness.verdict.tolerances import (
     CAP_MEDIAN_CONFIDENCE,
     CAP_MEDIAN_FROM,
@@ -34,50 +35,87 @@ def evidence_problems(
     *,
     confirm_levels: bool,
     saturated: Sequence[tuple[int, int, float]],
+    cost: NodeCost | None = None,
+    node_slow: NodeSlowness | None = None,
 ) -> tuple[list[str], list[str]]:
     """What the worker's restarts together fail to show: its levels, a sound cap.
 
     Problems, then errors (the cap's median overshoot while the host was
-    saturated through most of those restarts: the machine's lateness).
+    saturated through most of those restarts: the machine's lateness; what
+    ``node_slow`` says the node was too slow to deliver).
+    ``cost`` is the node's restart cost measured in the run: the cap's median
+    may sit further past the cap on a node slower than the reference host.
     """
-    problems: list[str] = []
     waited = [
         c
         for c in checks
         if c.measured_s is not None and curve.expected_reported_backoff(c.curve_n) is not None
     ]
-    seen = sum(c.reported_s is not None for c in waited)
-    if confirm_levels and len(waited) >= LEVEL_SHARE_FROM and seen < LEVEL_SHARE_MIN * len(waited):
-        problems.append(
-            f"levels unconfirmed: the kubelet's back-off level was seen before {seen} of the "
-            f"{len(waited)} restarts that waited one; at least {LEVEL_SHARE_MIN:.0%} must show "
-            "it (bound level_share_min), or a kubelet at a neighbouring level passes on its "
-            "delays alone"
-        )
+    problems: list[str] = []
+    errors: list[str] = []
+    slow = node_slow or NodeSlowness()
+    unconfirmed = _levels_unconfirmed(waited) if confirm_levels else None
+    levels_slow = slow.levels or slow.too_slow
+    if unconfirmed is not None and levels_slow is not None:
+        errors.append(f"error: {unconfirmed}. But {levels_slow}")
+    elif unconfirmed is not None:
+        problems.append(unconfirmed)
     if curve.requeue != AT_EXPIRY:
-        return problems, []
+        return problems, errors
     cap_s = curve.maximum.total_seconds()
     at_cap = [c for c in waited if c.curve_n >= 2 and c.expected_s == cap_s]
-    margins = [c.margin_s for c in at_cap if c.margin_s is not None]
-    if len(margins) < CAP_MEDIAN_FROM:
-        return problems, []
-    median = statistics.median(margins)
-    bound = cap_median_bound(curve, len(margins))
-    if median <= bound:
-        return problems, []
-    message = (
-        f"the {len(margins)} restarts at the {dur(curve.maximum)} cap came {median:.3f}s past "
-        f"it in median, over the {bound:.3g}s a kubelet keeping to "
-        f"{dur(curve.maximum)} shows (bounds cap_median_overshoot, cap_median_confidence): "
-        "is its cap longer?"
-    )
+    message = _cap_median_problem(curve, at_cap, cost)
+    if message is None:
+        return problems, errors
+    if slow.too_slow is not None:
+        return problems, [*errors, f"error: {message} But {slow.too_slow}"]
     busy = [c for c in at_cap if _saturated_during(saturated, by_attempt, c.n)]
     if 2 * len(busy) > len(at_cap):
         return problems, [
+            *errors,
             f"error: {message} But the host was saturated during {len(busy)} of them: "
-            "the machine's lateness, not the kubelet's alone"
+            "the machine's lateness, not the kubelet's alone",
         ]
-    return [*problems, message], []
+    return [*problems, message], errors
+
+
+def _levels_unconfirmed(waited: Sequence[RestartCheck]) -> str | None:
+    """Too few of the restarts that waited a level showed it, once enough should have."""
+    seen = sum(c.reported_s is not None for c in waited)
+    if len(waited) < LEVEL_SHARE_FROM or seen >= LEVEL_SHARE_MIN * len(waited):
+        return None
+    return (
+        f"levels unconfirmed: the kubelet's back-off level was seen before {seen} of the "
+        f"{len(waited)} restarts that waited one; at least {LEVEL_SHARE_MIN:.0%} must show "
+        "it (bound level_share_min), or a kubelet at a neighbouring level passes on its "
+        "delays alone"
+    )
+
+
+def _cap_median_problem(
+    curve: BackoffCurve, at_cap: Sequence[RestartCheck], cost: NodeCost | None
+) -> str | None:
+    """The restarts at the cap sit, in median, further past it than a sound kubelet's do."""
+    margins = [c.margin_s for c in at_cap if c.margin_s is not None]
+    if len(margins) < CAP_MEDIAN_FROM:
+        return None
+    median = statistics.median(margins)
+    shift = cost.cap_median_shift_s() if cost is not None else 0.0
+    bound = cap_median_bound(curve, len(margins)) + shift
+    if median <= bound:
+        return None
+    on_node = (
+        f", {shift:.3g}s of it for its node's measured restart cost ({cost.slowdown:.2f}x "
+        "the reference host's)"
+        if cost is not None and shift > 0
+        else ""
+    )
+    return (
+        f"the {len(margins)} restarts at the {dur(curve.maximum)} cap came {median:.3f}s past "
+        f"it in median, over the {bound:.3g}s a kubelet keeping to "
+        f"{dur(curve.maximum)} shows{on_node} (bounds cap_median_overshoot, "
+        "cap_median_confidence, reference_cost_median): is its cap longer?"
+    )
 
 
 def cap_median_bound(curve: BackoffCurve, count: int) -> float:
@@ -95,29 +133,6 @@ def cap_median_bound(curve: BackoffCurve, count: int) -> float:
         CAP_MEDIAN_MEASURED_COUNT, CAP_MEDIAN_CONFIDENCE
     )
     return CAP_MEDIAN_OVERSHOOT + max(share_s - measured_s, 0.0)
-
-
-def uniform_median_quantile(count: int, confidence: float) -> float:
-    """The ``confidence`` quantile of the median of ``count`` uniform(0, 1) draws.
-
-    For an even count, of the upper of the middle two (the median is their mean, so
-    this bounds it). The r-th smallest of n draws is at most x when at least r of
-    them are: a binomial tail, solved for x by bisection.
-    """
-    if count < 1:
-        raise ValueError(f"a median needs at least one draw, got {count}")
-    rank = count // 2 + 1
-
-    def below(x: float) -> float:  # P(the rank-th smallest <= x)
-        return sum(
-            math.comb(count, i) * x**i * (1 - x) ** (count - i) for i in range(rank, count + 1)
-        )
-
-    low, high = 0.0, 1.0
-    for _ in range(60):
-        middle = (low + high) / 2
-        low, high = (middle, high) if below(middle) < confidence else (low, middle)
-    return high
 
 
 def _saturated_during(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.model.backoff import BackoffCurve
+from harness.model.backoff import UNMEASURED, BackoffCurve, CostAllowance
 from harness.model.durations import NS_PER_S, format_duration, to_ns
 from harness.recording.records import AttemptRecord
 from harness.verdict.lateness import machine_lateness
@@ -99,8 +99,14 @@ def check_restart(
     confirm_levels: bool,
     unobserved: Sequence[tuple[int, int]] = (),
     saturated: Sequence[tuple[int, int, float]] = (),
+    allowance: CostAllowance = UNMEASURED,
+    node_slow: NodeSlowness | None = None,
 ) -> RestartCheck:
-    """The best-fitting reading of restart n among the candidate positions."""
+    """The best-fitting reading of restart n among the candidate positions.
+
+    ``allowance`` is what the restart may cost its node (harness.verdict.nodecost);
+    ``node_slow`` says what of the verdict the node was too slow to deliver.
+    """
     candidates = [
         _check_at(
             curve,
@@ -111,6 +117,8 @@ def check_restart(
             confirm_levels=confirm_levels,
             unobserved=unobserved,
             saturated=saturated,
+            allowance=allowance,
+            node_slow=node_slow or NodeSlowness(),
         )
         for p in positions
     ]
@@ -125,12 +133,14 @@ def _check_at(
     current: AttemptRecord | None,
     *,
     confirm_levels: bool,
-    unobserved: Sequence[tuple[int, int]] = (),
-    saturated: Sequence[tuple[int, int, float]] = (),
+    unobserved: Sequence[tuple[int, int]],
+    saturated: Sequence[tuple[int, int, float]],
+    allowance: CostAllowance,
+    node_slow: NodeSlowness,
 ) -> RestartCheck:
     expected = curve.delay_before_restart(position)
     expected_ns = to_ns(expected)
-    upper_ns = to_ns(curve.upper_tolerance(expected))
+    upper_ns = to_ns(curve.upper_tolerance(expected, allowance))
     reported = current.reported_backoff_s if current else None
     problems: list[str] = []
 
@@ -170,34 +180,29 @@ def _check_at(
                 f"error: restarted (created) after {secs(delay_ns)}, over the {secs(upper_ns)} "
                 f"upper bound, but {gap}"
             )
+        elif delay_ns > upper_ns and node_slow.too_slow is not None:
+            error = True
+            problems.append(
+                f"error: restarted (created) after {secs(delay_ns)}, over the "
+                f"{secs(upper_ns)} upper bound, but {node_slow.too_slow}"
+            )
         elif delay_ns > upper_ns:
             problems.append(
                 f"too late: restarted (created) after {secs(delay_ns)}, "
-                f"over the {secs(upper_ns)} upper bound"
+                f"over the {secs(upper_ns)} upper bound{allowance_note(allowance)}"
             )
 
-    expected_reported = curve.expected_reported_backoff(position)
-    if reported is not None:
-        if expected_reported is None:
-            problems.append(
-                f"the kubelet reported a {reported:g}s back-off, but restart {position} "
-                "of the curve does not wait"
-            )
-        elif abs(reported - expected_reported.total_seconds()) > REPORTED_EPSILON_S:
-            problems.append(
-                f"the kubelet reported a {reported:g}s back-off, "
-                f"the model expects {dur(expected_reported)}"
-            )
-    elif (
-        confirm_levels
-        and current is not None
-        and expected_reported is not None
-        and expected_reported >= CONFIRM_FROM
-    ):
-        problems.append(
-            f"unconfirmed: the kubelet's reported back-off for restart {n} was not seen, and "
-            f"without it a {dur(expected_reported)} level cannot be told from its neighbours"
-        )
+    level_problem = _level_problem(
+        curve,
+        n,
+        position,
+        reported,
+        confirm_levels=confirm_levels and current is not None,
+        node_slow=node_slow,
+    )
+    if level_problem is not None:
+        error = error or level_problem.startswith("error: ")
+        problems.append(level_problem)
 
     return RestartCheck(
         n=n,
@@ -210,8 +215,68 @@ def _check_at(
         reason="; ".join(problems) or _pass_reason(n, position),
         curve_n=position,
         start_latency_s=latency_of(current),
-        error=error and len(problems) == 1,
+        error=error and all(p.startswith("error: ") for p in problems),
     )
+
+
+@dataclass(frozen=True)
+class NodeSlowness:
+    """What of a verdict a slow node could not deliver, each a reason or None.
+
+    ``too_slow``: the node's windows cannot tell the curve from its neighbour's,
+    so lateness is an error; ``levels``: its status writes fall behind, so a
+    level not seen is an error.
+    """
+
+    too_slow: str | None = None
+    levels: str | None = None
+
+
+def allowance_note(allowance: CostAllowance) -> str:
+    """What a measured node's bound was made of, for a failure message."""
+    if not allowance.measured:
+        return ""
+    return (
+        f" (its node's restart cost, measured in this run, is {allowance.slowdown:.2f}x the "
+        "reference host's)"
+    )
+
+
+def _level_problem(
+    curve: BackoffCurve,
+    n: int,
+    position: int,
+    reported: float | None,
+    *,
+    confirm_levels: bool,
+    node_slow: NodeSlowness,
+) -> str | None:
+    """What is wrong with the level the kubelet reported for restart n, None when nothing."""
+    expected_reported = curve.expected_reported_backoff(position)
+    if reported is not None:
+        # "back-off 0s" posted before an immediate restart is the model's level: none.
+        expected_s = 0.0 if expected_reported is None else expected_reported.total_seconds()
+        if abs(reported - expected_s) <= REPORTED_EPSILON_S:
+            return None
+        if expected_reported is None:
+            return (
+                f"the kubelet reported a {reported:g}s back-off, but restart {position} "
+                "of the curve does not wait"
+            )
+        return (
+            f"the kubelet reported a {reported:g}s back-off, "
+            f"the model expects {dur(expected_reported)}"
+        )
+    if not confirm_levels or expected_reported is None or expected_reported < CONFIRM_FROM:
+        return None
+    unconfirmed = (
+        f"the kubelet's reported back-off for restart {n} was not seen, and "
+        f"without it a {dur(expected_reported)} level cannot be told from its neighbours"
+    )
+    if node_slow.levels is not None:
+        # Not the kubelet's: its node's status writes fell behind its restarts.
+        return f"error: {unconfirmed}, but {node_slow.levels}"
+    return f"unconfirmed: {unconfirmed}"
 
 
 def decided_at(record: AttemptRecord) -> int:

@@ -57,6 +57,13 @@ CAP_MEDIAN_FROM: Final = 5
 CAP_MEDIAN_MEASURED_JITTER_S: Final = 1.0
 CAP_MEDIAN_MEASURED_COUNT: Final = 50
 
+# How slow a node may be, against the reference host, before the levels its
+# status writes carry fall behind its restarts (a missing level is then the
+# node's), and before its windows can no longer tell a curve from its
+# neighbour (its workers end in error). harness.verdict.nodecost measures it.
+SLOW_LEVELS_FROM: Final = BOUNDS["slow_levels_from"].as_ratio()
+MAX_JUDGEABLE_SLOWDOWN: Final = BOUNDS["max_judgeable_slowdown"].as_ratio()
+
 # A reported back-off is Go duration text, parsed to microseconds and carried
 # as float seconds; anything closer than this is the same value.
 REPORTED_EPSILON_S: Final = BOUNDS["reported_level_epsilon"].as_seconds()

@@ -7,14 +7,21 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final
 
-from harness.model.backoff import BackoffCurve
+from harness.model.backoff import UNMEASURED, BackoffCurve, CostAllowance
 from harness.model.durations import format_duration, to_ns
 from harness.recording.records import AttemptRecord
 from harness.verdict.apicheck import api_cross_check
 from harness.verdict.evidence import evidence_problems
 from harness.verdict.lateness import machine_lateness
-from harness.verdict.restart import RestartCheck, check_restart, curve_positions
-from harness.verdict.tolerances import REPORTED_EPSILON_S, clock, dur, secs
+from harness.verdict.nodecost import NodeCost
+from harness.verdict.restart import NodeSlowness, RestartCheck, check_restart, curve_positions
+from harness.verdict.tolerances import (
+    REPORTED_EPSILON_S,
+    SLOW_LEVELS_FROM,
+    clock,
+    dur,
+    secs,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,6 +46,9 @@ class WorkerVerdict:
     # Like problems, but the node's fault, not the kubelet's (an overdue
     # restart while the node was not observed): the verdict is an error.
     errors: tuple[str, ...] = ()
+    # What a restart cost the node in the run, the bounds were made from (None:
+    # the reference host's cost was assumed).
+    cost: NodeCost | None = None
 
     @property
     def passed(self) -> bool:
@@ -79,6 +89,31 @@ class Observation:
     # Host-clock spans (ns) in which the host's CPUs were saturated, with the
     # busiest share (a kind node's clock is the host's).
     saturated: tuple[tuple[int, int, float], ...] = ()
+    # What a restart costs the node, measured in the run; None: the reference
+    # host's cost (the sources' terms, restart 1 at a flat bound).
+    cost: NodeCost | None = None
+
+    def allowance_for(self, record: AttemptRecord | None) -> CostAllowance:
+        return UNMEASURED if self.cost is None else self.cost.allowance_for(record)
+
+    @property
+    def allowance(self) -> CostAllowance:
+        return UNMEASURED if self.cost is None else self.cost.allowance
+
+    def slowness(self, curve: BackoffCurve) -> NodeSlowness:
+        """What of the verdict this node was too slow to deliver."""
+        cost = self.cost
+        if cost is None or not cost.measured:
+            return NodeSlowness()
+        too_slow = cost.too_slow_message(curve) if cost.too_slow else None
+        levels = (
+            f"node {cost.node} is {cost.slowdown:.2f}x slower than the reference host at "
+            f"restarting (bound slow_levels_from {SLOW_LEVELS_FROM:g}x): its status writes, "
+            "which carry the level, fall behind its restarts"
+            if cost.levels_fall_behind
+            else None
+        )
+        return NodeSlowness(too_slow=too_slow, levels=levels)
 
 
 # Judge what was recorded, nothing more: no completeness, no overdue check.
@@ -124,6 +159,7 @@ def judge_worker(
     checks: list[RestartCheck] = []
     problems, notes = api_cross_check(by_attempt.values())
     curve_n = 0
+    slowness = observation.slowness(curve)
     for n in range(1, max(by_attempt) + 1):
         previous, current = by_attempt.get(n - 1), by_attempt.get(n)
         positions, note = curve_positions(curve, previous, curve_n + 1, n)
@@ -138,6 +174,8 @@ def judge_worker(
             confirm_levels=confirm_levels,
             unobserved=observation.unobserved,
             saturated=observation.saturated,
+            allowance=observation.allowance_for(current),
+            node_slow=slowness,
         )
         curve_n = check.curve_n
         checks.append(check)
@@ -145,6 +183,8 @@ def judge_worker(
     last = max(by_attempt)
     pending_problems, errors = _pending_problems(curve, by_attempt[last], curve_n, observation)
     problems += pending_problems
+    if slowness.too_slow is not None:
+        errors.append(f"error: {slowness.too_slow}")
     if together:
         found, found_errors = evidence_problems(
             curve,
@@ -152,6 +192,8 @@ def judge_worker(
             by_attempt,
             confirm_levels=confirm_levels,
             saturated=observation.saturated,
+            cost=observation.cost,
+            node_slow=slowness,
         )
         problems += found
         errors += found_errors
@@ -166,6 +208,7 @@ def judge_worker(
         notes=tuple(notes),
         last_restart=last,
         errors=tuple(errors),
+        cost=observation.cost,
     )
 
 
@@ -196,7 +239,8 @@ def _pending_problems(
     if last.finished_at_ns is not None and observation.now_ns is not None:
         # The most lenient reading: a long run may or may not have reset the curve.
         upper_ns = max(
-            to_ns(curve.upper_tolerance(curve.delay_before_restart(p))) for p in positions
+            to_ns(curve.upper_tolerance(curve.delay_before_restart(p), observation.allowance))
+            for p in positions
         )
         due_ns = last.finished_at_ns + upper_ns
         nominal_ns = min(to_ns(curve.delay_before_restart(p)) for p in positions)

@@ -20,7 +20,7 @@ from harness.core import timeouts
 from harness.recording.hostcpu import SaturatedSpan
 from harness.recording.recorder import Recorder
 from harness.recording.records import AttemptRecord
-from harness.runs.check import CheckResult, judge, observe
+from harness.runs.check import CheckResult, judge, observe, take_sample
 from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 from tests.unit.factories import FAST, attempts
 
@@ -246,3 +246,23 @@ def test_a_pod_the_check_does_not_measure_may_come_and_go(clock: FakeClock, tmp_
     result = _result(tmp_path)
     _watch(result, recorder)
     assert result.status == "observed"
+
+
+def test_an_early_decision_the_end_does_not_uphold_waives_no_restart(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    # The pod is flagged "never ran" at its deadline, then runs after all, 184 s in: one of
+    # its ten restarts is seen when the run ends. That is no pass: the decision no longer
+    # holds, so the worker owes its whole need (it passed with an empty reason before).
+    late_start = 1000.0 + timeouts.POD_RUNNING + 4.0
+    recorder = FakeRecorder(clock, [(late_start, attempts(ON_CURVE_TEN[:1]))])
+    result = _result(tmp_path)
+    _watch(result, recorder)
+    assert "never ran" in result.decided["fast"][1]
+    clock.now = late_start + 1.0
+    take_sample(result, cast(Recorder, recorder))
+    result.status = "observed"
+    judge(result, {"fast": 10})
+    assert result.status == "failed", result.reason
+    assert "incomplete" in result.reason
+    assert "restarts up to 10" in result.reason

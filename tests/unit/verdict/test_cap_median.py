@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from harness.verdict import Observation, judge_worker
-from harness.verdict.evidence import cap_median_bound, uniform_median_quantile
+from harness.verdict.evidence import cap_median_bound
+from harness.verdict.medians import uniform_median_quantile
 from harness.verdict.tolerances import CAP_MEDIAN_OVERSHOOT
 from tests.unit.factories import DEFAULT, FAST, REDUCED, attempts
 

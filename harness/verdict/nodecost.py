@@ -1,0 +1,236 @@
+"""What a restart costs its node in this run: the part of a delay no back-off timer decides.
+
+A measured delay is the kubelet's wait (the back-off and the requeue jitter its
+release allows, read in source) plus the node's cost of a restart: the exit
+noticed, the pod synced, the container created. That cost is the host's, and
+hosts differ (a CI runner, a laptop, a pool's node), so each node's bounds take
+it from the run itself rather than from the host the sources were checked on.
+
+How slow a node is comes from the runtime's own timestamps: the start latency
+(started - created) of every container attempt on it. No kubelet timer touches
+it, so a kubelet that waits longer than it should (a second added to every
+back-off, a wait before restart 1) cannot widen its own bounds. The node's
+slowdown is its median start latency over the reference host's (bound
+``reference_start_latency``), never below 1; one restart whose own container
+started slower than the reference ever did scales by its own latency as well
+(a node just up, a burst of load). The zero-back-off restarts (every
+subject's restart 1) are reported beside it, with their quantile, and judged
+against the bound it gives.
+
+A node with no runtime timestamps (an existing cluster read through the API
+alone) is judged at the reference host's cost, and says so.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Final
+
+from harness.model.backoff import UNMEASURED, BackoffCurve, CostAllowance
+from harness.model.bounds import BOUNDS
+from harness.model.durations import NS_PER_S, format_duration
+from harness.recording.records import AttemptRecord
+from harness.verdict.medians import uniform_median_quantile
+from harness.verdict.tolerances import MAX_JUDGEABLE_SLOWDOWN, SLOW_LEVELS_FROM
+
+REFERENCE_START_S: Final = BOUNDS["reference_start_latency"].as_seconds()
+REFERENCE_START_HIGH_S: Final = BOUNDS["reference_start_latency_high"].as_seconds()
+# The reference host's start latencies (the run bound reference_start_latency
+# names, n=99), as seconds at its 0th, 5th, 10th, ... 95th and 100th
+# percentiles: a node's median of n starts is held against the percentile its
+# own median would reach by chance no more than once in a hundred.
+REFERENCE_START_PERCENTILES: Final = (
+    0.155, 0.184, 0.213, 0.219, 0.227, 0.229, 0.23, 0.233, 0.235, 0.236, 0.239,
+    0.24, 0.244, 0.256, 0.262, 0.29, 0.312, 0.329, 0.353, 0.411, 0.731,
+)  # fmt: skip
+# How sure a node's slowdown over 1 must be not to be chance.
+SLOWDOWN_CONFIDENCE: Final = 0.99
+REFERENCE_COST_MEDIAN_S: Final = BOUNDS["reference_cost_median"].as_seconds()
+# The quantile each sample set is reported at (the bounds scale by the median).
+REPORTED_QUANTILE: Final = 0.95
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeCost:
+    """One node's restart cost as this run measured it, and the allowance it gives."""
+
+    node: str
+    # started - created of every attempt on the node: the runtime's own part.
+    start_latencies_s: tuple[float, ...]
+    # created - previous finished of every restart that waited no back-off.
+    first_restarts_s: tuple[float, ...]
+
+    @property
+    def measured(self) -> bool:
+        return bool(self.start_latencies_s)
+
+    @property
+    def slowdown(self) -> float:
+        """The node's median start latency over the reference host's, never below 1.
+
+        Over the reference's percentile that a median of as many starts reaches
+        by chance once in a hundred (a node with two starts is not slow for one
+        that took 0.4 s): so a node as fast as the reference is judged as one.
+        """
+        if not self.start_latencies_s:
+            return 1.0
+        count = len(self.start_latencies_s)
+        reference = reference_start_at(uniform_median_quantile(count, SLOWDOWN_CONFIDENCE))
+        return max(1.0, statistics.median(self.start_latencies_s) / reference)
+
+    @property
+    def allowance(self) -> CostAllowance:
+        """What a restart may cost on this node: the sources' terms times its slowdown."""
+        return CostAllowance.scaled(self.slowdown) if self.measured else UNMEASURED
+
+    def allowance_for(self, record: AttemptRecord | None) -> CostAllowance:
+        """The allowance of one restart: the node's, or its own container's if that was slower.
+
+        A restart whose container took longer to start than the reference host ever
+        took was made while the node was slower than its median says.
+        """
+        latency = latency_s(record)
+        if not self.measured or latency is None:
+            return self.allowance
+        own = latency / REFERENCE_START_HIGH_S
+        return CostAllowance.scaled(max(self.slowdown, own))
+
+    @property
+    def too_slow(self) -> bool:
+        return self.slowdown > MAX_JUDGEABLE_SLOWDOWN
+
+    @property
+    def levels_fall_behind(self) -> bool:
+        """Whether the node is slow enough that its status writes miss levels."""
+        return self.slowdown >= SLOW_LEVELS_FROM
+
+    def cap_median_shift_s(self) -> float:
+        """How much further past the cap a sound kubelet's median restart sits on this node."""
+        return (self.slowdown - 1.0) * REFERENCE_COST_MEDIAN_S
+
+    def describe(self) -> str:
+        """One line for a reader: the measure, its samples, what it allows."""
+        if not self.measured:
+            return (
+                f"node {self.node}: no runtime timestamps, judged at the reference host's "
+                "restart cost"
+            )
+        allowance = self.allowance
+        first = (
+            f"; restart 1 took {_seconds(statistics.median(self.first_restarts_s))} in median "
+            f"over {len(self.first_restarts_s)}"
+            if self.first_restarts_s
+            else ""
+        )
+        return (
+            f"node {self.node}: start latency {_ms(statistics.median(self.start_latencies_s))} "
+            f"in median, p95 {_ms(quantile(self.start_latencies_s))} over "
+            f"{len(self.start_latencies_s)} starts{first}; slowdown {self.slowdown:.2f}x, so a "
+            f"restart may cost {_td(allowance.after_requeue)} after its requeue and restart 1 "
+            f"may take {_td(allowance.first_restart)}"
+        )
+
+    def too_slow_message(self, curve: BackoffCurve) -> str:
+        return (
+            f"node {self.node} too slow to judge back-off {format_duration(curve.maximum)}: "
+            f"start latency p95 {_ms(quantile(self.start_latencies_s))} over "
+            f"{len(self.start_latencies_s)} samples, {self.slowdown:.2f}x the reference host, "
+            f"past the {MAX_JUDGEABLE_SLOWDOWN:g}x the verdict is proven on (bound "
+            "max_judgeable_slowdown): its windows can no longer tell the curve from its "
+            "neighbour's"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The node's measure for summary.json: samples counted, quantiles, what it allowed."""
+        allowance = self.allowance
+        return {
+            "node": self.node,
+            "measured": self.measured,
+            "start_latency_samples": len(self.start_latencies_s),
+            "start_latency_median_s": _median(self.start_latencies_s),
+            "start_latency_p95_s": _rounded(quantile(self.start_latencies_s)),
+            "first_restart_samples": len(self.first_restarts_s),
+            "first_restart_median_s": _median(self.first_restarts_s),
+            "first_restart_p95_s": _rounded(quantile(self.first_restarts_s)),
+            "slowdown": round(self.slowdown, 3),
+            "after_requeue_s": round(allowance.after_requeue.total_seconds(), 3),
+            "first_restart_bound_s": round(allowance.first_restart.total_seconds(), 3),
+            "too_slow": self.too_slow,
+            "levels_fall_behind": self.levels_fall_behind,
+        }
+
+
+def node_costs(
+    attempts: Mapping[str, Sequence[AttemptRecord]], nodes: Mapping[str, str]
+) -> dict[str, NodeCost]:
+    """node -> its cost, from every subject's attempts on it (subject -> node in ``nodes``)."""
+    by_node: dict[str, list[Sequence[AttemptRecord]]] = {}
+    for subject, node in nodes.items():
+        by_node.setdefault(node, []).append(attempts.get(subject, ()))
+    return {node: cost_of(node, groups) for node, groups in by_node.items()}
+
+
+def cost_of(node: str, containers: Iterable[Sequence[AttemptRecord]]) -> NodeCost:
+    """One node's cost from the attempts of each container on it (one sequence each)."""
+    starts: list[float] = []
+    firsts: list[float] = []
+    for records in containers:
+        by_attempt = {r.attempt: r for r in records}
+        starts += [s for r in records if (s := latency_s(r)) is not None]
+        first, before = by_attempt.get(1), by_attempt.get(0)
+        if first is not None and before is not None and before.finished_at_ns is not None:
+            created = (
+                first.created_at_ns if first.created_at_ns is not None else first.started_at_ns
+            )
+            firsts.append((created - before.finished_at_ns) / NS_PER_S)
+    return NodeCost(node=node, start_latencies_s=tuple(starts), first_restarts_s=tuple(firsts))
+
+
+def reference_start_at(fraction: float) -> float:
+    """The reference host's start latency at a quantile (0-1), between its percentiles."""
+    steps = len(REFERENCE_START_PERCENTILES) - 1
+    position = min(max(fraction, 0.0), 1.0) * steps
+    low = min(int(position), steps - 1)
+    share = position - low
+    below, above = REFERENCE_START_PERCENTILES[low], REFERENCE_START_PERCENTILES[low + 1]
+    return below + share * (above - below)
+
+
+def latency_s(record: AttemptRecord | None) -> float | None:
+    """started - created of one attempt, the runtime's own part; None where either is unknown."""
+    if record is None or record.created_at_ns is None:
+        return None
+    return (record.started_at_ns - record.created_at_ns) / NS_PER_S
+
+
+def quantile(values: Sequence[float], q: float = REPORTED_QUANTILE) -> float | None:
+    """The ``q`` quantile (inclusive method), None for no values, the value itself for one."""
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return cuts[round(q * 100) - 1]
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return round(statistics.median(values), 4) if values else None
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value * 1000:.0f} ms"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.3f}s"
+
+
+def _td(value: timedelta) -> str:
+    return f"{value.total_seconds():.2f}s"
