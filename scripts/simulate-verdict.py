@@ -2,6 +2,7 @@
 """Which wrong kubelets the verdict catches: simulated kubelets judged by the harness's own code.
 
     scripts/simulate-verdict.py [--runs 100] [--seed 1] [--markdown docs/simulation.md]
+        [--control-runs 1000] [--costs 0.5,1,1.5,2,3] [--mutation-costs 1,2]
 
 Each case is a kubelet that is wrong in one small way (a neighbour max, a
 first restart that waits, a level it never posts), run RUNS times with the
@@ -17,6 +18,17 @@ the restarts the quick and full profiles need; the table gives the share
 caught and the rules that fired (each counted once per run, the three most
 frequent). The kubelet's back-off messages are
 seen, or hidden (a watch that misses them), as the case says.
+
+Hosts other than this one: ``--costs`` multiplies the part of each restart
+no back-off timer decides (the restart's own cost, restart 1's delay, the
+runtime's start latency, drawn from the reference host's measured
+percentiles) by each factor; each run has the check's restart-cost probes
+beside it (PROBES_PER_NODE restarts with no back-off), and the sound kubelets (the controls) run
+``--control-runs`` times at each, judged twice: with each node's cost
+measured from its records (harness.verdict.nodecost, as a check judges
+now) and at the reference host's constant bounds (as it judged before),
+so both columns come from one script. The wrong kubelets run at
+``--mutation-costs``.
 """
 
 from __future__ import annotations
@@ -27,7 +39,7 @@ import random
 import sys
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Final
@@ -44,13 +56,14 @@ from harness.model.backoff import (  # noqa: E402
 from harness.model.kubeletconfig import KubeletBackoffConfig  # noqa: E402
 from harness.model.releases import REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY  # noqa: E402
 from harness.recording.records import AttemptRecord  # noqa: E402
+from harness.runs.check import PROBES_PER_NODE  # noqa: E402
 from harness.runs.checkprofiles import CHECK_PROFILES  # noqa: E402
-from harness.verdict import Observation, judge_worker, restarts_needed  # noqa: E402
+from harness.verdict import Observation, WorkerVerdict, judge_worker, restarts_needed  # noqa: E402
+from harness.verdict.nodecost import cost_of, reference_start_at  # noqa: E402
 
 NS = 1_000_000_000
 T0 = 1_796_000_000 * NS
 RUN_S = 0.01  # the bare container exits at once
-START_S = 0.3  # creation to start, the runtime's part
 
 
 def _curve(max_s: float, *, reduced: bool = False) -> BackoffCurve:
@@ -180,12 +193,53 @@ def _costs() -> dict[str, list[float]]:
 COSTS: Final = _costs()
 
 
-def _overshoot(worker: str, level: float, rng: random.Random) -> float:
-    """The restart's cost measured on this worker, plus the requeue's jitter at this level
-    drawn as the kubelet draws it: uniform up to half the level, at most 30 s
-    (wait.Jitter; the bounds table's requeue_fraction and requeue_cap)."""
+def _overshoot(worker: str, level: float, rng: random.Random, cost: float = 1.0) -> float:
+    """The restart's cost measured on this worker (times ``cost``, a slower or faster host),
+    plus the requeue's jitter at this level drawn as the kubelet draws it: uniform up to half
+    the level, at most 30 s (wait.Jitter; the bounds table's requeue_fraction and
+    requeue_cap)."""
     jitter = rng.uniform(0.0, REQUEUE_FRACTION * min(level, REQUEUE_CAP.total_seconds()))
-    return rng.choice(COSTS[worker]) + jitter
+    return cost * rng.choice(COSTS[worker]) + jitter
+
+
+def _first_restart(rng: random.Random, cost: float) -> float:
+    """A restart that waits no back-off (restart 1): the exit noticed and the sync, measured
+    here at 0.6-1.2 s (docs/bounds.md, first_restart_upper_bound), times ``cost``."""
+    return cost * rng.uniform(0.6, 1.2)
+
+
+def _probe(rng: random.Random, cost: float, index: int) -> list[AttemptRecord]:
+    """A restart-cost probe: one run, one restart with no back-off (harness.runs.check)."""
+    first_start = _start_latency(rng, cost)
+    exit_ns = T0 + round((first_start + RUN_S) * NS)
+    start_s = _start_latency(rng, cost)
+    created_ns = exit_ns + round(_first_restart(rng, cost) * NS)
+    return [
+        AttemptRecord(
+            run_id="sim",
+            worker="probe",
+            node="probe-node",
+            namespace="sim",
+            pod=f"probe-{index}",
+            pod_uid=f"probe-{index}",
+            container="main",
+            attempt=attempt,
+            container_id=f"p{index}-{attempt}",
+            started_at_ns=started,
+            created_at_ns=created,
+            finished_at_ns=finished,
+        )
+        for attempt, created, started, finished in (
+            (0, T0, T0 + round(first_start * NS), exit_ns),
+            (1, created_ns, created_ns + round(start_s * NS), None),
+        )
+    ]
+
+
+def _start_latency(rng: random.Random, cost: float) -> float:
+    """The runtime's creation-to-start, drawn from the reference host's measured percentiles
+    (bound reference_start_latency) and slowed by ``cost`` like the rest of the restart."""
+    return cost * reference_start_at(rng.random())
 
 
 def _horizon_s(profile: str) -> float:
@@ -200,7 +254,7 @@ def _horizon_s(profile: str) -> float:
 
 
 def _records(
-    case: Case, restarts: int, rng: random.Random, horizon_s: float = 0.0
+    case: Case, restarts: int, rng: random.Random, horizon_s: float = 0.0, cost: float = 1.0
 ) -> list[AttemptRecord]:
     records: list[AttemptRecord] = []
     started = T0
@@ -210,12 +264,13 @@ def _records(
         if attempt > restarts and (started - T0) / NS >= horizon_s:
             break
         level = case.true_delay(attempt) if attempt else 0.0
+        start_s = _start_latency(rng, cost)
         if attempt:
             previous_exit = records[-1].finished_at_ns or 0
-            late = _overshoot(case.worker, level, rng) if level else rng.uniform(0.6, 1.2)
+            late = _overshoot(case.worker, level, rng, cost) if level else _first_restart(rng, cost)
             # The overshoot is measured to the kubelet's decision (the creation); the
-            # runtime starts the container START_S later.
-            started = previous_exit + round((level + late + START_S) * NS)
+            # runtime starts the container its start latency later.
+            started = previous_exit + round((level + late + start_s) * NS)
         says = case.messages and (attempt >= 2 or case.first_message)
         reported = level if level and says else None
         records.append(
@@ -230,7 +285,7 @@ def _records(
                 attempt=attempt,
                 container_id=f"c{attempt}",
                 started_at_ns=started,
-                created_at_ns=started - round(START_S * NS) if attempt else started,
+                created_at_ns=started - round(start_s * NS),
                 finished_at_ns=started + round(RUN_S * NS),
                 exit_code=1,
                 reported_backoff_s=reported,
@@ -239,30 +294,66 @@ def _records(
     return records
 
 
-def _caught(case: Case, profile: str, runs: int, rng: random.Random) -> tuple[int, str]:
+@dataclass
+class Tally:
+    """How the runs of one case at one cost ended, and which rules fired."""
+
+    runs: int = 0
+    failed: int = 0
+    errors: int = 0
+    rules: Counter[str] = field(default_factory=Counter)
+
+    def add(self, verdict: WorkerVerdict) -> None:
+        self.runs += 1
+        if verdict.passed:
+            return
+        if verdict.in_error:
+            self.errors += 1
+        else:
+            self.failed += 1
+        # Every rule that fired, once per run: which ones a case relies on.
+        self.rules.update({_rule(failure) for failure in verdict.failures})
+
+    @property
+    def caught(self) -> int:
+        return self.failed + self.errors
+
+    def by(self) -> str:
+        return ", ".join(f"{rule} {n}" for rule, n in self.rules.most_common(3)) or "-"
+
+
+def _judge(
+    case: Case, profile: str, runs: int, rng: random.Random, cost: float = 1.0
+) -> tuple[Tally, Tally]:
+    """The case's runs judged on each node's measured cost, and at the reference's bounds."""
     need = CHECK_PROFILES[profile].need_for(case.worker, case.expected)
     required = restarts_needed(case.expected, need.min_restarts, need.until_delay)
-    rules: Counter[str] = Counter()
-    caught = 0
+    measured, constant = Tally(), Tally()
     horizon_s = _horizon_s(profile)
+    node = f"node-{case.worker}"
     for _ in range(runs):
-        records = _records(case, required, rng, horizon_s)
-        verdict = judge_worker(
-            records,
-            case.expected,
-            worker=case.worker,
-            node=f"node-{case.worker}",
-            observation=Observation(required_restarts=required),
-        )
-        if not verdict.passed:
-            caught += 1
-            # Every rule that fired, once per run: which ones a case relies on.
-            rules.update({_rule(failure) for failure in verdict.failures})
-    return caught, ", ".join(f"{rule} {n}" for rule, n in rules.most_common(3))
+        records = _records(case, required, rng, horizon_s, cost)
+        probes = [_probe(rng, cost, index) for index in range(PROBES_PER_NODE)]
+        for tally, node_cost in ((measured, cost_of(node, [records, *probes])), (constant, None)):
+            tally.add(
+                judge_worker(
+                    records,
+                    case.expected,
+                    worker=case.worker,
+                    node=node,
+                    observation=Observation(required_restarts=required, cost=node_cost),
+                )
+            )
+    return measured, constant
+
+
+def _share(count: int, runs: int) -> str:
+    return f"{100 * count / runs:.1f} %"
 
 
 def _rule(failure: str) -> str:
     for name, rule in (
+        ("too slow to judge", "too slow"),
         ("levels unconfirmed", "levels unconfirmed"),
         ("cap came", "cap median"),
         ("too early", "too early"),
@@ -277,48 +368,98 @@ def _rule(failure: str) -> str:
     return failure.split(":")[1].strip()[:30] if ":" in failure else failure[:30]
 
 
-def _with_table(page: Path, runs: int, seed: int, table: str) -> str:
-    """The page with its command line and table written again, the prose after them kept."""
+def _with_tables(page: Path, command: str, tables: str) -> str:
+    """The page with its command line and tables written again, the prose after them kept."""
     head = (
         "# The verdict on simulated kubelets\n\n"
-        f"`scripts/simulate-verdict.py --runs {runs} --seed {seed}`: "
-        "each case run with the v1.35 kubelet's timing and judged by the harness's own "
-        "`judge_worker` on the quick and full profiles' needs (see the script's doc). "
-        '"by" counts every rule that fired, once per run (the three most frequent).\n\n'
+        f"`{command}`: each case run with the v1.35 kubelet's timing and judged by the "
+        "harness's own `judge_worker` on the quick and full profiles' needs (see the script's "
+        'doc). "by" counts every rule that fired, once per run (the three most frequent).\n\n'
     )
     old = page.read_text() if page.exists() else ""
-    lines = old.splitlines(keepends=True)
-    table_at = next((i for i, line in enumerate(lines) if line.startswith("| case |")), None)
-    if table_at is None:
-        return head + table
-    after = next(
-        (i for i in range(table_at, len(lines)) if not lines[i].startswith("|")), len(lines)
-    )
-    return head + table + "".join(lines[after:])
+    marker = "What it says"
+    return head + tables + ("\n" + old[old.index(marker) :] if marker in old else "")
+
+
+def _control_table(runs: int, costs: list[float], rng: random.Random) -> str:
+    lines = [
+        "Sound kubelets on hosts whose restarts cost a multiple of this one's, "
+        f"{runs} runs per profile and cost: the share that ended failed and in error, judged "
+        "on each node's measured cost (now) and at the reference host's constant bounds "
+        "(before).\n",
+        "| control | cost | quick: failed | error | before: failed | full: failed | error | "
+        "before: failed | by (now) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for case in (c for c in CASES if c.name.startswith("control")):
+        for cost in costs:
+            quick, quick_before = _judge(case, "quick", runs, rng, cost)
+            full, full_before = _judge(case, "full", runs, rng, cost)
+            rules = quick.rules + full.rules
+            by = ", ".join(f"{rule} {n}" for rule, n in rules.most_common(3)) or "-"
+            lines.append(
+                f"| {case.name.removeprefix('control: ')} | x{cost:g} | "
+                f"{_share(quick.failed, runs)} | {_share(quick.errors, runs)} | "
+                f"{_share(quick_before.failed, runs)} | {_share(full.failed, runs)} | "
+                f"{_share(full.errors, runs)} | {_share(full_before.failed, runs)} | {by} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _mutation_table(runs: int, costs: list[float], rng: random.Random) -> str:
+    header = " | ".join(f"x{c:g} quick | x{c:g} full" for c in costs)
+    lines = [
+        f"Wrong kubelets, {runs} runs per profile and cost: caught (failed + error) and, of "
+        "those, in error; judged on each node's measured cost.\n",
+        f"| case | worker | {header} | by (x{costs[0]:g}, quick and full) |",
+        "|---|---|" + "---|---|" * len(costs) + "---|",
+    ]
+    for case in (c for c in CASES if not c.name.startswith("control")):
+        cells: list[str] = []
+        by = ""
+        for cost in costs:
+            quick, _ = _judge(case, "quick", runs, rng, cost)
+            full, _ = _judge(case, "full", runs, rng, cost)
+            cells += [_caught_cell(quick), _caught_cell(full)]
+            if not by:
+                rules = quick.rules + full.rules
+                by = ", ".join(f"{rule} {n}" for rule, n in rules.most_common(3)) or "-"
+        lines.append(f"| {case.name} | {case.worker} | {' | '.join(cells)} | {by} |")
+    return "\n".join(lines) + "\n"
+
+
+def _caught_cell(tally: Tally) -> str:
+    return f"{tally.caught}" + (f" ({tally.errors} error)" if tally.errors else "")
+
+
+def _floats(text: str) -> list[float]:
+    return [float(part) for part in text.split(",") if part.strip()]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=100, help="runs per wrong kubelet")
+    parser.add_argument("--control-runs", type=int, default=1000, help="runs per sound kubelet")
+    parser.add_argument("--costs", type=_floats, default=[0.5, 1.0, 1.5, 2.0, 3.0])
+    parser.add_argument("--mutation-costs", type=_floats, default=[1.0, 2.0])
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--markdown", type=Path, help="write the table there as well")
+    parser.add_argument("--markdown", type=Path, help="write the tables there as well")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    lines = [
-        f"| case | worker | quick: caught of {args.runs} | by | full: caught of {args.runs} | by |",
-        "|---|---|---|---|---|---|",
-    ]
-    for case in CASES:
-        quick, quick_by = _caught(case, "quick", args.runs, rng)
-        full, full_by = _caught(case, "full", args.runs, rng)
-        lines.append(
-            f"| {case.name} | {case.worker} | {quick} | {quick_by or '-'} | {full} | "
-            f"{full_by or '-'} |"
-        )
-    table = "\n".join(lines) + "\n"
-    print(table, end="")
+    tables = (
+        _control_table(args.control_runs, args.costs, rng)
+        + "\n"
+        + _mutation_table(args.runs, args.mutation_costs, rng)
+    )
+    print(tables, end="")
     if args.markdown:
-        args.markdown.write_text(_with_table(args.markdown, args.runs, args.seed, table))
+        command = (
+            f"scripts/simulate-verdict.py --runs {args.runs} --control-runs {args.control_runs} "
+            f"--costs {','.join(f'{c:g}' for c in args.costs)} "
+            f"--mutation-costs {','.join(f'{c:g}' for c in args.mutation_costs)} "
+            f"--seed {args.seed}"
+        )
+        args.markdown.write_text(_with_tables(args.markdown, command, tables))
     return 0
 
 

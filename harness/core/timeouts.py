@@ -72,6 +72,10 @@ CHECK_MUTATION: Final = _s(600.0)
 # timeout. Twice API_REQUEST, the limit of one `docker exec`: a reader that
 # hangs once while starting again is tolerated.
 NODE_SILENT: Final = _s(60.0)
+# A node heard from whose listings stay incomplete (a container it lists that
+# cannot be inspected) this long gives no "now" to judge an overdue restart by:
+# the run ends as an error naming it. As long as a node may be silent.
+LISTING_STALE: Final = NODE_SILENT
 # A node's reader, asked to end (its stdin closed), cleans up within this long
 # or is killed.
 READER_EXIT: Final = _s(5.0)

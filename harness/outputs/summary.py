@@ -161,11 +161,12 @@ class LiveConfig:
 class RestartCost:
     """What a restart cost a worker's node in the run, and the bounds it gave.
 
-    From harness.verdict.nodecost: the runtime's start latency (started -
-    created) of every attempt on the node and the restarts that waited no
-    back-off, each with its count, median and 95th percentile; the node's
-    slowdown against the reference host; what a restart could then cost after
-    its requeue, and restart 1's bound.
+    From harness.verdict.nodecost: the restarts that waited no back-off (the
+    subjects' restart 1 and the probes') and the runtime's start latency
+    (started - created) of every attempt on the node, each with its count,
+    median and 95th percentile; the runtime's slowdown (the cap) and the node's
+    against the reference host; what a restart could then cost after its
+    requeue, and restart 1's bound.
     """
 
     node: str
@@ -176,6 +177,7 @@ class RestartCost:
     first_restart_samples: int
     first_restart_median_s: float | None
     first_restart_p95_s: float | None
+    runtime_slowdown: float
     slowdown: float
     after_requeue_s: float
     first_restart_bound_s: float
@@ -190,9 +192,14 @@ class RestartCost:
         """One cell: "1.40x (start 84 ms over 54): +2.10 s after requeue, restart 1 <= 3.50 s"."""
         if not self.measured or self.start_latency_median_s is None:
             return "not measured: the reference host's"
+        first = (
+            f"no back-off {self.first_restart_median_s:.2f} s over {self.first_restart_samples}"
+            if self.first_restart_median_s is not None
+            else "no restart without back-off"
+        )
         return (
-            f"{self.slowdown:.2f}x (start {self.start_latency_median_s * 1000:.0f} ms over "
-            f"{self.start_latency_samples}): +{self.after_requeue_s:.2f} s after requeue, "
+            f"{self.slowdown:.2f}x ({first}; start {self.start_latency_median_s * 1000:.0f} ms "
+            f"over {self.start_latency_samples}): +{self.after_requeue_s:.2f} s after requeue, "
             f"restart 1 <= {self.first_restart_bound_s:.2f} s"
         )
 
@@ -500,10 +507,11 @@ def measured_bounds(workers: Sequence[WorkerSummary]) -> tuple[JudgedBound, ...]
         if not cost.measured:
             continue
         measure = (
-            f"this run: node {node}, the runtime's start latency median "
-            f"{cost.start_latency_median_s}s, p95 {cost.start_latency_p95_s}s over "
-            f"{cost.start_latency_samples} starts; restart 1 median {cost.first_restart_median_s}s "
-            f"over {cost.first_restart_samples}; slowdown {cost.slowdown}x the reference host"
+            f"this run: node {node}, restarts with no back-off median "
+            f"{cost.first_restart_median_s}s, p95 {cost.first_restart_p95_s}s over "
+            f"{cost.first_restart_samples}; the runtime's start latency median "
+            f"{cost.start_latency_median_s}s over {cost.start_latency_samples} starts "
+            f"({cost.runtime_slowdown}x, the cap); slowdown {cost.slowdown}x the reference host"
         )
         bounds.append(
             JudgedBound(

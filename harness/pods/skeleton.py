@@ -127,6 +127,23 @@ def conformance_pod(
     )
 
 
+def probe_pod(worker: str, index: int, run_id: str, image: str) -> dict[str, Any]:
+    """A restart-cost probe: its container fails once, then runs until the run ends.
+
+    Its one restart waits no back-off (the kubelet creates the back-off entry
+    on the first restart), so its delay is the node's cost of a restart alone:
+    harness.verdict.nodecost measures the node with it, through the run.
+    """
+    args = workload_args("transient", "--fail-times", "1")
+    return pod_for_worker(
+        name=f"probe-{worker}-{index}",
+        worker=worker,
+        run_id=run_id,
+        role="probe",
+        containers=[workload_container(MAIN_CONTAINER, image, args)],
+    )
+
+
 def workload_args(mode: str, *extra: str) -> list[str]:
     """The workload binary's arguments for ``mode``, writing its logs to the records dir."""
     return ["--mode", mode, *extra, "--record-dir", RECORD_DIR]

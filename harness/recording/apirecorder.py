@@ -156,6 +156,10 @@ class ApiRecorder(ClosesItsLog):
         """The nodes are not this host's: its load says nothing of their lateness."""
         return ()
 
+    def created_unstarted(self) -> dict[tuple[str, str], tuple[int, int]]:
+        # No runtime to list: a container is seen once it started.
+        return {}
+
     def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]:
         with self._lock:
             return pending_from(self._api_view, {r.key for r in self.log.latest()})

@@ -18,8 +18,8 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterable
-from datetime import datetime
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Final
 
 from kubernetes import client
@@ -37,6 +37,48 @@ RENEW_GAP_NS: Final = int(BOUNDS["lease_renew_gap"].as_seconds() * NS_PER_S)
 LEASE_POLL_S: Final = 2.0
 # Far past any run: the end of a span that has not ended yet.
 _OPEN_END_NS: Final = 2**62
+
+
+def last_renewals(api: client.ApiClient, nodes: Iterable[str]) -> dict[str, int | None]:
+    """node -> when its kubelet last renewed its Lease (node clock, ns); None where unread."""
+    leases = client.CoordinationV1Api(api)
+    found: dict[str, int | None] = {}
+    for node in nodes:
+        try:
+            lease = leases.read_namespaced_lease(
+                node, LEASE_NAMESPACE, _request_timeout=timeouts.API_REQUEST
+            )
+        except Exception:  # unreadable (RBAC, the API away): nothing said of this node
+            found[node] = None
+            continue
+        renewed = lease.spec.renew_time if lease.spec else None
+        found[node] = (
+            int(renewed.timestamp() * 1_000_000) * 1_000 if isinstance(renewed, datetime) else None
+        )
+    return found
+
+
+def stopped_renewing(
+    renewals: Mapping[str, int | None], now_ns: int, already: Iterable[str] = ()
+) -> list[str]:
+    """The kubelets whose Lease was last renewed longer ago than a live kubelet's gap.
+
+    Frozen (SIGSTOP, its process alive) or exited, a kubelet that no longer
+    renews its Lease restarts nothing: seen from outside it is one fact, said
+    one way. ``already`` are nodes said stopped otherwise (their process gone).
+    """
+    said = set(already)
+    return [
+        f"the kubelet of node {node} stopped answering: its Lease was last renewed at "
+        f"{_utc(renewed)}, {(now_ns - renewed) / NS_PER_S:.0f}s before the run's end (bound "
+        "lease_renew_gap): frozen or stopped, it restarts nothing"
+        for node, renewed in renewals.items()
+        if renewed is not None and now_ns - renewed > RENEW_GAP_NS and node not in said
+    ]
+
+
+def _utc(ns: int) -> str:
+    return f"{datetime.fromtimestamp(ns / NS_PER_S, UTC):%H:%M:%S} UTC"
 
 
 class LeaseReader:

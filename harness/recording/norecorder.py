@@ -63,6 +63,10 @@ class NoRecorder:
         del node
         return []
 
+    def created_unstarted(self) -> dict[tuple[str, str], tuple[int, int]]:
+        # No runtime to list: a container is seen once it started.
+        return {}
+
     def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]:
         return {}
 

@@ -41,6 +41,7 @@ from harness.core.proc import run
 from harness.model.bounds import BOUNDS
 from harness.recording.closing import ClosesItsLog, RecorderErrors
 from harness.recording.cri import (
+    STATE_CREATED,
     STATE_EXITED,
     STATE_RUNNING,
     CriContainer,
@@ -122,6 +123,7 @@ class AttemptRecorder(Protocol):
     def listed_at_ns(self, node: str) -> int | None: ...
     def unobserved(self, node: str) -> list[tuple[int, int]]: ...
     def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]: ...
+    def created_unstarted(self) -> dict[tuple[str, str], tuple[int, int]]: ...
     def api_view(self, key: AttemptKey) -> ApiView | None: ...
     def saturated(self) -> tuple[SaturatedSpan, ...]: ...
     def wait_for_change(self, timeout: float) -> None: ...
@@ -148,6 +150,10 @@ class Recorder(ClosesItsLog):
         self.observer = observer
         self.log = AttemptLog(run_dir)
         self.errors = RecorderErrors()
+        # node -> monotonic time of its last complete listing, or of the start.
+        self._complete_at: dict[str, float] = {}
+        # node -> (pod UID, container) -> (attempt, created): created, not started yet.
+        self._created: dict[str, dict[tuple[str, str], tuple[int, int]]] = {}
         # Every raw input, for a replay of this run (see harness.recording.trace).
         self.trace = TraceWriter(run_dir / TRACE_FILE)
         self._exec_raw = exec_in_node or _docker_exec
@@ -165,6 +171,7 @@ class Recorder(ClosesItsLog):
         self.reconciled = 0
         # Per node: when it last spoke (monotonic), and how it last failed.
         self._answered_at = dict.fromkeys(self.node_workers, time.monotonic())
+        self._complete_at = dict.fromkeys(self.node_workers, time.monotonic())
         self._last_failure: dict[str, str] = {}
         # Per node: how often its runtime failed since its last complete listing,
         # the latest failure, and whether the node itself answered meanwhile.
@@ -294,12 +301,23 @@ class Recorder(ClosesItsLog):
         :meth:`silent_nodes` names that cause.
         """
         with self._lock:
-            return [
+            stopped = [
                 f"the container runtime of node {node} stopped answering: "
                 f"{self._runtime_failure[node]}"
                 for node, failures in self._runtime_failures.items()
                 if failures >= BROKEN_AFTER and node in self._answered_while_failing
             ]
+            now = time.monotonic()
+            stale = [
+                f"node {node} gave no complete listing for {now - since:.0f}s (bound "
+                f"LISTING_STALE): no 'now' on its clock to judge an overdue restart by; "
+                f"last: {self._last_failure.get(node, 'a container it listed, not inspected')}"
+                for node, since in self._complete_at.items()
+                # Heard just now: a node that is not is silent, and says so itself.
+                if now - since > timeouts.LISTING_STALE
+                and now - self._answered_at.get(node, since) <= UNOBSERVED_GAP
+            ]
+            return stopped + stale
 
     def deleted_pods(self) -> dict[str, str]:
         """Pod name -> when (UTC, ISO 8601) the pod watch saw it deleted, evicted or replaced."""
@@ -323,6 +341,19 @@ class Recorder(ClosesItsLog):
         """Node-clock spans (ns) in which the node was silent for over UNOBSERVED_GAP seconds."""
         with self._lock:
             return list(self._unobserved.get(node, []))
+
+    def created_unstarted(self) -> dict[tuple[str, str], tuple[int, int]]:
+        """(pod UID, container) -> (attempt, created) of each container the runtime has
+        created and not started yet, as the nodes' last listings show them: a restart the
+        kubelet made in time is not overdue while the runtime is slow to start it."""
+        with self._lock:
+            recorded = {r.key for r in self.log.latest()}
+            return {
+                (uid, name): found
+                for created in self._created.values()
+                for (uid, name), found in created.items()
+                if (uid, name, found[0]) not in recorded
+            }
 
     def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]:
         """(pod uid, container) -> (attempt, back-off) reported for an attempt not yet run.
@@ -409,6 +440,7 @@ class Recorder(ClosesItsLog):
         slow inspect cannot look like a silent node.
         """
         ours = [c for c in listing.containers if c.pod_namespace == self.namespace]
+        self._note_created(node, ours)
         if not any(self._unrecorded(c) for c in ours):
             self._set_listed(node, listing.listed_at_ns)
             return
@@ -436,6 +468,18 @@ class Recorder(ClosesItsLog):
             self.reconciled += len(found)
         if len(found) == len(missing):
             self._set_listed(node, listing.listed_at_ns)
+
+    def _note_created(self, node: str, listed: list[CriContainer]) -> None:
+        """The node's containers created and not started yet, as this listing shows them."""
+        created = {
+            (c.pod_uid, c.name): (c.attempt, c.created_at_ns)
+            for c in listed
+            if c.state == STATE_CREATED
+            and c.created_at_ns is not None
+            and c.pod_namespace == self.namespace
+        }
+        with self._lock:
+            self._created[node] = created
 
     def _unrecorded(self, container: CriContainer) -> bool:
         """The listing shows more than the records: an attempt unseen, or its exit unseen."""
@@ -467,6 +511,7 @@ class Recorder(ClosesItsLog):
 
     def _set_listed(self, node: str, listed_ns: int) -> None:
         with self._changed:
+            self._complete_at[node] = time.monotonic()
             # A complete listing: the runtime answers, whatever failed before.
             self._runtime_failures.pop(node, None)
             self._runtime_failure.pop(node, None)
@@ -520,6 +565,7 @@ class Recorder(ClosesItsLog):
             self.on_problem(node, f"sampling: {first_line(error)}")
             return
         self._heard(node)
+        self._note_created(node, listed)
         for container in self._inspect(node, wanted):
             if container.started_at_ns is not None:
                 self._write(self._record(node, container))
@@ -573,8 +619,11 @@ class Recorder(ClosesItsLog):
         with self._changed:
             # A reconciling inspect that returns after the log closed: the
             # final listing of stop() recorded the attempt already.
+            replaced = len(self.log.replaced)
             if not self._closed and self.log.append(record):
                 self._changed.notify_all()
+            for message in self.log.replaced[replaced:]:
+                self.errors.add(message)
 
     # the pod watch's notes (called from its thread) ------------------------
     def _note(self, key: AttemptKey, note: PodNote) -> None:

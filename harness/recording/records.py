@@ -235,6 +235,8 @@ class AttemptLog:
     def __init__(self, run_dir: Path) -> None:
         self.path = Path(run_dir) / ATTEMPTS_FILE
         self._latest: dict[AttemptKey, AttemptRecord] = {}
+        # A second container under one restart count, said once each: both stay in the log.
+        self.replaced: list[str] = []
         existed = self.path.exists()
         if existed:
             _repair_tail(self.path)
@@ -264,6 +266,19 @@ class AttemptLog:
     def append(self, record: AttemptRecord) -> bool:
         """Write the record if it is new or adds something; True when written."""
         known = self._latest.get(record.key)
+        if (
+            known is not None
+            and known.container_id
+            and record.container_id
+            and known.container_id != record.container_id
+        ):
+            self.replaced.append(
+                f"{record.pod}/{record.container}: a second container "
+                f"({record.container_id[:13]}) under restart count {record.attempt}, after "
+                f"{known.container_id[:13]}; both are in {ATTEMPTS_FILE}, the verdict reads the "
+                "second (a kubelet counts restarts by the containers it keeps: one it removed "
+                "is counted again)"
+            )
         merged = record if known is None else known.merged_with(record)
         if merged == known:
             return False

@@ -30,7 +30,13 @@ from harness.core.progress import Progress
 from harness.model.backoff import BackoffCurve, curve_fields
 from harness.outputs.coverage import RuleCoverage, coverage_of
 from harness.outputs.summary import RunSummary, outcome_of, summarize
-from harness.pods.skeleton import MAIN_CONTAINER, conformance_pod, crashing_pod, on_existing_node
+from harness.pods.skeleton import (
+    MAIN_CONTAINER,
+    conformance_pod,
+    crashing_pod,
+    on_existing_node,
+    probe_pod,
+)
 from harness.recording.recorder import AttemptRecorder, Observer
 from harness.recording.records import AttemptRecord
 from harness.runs.checkprofiles import CheckProfile, Need, check_variants_have_workers
@@ -55,6 +61,10 @@ from harness.verdict.nodecost import NodeCost, node_costs
 
 # How often the wait loop judges again when no record arrives (a period, not a wait).
 RECHECK_EVERY_S: Final = 1.0
+# Restart-cost probes (pods.skeleton.probe_pod): one per worker node this often, at
+# most this many, from the start of the observation (a period and a count, not waits).
+PROBE_EVERY_S: Final = 20.0
+PROBES_PER_NODE: Final = 8
 
 
 @dataclass(kw_only=True)
@@ -76,6 +86,8 @@ class CheckResult(RunState):
     decided: dict[str, tuple[float, str]] = field(default_factory=dict)
     # worker -> (attempt, back-off) the kubelet reports for its next, pending attempt.
     pending: dict[str, tuple[int, float]] = field(default_factory=dict)
+    # worker -> when the runtime created its next attempt, not started yet (node clock).
+    created: dict[str, int] = field(default_factory=dict)
     # worker -> the node's clock at its last listing: "now" for overdue restarts.
     node_now_ns: dict[str, int] = field(default_factory=dict)
     # worker -> node-clock spans in which its node was not observed (frozen, paused).
@@ -84,6 +96,9 @@ class CheckResult(RunState):
     saturated: tuple[tuple[int, int, float], ...] = ()
     # node -> what a restart cost it in this run, from every subject's attempts on it.
     costs: dict[str, NodeCost] = field(default_factory=dict)
+    # Restart-cost probes: pod name -> node, and what they recorded (pod name -> attempts).
+    probes: dict[str, str] = field(default_factory=dict)
+    probe_attempts: dict[str, list[AttemptRecord]] = field(default_factory=dict)
 
 
 def _by_subject(
@@ -190,7 +205,25 @@ class _CheckSteps:
         setup.recorder.trace.write("context", **check_context(result, setup.namespace, used))
 
     def observe(self, setup: RunSetup, result: CheckResult) -> None:
-        observe(result, setup.recorder, self.on_sample, self.stop_event)
+        def probe(elapsed_s: float) -> None:
+            self._probe(setup, result, elapsed_s)
+
+        observe(result, setup.recorder, self.on_sample, self.stop_event, probe)
+
+    def _probe(self, setup: RunSetup, result: CheckResult, elapsed_s: float) -> None:
+        """One more restart-cost probe on every worker node, when one is due."""
+        nodes = _probe_nodes(result)
+        made = len(result.probes) // max(len(nodes), 1)
+        if made >= PROBES_PER_NODE or elapsed_s < made * PROBE_EVERY_S:
+            return
+        remote = isinstance(self.cluster, RemoteCluster)
+        for worker, node in nodes.items():
+            manifest = probe_pod(worker, made, setup.run_id, setup.image)
+            if remote:
+                manifest = on_existing_node(manifest, worker)
+            self.core.create_namespaced_pod(setup.namespace, manifest)
+            result.probes[manifest["metadata"]["name"]] = node
+            setup.recorder.trace.write("probe", pod=manifest["metadata"]["name"], node=node)
 
     def stop(self, setup: RunSetup, result: CheckResult) -> None:
         # conclude() stops the recorder, taking its last listing first: a
@@ -239,12 +272,19 @@ def observe(
     recorder: AttemptRecorder,
     on_sample: Callable[[CheckResult], None] | None,
     stop: threading.Event | None,
+    probe: Callable[[float], None] | None = None,
 ) -> None:
-    """Wait until every worker is observed enough or decided, the window ends or a stop."""
+    """Wait until every worker is observed enough or decided, the window ends or a stop.
+
+    ``probe`` is given the seconds since the start at every turn: it starts
+    the restart-cost probes that are due (a replay has none to start).
+    """
     profile = result.profile
     started = time.monotonic()
     deadline = started + profile.timeout_s
     while True:
+        if probe is not None:
+            probe(time.monotonic() - started)
         take_sample(result, recorder)
         decide_early(result, time.monotonic() - started)
         if on_sample is not None:
@@ -279,10 +319,18 @@ def observe(
 
 def take_sample(result: CheckResult, recorder: AttemptRecorder) -> None:
     """What the recorder knows now: attempts, pending levels, each node's clock."""
-    result.attempts = _by_subject(recorder.attempts(), MAIN_CONTAINER, result.pods)
+    known = recorder.attempts()
+    result.attempts = _by_subject(known, MAIN_CONTAINER, result.pods)
+    result.probe_attempts = _by_subject(known, MAIN_CONTAINER, {pod: pod for pod in result.probes})
     pending = recorder.pending_backoffs()
+    created = recorder.created_unstarted()
     for worker, node in result.nodes.items():
         records = result.attempts.get(worker, [])
+        made = created.get((records[-1].pod_uid, MAIN_CONTAINER)) if records else None
+        if made is not None and made[0] == records[-1].attempt + 1:
+            result.created[worker] = made[1]
+        else:
+            result.created.pop(worker, None)
         found = pending.get((records[-1].pod_uid, MAIN_CONTAINER)) if records else None
         # Only the restart right after the last recorded one is pending; a level
         # kept from before that restart happened belongs to it, not the next.
@@ -299,7 +347,7 @@ def take_sample(result: CheckResult, recorder: AttemptRecorder) -> None:
 
 def decide_early(result: CheckResult, elapsed_s: float) -> None:
     """Mark every worker that can no longer pass, with its first failure and when."""
-    result.costs = node_costs(result.attempts, result.nodes)
+    result.costs = _costs(result)
     for worker, curve in result.curves.items():
         if worker in result.decided:
             continue
@@ -340,6 +388,7 @@ def _observation(result: CheckResult, worker: str, *, required_restarts: int) ->
         required_restarts=required_restarts,
         now_ns=result.node_now_ns.get(worker),
         pending_reported_s=pending[1] if pending else None,
+        pending_created_ns=result.created.get(worker),
         unobserved=result.unobserved.get(worker, ()),
         saturated=result.saturated,
         cost=result.costs.get(result.nodes[worker]),
@@ -380,6 +429,19 @@ def coverage(result: CheckResult) -> dict[str, tuple[RuleCoverage, ...]]:
 def write_outputs(result: CheckResult, cluster: Target) -> RunSummary:
     """summary.json and junit.xml in the run directory (attempts.jsonl is already there)."""
     return publish(result.run_dir, summary_of(result, cluster))
+
+
+def _costs(result: CheckResult) -> dict[str, NodeCost]:
+    """Each node's restart cost from its subjects' and its probes' attempts."""
+    probes: dict[str, list[list[AttemptRecord]]] = {}
+    for pod, records in result.probe_attempts.items():
+        probes.setdefault(result.probes[pod], []).append(records)
+    return node_costs(result.attempts, result.nodes, probes)
+
+
+def _probe_nodes(result: CheckResult) -> dict[str, str]:
+    """worker -> node of every bare worker: where the probes go."""
+    return {worker: node for worker, node in result.nodes.items() if "/" not in worker}
 
 
 def _judged(
@@ -423,7 +485,7 @@ def _undecided(result: CheckResult) -> list[str]:
 def judge(result: CheckResult, required_restarts: Mapping[str, int]) -> None:
     """The final verdict of every worker; completeness counts unless the run was cut short."""
     cut_short = result.status in ("interrupted", "running", "error")
-    result.costs = node_costs(result.attempts, result.nodes)
+    result.costs = _costs(result)
     for worker, curve in result.curves.items():
         required = 0 if cut_short or result.profile.fixed_window else required_restarts[worker]
         # A worker decided early ended its observation by design: its first

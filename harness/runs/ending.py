@@ -10,6 +10,7 @@ cluster its start time comes from its metrics.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ from harness.cluster.lifecycle import Cluster
 from harness.cluster.remote import RemoteCluster, kubelet_start_times, restarted_kubelets
 from harness.core import timeouts
 from harness.outputs.evidence import collect_failure_evidence, export_kind_logs
+from harness.recording.leases import last_renewals, stopped_renewing
 from harness.recording.recorder import AttemptRecorder
 from harness.recording.trace import Tap
 from harness.runs.lifecycle import RunState, Target
@@ -186,7 +188,22 @@ def kubelets_at_start(cluster: Target, api: client.ApiClient, nodes: list[str]) 
 
 
 def ending_of(kubelets: KubeletsAtStart) -> RunEnding:
-    """The run's ending, compared with how its kubelets were at the start."""
+    """The run's ending, compared with how its kubelets were at the start.
+
+    On the harness's own cluster, a kubelet whose process is still there but
+    whose Lease stopped moving (frozen) is stopped as much as one that exited:
+    the run says so of both, the same way. (An existing cluster's frozen nodes
+    are read from their Leases throughout the run.)
+    """
     if kubelets.start_times is not None:
         return remote_ending(kubelets.api, kubelets.start_times)
-    return run_ending(kubelets.processes or {})
+    processes = kubelets.processes or {}
+    ending = run_ending(processes)
+    if ending.engine_gone is not None:
+        return ending
+    stopped_nodes = [node for node in processes if any(node in s for s in ending.stopped)]
+    # A kind node's clock is the host's.
+    frozen = stopped_renewing(
+        last_renewals(kubelets.api, list(processes)), time.time_ns(), stopped_nodes
+    )
+    return RunEnding(ending.errors, (*ending.stopped, *frozen), None)

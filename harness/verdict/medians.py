@@ -3,9 +3,11 @@ slowdown are judged with (pure)."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 
+@functools.cache
 def uniform_median_quantile(count: int, confidence: float) -> float:
     """The ``confidence`` quantile of the median of ``count`` uniform(0, 1) draws.
 

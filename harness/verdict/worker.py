@@ -84,6 +84,9 @@ class Observation:
     required_restarts: int = 0
     now_ns: int | None = None
     pending_reported_s: float | None = None
+    # When the runtime created the restart after the last one seen, which has not
+    # started yet (a slow runtime): the kubelet's decision, made then.
+    pending_created_ns: int | None = None
     # Node-clock spans (ns) in which the node was not observed (see the recorder).
     unobserved: tuple[tuple[int, int], ...] = ()
     # Host-clock spans (ns) in which the host's CPUs were saturated, with the
@@ -92,9 +95,6 @@ class Observation:
     # What a restart costs the node, measured in the run; None: the reference
     # host's cost (the sources' terms, restart 1 at a flat bound).
     cost: NodeCost | None = None
-
-    def allowance_for(self, record: AttemptRecord | None) -> CostAllowance:
-        return UNMEASURED if self.cost is None else self.cost.allowance_for(record)
 
     @property
     def allowance(self) -> CostAllowance:
@@ -174,7 +174,7 @@ def judge_worker(
             confirm_levels=confirm_levels,
             unobserved=observation.unobserved,
             saturated=observation.saturated,
-            allowance=observation.allowance_for(current),
+            allowance=observation.allowance,
             node_slow=slowness,
         )
         curve_n = check.curve_n
@@ -236,33 +236,10 @@ def _pending_problems(
         if last.attempt
         else "only the first run was seen (no restart)"
     )
-    if last.finished_at_ns is not None and observation.now_ns is not None:
-        # The most lenient reading: a long run may or may not have reset the curve.
-        upper_ns = max(
-            to_ns(curve.upper_tolerance(curve.delay_before_restart(p), observation.allowance))
-            for p in positions
-        )
-        due_ns = last.finished_at_ns + upper_ns
-        nominal_ns = min(to_ns(curve.delay_before_restart(p)) for p in positions)
-        gap = machine_lateness(
-            observation.unobserved,
-            observation.saturated,
-            last.finished_at_ns,
-            observation.now_ns,
-            busy_from_ns=last.finished_at_ns + nominal_ns,
-            excess_ns=observation.now_ns - due_ns,
-        )
-        if observation.now_ns > due_ns and gap is not None:
-            return problems, [f"error: restart {n} overdue, but {gap}"]
-        if observation.now_ns > due_ns:
-            return [
-                *problems,
-                f"restart {n} overdue: attempt {last.attempt} exited at "
-                f"{clock(last.finished_at_ns)}, so restart {n} was due by {clock(due_ns)}; "
-                "none by "
-                f"{clock(observation.now_ns)}, {secs(observation.now_ns - due_ns)} past its bound "
-                f"({seen})",
-            ], []
+    overdue = _overdue(curve, last, positions, observation, seen)
+    if overdue is not None:
+        found, errors = overdue
+        return [*problems, *found], errors
     if last.attempt < observation.required_restarts:
         state = "still running" if last.finished_at_ns is None else "exited, waiting"
         problems.append(
@@ -271,6 +248,48 @@ def _pending_problems(
             f"{seen}, attempt {last.attempt} {state}"
         )
     return problems, []
+
+
+def _overdue(
+    curve: BackoffCurve,
+    last: AttemptRecord,
+    positions: tuple[int, ...],
+    observation: Observation,
+    seen: str,
+) -> tuple[list[str], list[str]] | None:
+    """The restart after ``last``, overdue on the node's clock: a failure, or an error while
+    the node was not observed; None when it is not (yet) overdue."""
+    n = last.attempt + 1
+    if last.finished_at_ns is None or observation.now_ns is None:
+        return None
+    # The most lenient reading: a long run may or may not have reset the curve.
+    upper_ns = max(
+        to_ns(curve.upper_tolerance(curve.delay_before_restart(p), observation.allowance))
+        for p in positions
+    )
+    due_ns = last.finished_at_ns + upper_ns
+    created = observation.pending_created_ns
+    # Created in time, not started yet: the runtime is slow to start it, which is
+    # not the kubelet's lateness; its own check judges it once it has started.
+    if observation.now_ns <= due_ns or (created is not None and created <= due_ns):
+        return None
+    nominal_ns = min(to_ns(curve.delay_before_restart(p)) for p in positions)
+    gap = machine_lateness(
+        observation.unobserved,
+        observation.saturated,
+        last.finished_at_ns,
+        observation.now_ns,
+        busy_from_ns=last.finished_at_ns + nominal_ns,
+        excess_ns=observation.now_ns - due_ns,
+    )
+    if gap is not None:
+        return [], [f"error: restart {n} overdue, but {gap}"]
+    return [
+        f"restart {n} overdue: attempt {last.attempt} exited at "
+        f"{clock(last.finished_at_ns)}, so restart {n} was due by {clock(due_ns)}; none by "
+        f"{clock(observation.now_ns)}, {secs(observation.now_ns - due_ns)} past its bound "
+        f"({seen})"
+    ], []
 
 
 def same_level(reported: float, level: timedelta | None) -> bool:

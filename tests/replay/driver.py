@@ -332,6 +332,9 @@ class ReplayRecorder:
     def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]:
         return self.inner.pending_backoffs()
 
+    def created_unstarted(self) -> dict[tuple[str, str], tuple[int, int]]:
+        return self.inner.created_unstarted()
+
     def api_view(self, key: AttemptKey) -> ApiView | None:
         return self.inner.api_view(key)
 

@@ -9,7 +9,7 @@ import pytest
 from freezegun import freeze_time
 from kubernetes import client
 
-from harness.recording.leases import LEASE_POLL_S, RENEW_GAP_NS, LeaseReader
+from harness.recording.leases import LEASE_POLL_S, RENEW_GAP_NS, LeaseReader, stopped_renewing
 from harness.recording.trace import NoTrace
 from harness.verdict import Observation, judge_worker
 from tests.fakeclock import REAL_TIME_FOR
@@ -110,3 +110,18 @@ def test_a_lease_that_cannot_be_read_is_said_once_and_the_reader_ends(
         "the Lease of node n1 cannot be read (403 Forbidden): node freezes are not detected"
     ]
     assert reader.unreadable == problems[0]
+
+
+def test_a_kubelet_whose_lease_stopped_moving_is_said_stopped_once_frozen_or_exited() -> None:
+    """SIGSTOP leaves the process alive; its Lease stops, as an exited kubelet's does: the run
+    says the same of both, and nothing twice of a node its process already said stopped."""
+    now = 1_796_402_400 * 1_000_000_000
+    renewals = {
+        "frozen": now - 70 * 1_000_000_000,
+        "live": now - 4 * 1_000_000_000,
+        "exited": now - 90 * 1_000_000_000,
+        "unread": None,
+    }
+    (said,) = stopped_renewing(renewals, now, already=["exited"])
+    assert said.startswith("the kubelet of node frozen stopped answering: its Lease was last")
+    assert "70s before the run's end" in said

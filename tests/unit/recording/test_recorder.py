@@ -13,6 +13,7 @@ import pytest
 from kubernetes import client
 
 from harness.cluster.kubeletstate import KubeletProcess
+from harness.core import timeouts
 from harness.core.errors import HarnessError
 from harness.recording.cri import CriEvent, parse_event, parse_ps
 from harness.recording.nodestream import Listing, Tick
@@ -486,3 +487,61 @@ def test_problems_that_are_not_the_runtime_failing_do_not_count(tmp_path: Path) 
         recorder.on_problem("node-1", "pulse: unexpected line 'bogus'")
         recorder.on_pulse("node-1", Tick())
     assert recorder.broken_nodes() == []
+
+
+def test_a_container_created_and_not_started_is_known_as_such(tmp_path: Path) -> None:
+    """A restart the kubelet made, which a slow runtime has yet to start: the listing shows it
+    CREATED, with its creation time; once recorded it is no longer pending."""
+    recorder = _recorder(tmp_path, FakeNode())
+    recorder.on_event("node-1", _event("first", 0))
+    created = {**_ps_item("third", 1), "state": "CONTAINER_CREATED"}
+    listing = Listing(1_000, tuple(parse_ps(json.dumps({"containers": [created]}))))
+    recorder.on_pulse("node-1", listing)
+    assert recorder.created_unstarted() == {("uid-1", "app"): (1, 2_000_000_000)}
+    recorder.on_pulse("node-1", Listing(2_000, ()))
+    assert recorder.created_unstarted() == {}
+
+
+def test_a_second_container_under_one_restart_count_is_said_not_silently_replaced(
+    tmp_path: Path,
+) -> None:
+    recorder = _recorder(tmp_path, FakeNode())
+    recorder.on_event("node-1", _event("first", 0))
+    recorder.on_event("node-1", _event("again", 0))
+    assert [r.container_id for r in recorder.attempts()] == ["again"]
+    said = [m for m in recorder.errors.messages if "a second container" in m]
+    assert said, recorder.errors.messages
+    assert "under restart count 0" in said[0]
+    assert "first" in said[0]
+
+
+class UninspectableNode(FakeNode):
+    """Lists a container it can never inspect: every listing stays incomplete."""
+
+    def __call__(self, node: str, argv: list[str]) -> str:
+        if argv[:2] == ["crictl", "inspect"]:
+            raise HarnessError("crictl inspect failed: context deadline exceeded")
+        return super().__call__(node, argv)
+
+
+def test_a_node_whose_listings_stay_incomplete_is_broken_within_its_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a complete listing there is no 'now' on the node's clock, and an overdue
+    restart could never be judged: past LISTING_STALE the run is told to end as an error."""
+    now = [1000.0]
+    monkeypatch.setattr("harness.recording.recorder.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("harness.recording.recorder.EVENT_GRACE", 0.0)
+    recorder = _recorder(tmp_path, UninspectableNode())
+    recorder.prepare()
+    listing = Listing(1_000, tuple(parse_ps(json.dumps({"containers": [_ps_item("first", 0)]}))))
+    # The reconciling inspect of what the events did not deliver, as on_pulse starts it.
+    recorder._reconcile("node-1", listing, list(listing.containers))
+    assert recorder.listed_at_ns("node-1") is None
+    now[0] += timeouts.LISTING_STALE - 1
+    recorder._heard("node-1")
+    assert recorder.broken_nodes() == []
+    now[0] += 2
+    recorder._heard("node-1")  # the node speaks; its listings still do not complete
+    (broken,) = recorder.broken_nodes()
+    assert "node node-1 gave no complete listing" in broken

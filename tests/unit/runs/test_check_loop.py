@@ -58,6 +58,9 @@ class FakeRecorder:
                 known = records
         return known
 
+    def created_unstarted(self) -> dict[tuple[str, str], tuple[int, int]]:
+        return {}
+
     def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]:
         return {}
 

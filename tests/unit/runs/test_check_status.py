@@ -133,6 +133,9 @@ class _RecorderNow:
     def attempts(self) -> list[AttemptRecord]:
         return self.records
 
+    def created_unstarted(self) -> dict[tuple[str, str], tuple[int, int]]:
+        return {}
+
     def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]:
         return self.pending
 

@@ -598,3 +598,18 @@ def test_enough_never_from_nothing() -> None:
 def test_an_unreachable_delay_is_refused() -> None:
     with pytest.raises(ValueError, match="never waits"):
         observed_enough(attempts([0.3]), FAST, until_delay=timedelta(seconds=3))
+
+
+def test_a_restart_created_in_time_and_not_started_yet_is_not_overdue() -> None:
+    """A slow runtime: the kubelet created restart 3 inside its window, the runtime has not
+    started it when the node is listed past the window's end."""
+    records = attempts([0.9, 2.6])
+    last_exit = records[-1].finished_at_ns
+    assert last_exit is not None
+    now = last_exit + 6 * NS  # past the 2 s level's 4.5 s bound
+    overdue = judge_worker(records, FAST, observation=Observation(now_ns=now))
+    assert any("restart 3 overdue" in p for p in overdue.problems)
+    created_in_time = Observation(now_ns=now, pending_created_ns=last_exit + 3 * NS)
+    assert judge_worker(records, FAST, observation=created_in_time).passed
+    created_late = Observation(now_ns=now, pending_created_ns=last_exit + 5 * NS)
+    assert not judge_worker(records, FAST, observation=created_late).passed
