@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.plugin import ClusterOptions, read_cluster_options
+from crashloop_harness.plugin import ClusterOptions, read_cluster_options
 
 
 @pytest.fixture(scope="session")

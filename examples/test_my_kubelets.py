@@ -12,11 +12,11 @@ import pytest
 from kubernetes import client
 from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from harness.cluster.lifecycle import Cluster
-from harness.model.backoff import curve_for
-from harness.model.kubeletconfig import KubeletBackoffConfig
-from harness.model.releases import release_of
-from harness.pods.skeleton import crashing_pod
+from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.model.backoff import curve_for
+from crashloop_harness.model.kubeletconfig import KubeletBackoffConfig
+from crashloop_harness.model.releases import release_of
+from crashloop_harness.pods.skeleton import crashing_pod
 
 pytestmark = pytest.mark.e2e
 

@@ -6,7 +6,7 @@
 #   scripts/actionlint.sh [extra actionlint flags]
 #
 # ACTIONLINT_VERSION overrides the pinned version; CRASHLOOP_CACHE_DIR or
-# XDG_CACHE_HOME move the cache as they do for the harness (harness/core/paths.py).
+# XDG_CACHE_HOME move the cache as they do for the harness (harness/crashloop_harness/core/paths.py).
 set -euo pipefail
 
 # The newest version the Go module proxy served when this was pinned
@@ -28,7 +28,7 @@ if [[ ! -x "$actionlint" ]]; then
   # leaves a binary that the check above would take for a finished one.
   staging="$(mktemp -d "$cache/bin/.actionlint-$version.XXXXXX")"
   trap 'rm -rf "$staging"' EXIT
-  # The same Go caches as the harness's own builds (harness/core/paths.py go_env).
+  # The same Go caches as the harness's own builds (harness/crashloop_harness/core/paths.py go_env).
   GOBIN="$staging" \
     GOMODCACHE="$cache/go/mod" \
     GOCACHE="$cache/go/build" \

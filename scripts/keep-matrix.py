@@ -19,10 +19,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "harness"))
 
-from harness.core.errors import HarnessError  # noqa: E402
-from harness.outputs.matrix import MATRIX_FILE, Matrix, markdown_table, read_matrix  # noqa: E402
+from crashloop_harness.core.errors import HarnessError  # noqa: E402
+from crashloop_harness.outputs.matrix import MATRIX_FILE, Matrix, markdown_table, read_matrix  # noqa: E402
 
 KEPT = ROOT / "docs" / "matrix"
 

@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "harness"))
 
-from harness.recording.trace import TRACE_FILE, read_trace  # noqa: E402
+from crashloop_harness.recording.trace import TRACE_FILE, read_trace  # noqa: E402
 
 TRACES = ROOT / "tests" / "data" / "traces"
 # What a replay compares with its live run, per worker.

@@ -13,7 +13,7 @@ overshoots at levels of 2 s or less, less their jitter's mean, in run
 20261204T162930Z-check-quick-8e9d (tests/data/traces/v1.35.8-quick-check).
 Each worker restarts for as long as the profile observes (until its slowest
 worker has what it needs), as on a real cluster. The attempts go through
-:func:`harness.verdict.judge_worker` with the curve the profile expects and
+:func:`crashloop_harness.verdict.judge_worker` with the curve the profile expects and
 the restarts the quick and full profiles need; the table gives the share
 caught and the rules that fired (each counted once per run, the three most
 frequent). The kubelet's back-off messages are
@@ -25,7 +25,7 @@ runtime's start latency, drawn from the reference host's measured
 percentiles) by each factor; each run has the check's restart-cost probes
 beside it (PROBES_PER_NODE restarts with no back-off), and the sound kubelets (the controls) run
 ``--control-runs`` times at each, judged twice: with each node's cost
-measured from its records (harness.verdict.nodecost, as a check judges
+measured from its records (crashloop_harness.verdict.nodecost, as a check judges
 now) and at the reference host's constant bounds (as it judged before),
 so both columns come from one script. The wrong kubelets run at
 ``--mutation-costs``.
@@ -45,21 +45,21 @@ from pathlib import Path
 from typing import Final
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "harness"))
 
-from harness.model.backoff import (  # noqa: E402
+from crashloop_harness.model.backoff import (  # noqa: E402
     REQUEUE_CAP,
     REQUEUE_FRACTION,
     BackoffCurve,
     curve_for,
 )
-from harness.model.kubeletconfig import KubeletBackoffConfig  # noqa: E402
-from harness.model.releases import REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY  # noqa: E402
-from harness.recording.records import AttemptRecord  # noqa: E402
-from harness.runs.check import PROBES_PER_NODE  # noqa: E402
-from harness.runs.checkprofiles import CHECK_PROFILES  # noqa: E402
-from harness.verdict import Observation, WorkerVerdict, judge_worker, restarts_needed  # noqa: E402
-from harness.verdict.nodecost import cost_of, reference_start_at  # noqa: E402
+from crashloop_harness.model.kubeletconfig import KubeletBackoffConfig  # noqa: E402
+from crashloop_harness.model.releases import REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY  # noqa: E402
+from crashloop_harness.recording.records import AttemptRecord  # noqa: E402
+from crashloop_harness.runs.check import PROBES_PER_NODE  # noqa: E402
+from crashloop_harness.runs.checkprofiles import CHECK_PROFILES  # noqa: E402
+from crashloop_harness.verdict import Observation, WorkerVerdict, judge_worker, restarts_needed  # noqa: E402
+from crashloop_harness.verdict.nodecost import cost_of, reference_start_at  # noqa: E402
 
 NS = 1_000_000_000
 T0 = 1_796_000_000 * NS
@@ -209,7 +209,8 @@ def _first_restart(rng: random.Random, cost: float) -> float:
 
 
 def _probe(rng: random.Random, cost: float, index: int) -> list[AttemptRecord]:
-    """A restart-cost probe: one run, one restart with no back-off (harness.runs.check)."""
+    """A restart-cost probe: one run, one restart with no back-off
+    (crashloop_harness.runs.check)."""
     first_start = _start_latency(rng, cost)
     exit_ns = T0 + round((first_start + RUN_S) * NS)
     start_s = _start_latency(rng, cost)

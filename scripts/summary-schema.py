@@ -5,7 +5,7 @@
     scripts/summary-schema.py --check   # exit 1 if it differs from the typed model
 
 Generated from the dataclasses the harness writes and reads summary.json with
-(harness/outputs/summary.py, read through one pydantic TypeAdapter), so the
+(harness/crashloop_harness/outputs/summary.py, read through one pydantic TypeAdapter), so the
 published schema is the reader's own contract; a unit test fails when it drifts.
 """
 
@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "harness"))
 
 from pydantic import TypeAdapter  # noqa: E402
 
-from harness.outputs.summary import READABLE_SCHEMA_VERSIONS, RunSummary  # noqa: E402
+from crashloop_harness.outputs.summary import READABLE_SCHEMA_VERSIONS, RunSummary  # noqa: E402
 
 SCHEMA = ROOT / "docs" / "schema" / "summary.schema.json"
 

@@ -17,21 +17,21 @@ from dataclasses import replace
 
 import pytest
 
-from harness.cluster.lifecycle import Cluster
-from harness.plugin.options import (
+from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.plugin.options import (
     PYTEST_KIND_DEFAULT_NAME,
     ClusterOptions,
     ours,
     read_cluster_options,
 )
-from harness.plugin.options import (
+from crashloop_harness.plugin.options import (
     pytest_kind_option as kind_option,  # not as pytest_*: pytest would take it for a hook
 )
-from harness.runs.check import CheckResult, run_check
-from harness.runs.checkprofiles import CHECK_PROFILES
-from harness.runs.scenarios import ScenarioRun, run_scenarios
-from harness.scenarios import SCENARIOS, TALK_SCENARIOS, sized_registry
-from harness.scenarios.statefulset_ordinal import SHORT_FAIL_TIMES
+from crashloop_harness.runs.check import CheckResult, run_check
+from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
+from crashloop_harness.runs.scenarios import ScenarioRun, run_scenarios
+from crashloop_harness.scenarios import SCENARIOS, TALK_SCENARIOS, sized_registry
+from crashloop_harness.scenarios.statefulset_ordinal import SHORT_FAIL_TIMES
 
 TIERS = ("fast", "all")
 _skipped: list[str] = []

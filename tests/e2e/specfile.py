@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from harness.cluster.lifecycle import Cluster
-from harness.core.pins import DEFAULT_KUBERNETES
+from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.core.pins import DEFAULT_KUBERNETES
 
 
 def spec_file_of(cluster: Cluster, where: Path) -> Path:

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from harness.cluster import lifecycle
-from harness.cluster.kube import node_statuses
-from harness.cluster.profiles import load_cluster_spec
-from harness.core.conventions import WORKER_LABEL
-from harness.core.errors import HarnessError
-from harness.model.backoff import curve_for
-from harness.model.kubeletconfig import KubeletBackoffConfig
+from crashloop_harness.cluster import lifecycle
+from crashloop_harness.cluster.kube import node_statuses
+from crashloop_harness.cluster.profiles import load_cluster_spec
+from crashloop_harness.core.conventions import WORKER_LABEL
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.model.backoff import curve_for
+from crashloop_harness.model.kubeletconfig import KubeletBackoffConfig
 
 pytestmark = pytest.mark.e2e
 

@@ -11,12 +11,12 @@ import itertools
 
 import pytest
 
-from harness.model.backoff import BackoffCurve
-from harness.model.durations import NS_PER_S
-from harness.outputs.summaryfile import read_summary
-from harness.recording.records import read_attempts
-from harness.runs.check import CheckResult
-from harness.verdict import CONFIRM_FROM, Observation, judge_worker
+from crashloop_harness.model.backoff import BackoffCurve
+from crashloop_harness.model.durations import NS_PER_S
+from crashloop_harness.outputs.summaryfile import read_summary
+from crashloop_harness.recording.records import read_attempts
+from crashloop_harness.runs.check import CheckResult
+from crashloop_harness.verdict import CONFIRM_FROM, Observation, judge_worker
 from tests.unit.factories import neighbour_curve
 
 pytestmark = [pytest.mark.e2e, pytest.mark.conformance]

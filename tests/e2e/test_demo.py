@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from harness.cluster.lifecycle import Cluster
-from harness.core.paths import runs_dir
-from harness.live.demo import DemoOptions, run_demo
-from harness.outputs.document import REPORT_HTML
-from harness.outputs.summaryfile import read_summary
+from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.core.paths import runs_dir
+from crashloop_harness.live.demo import DemoOptions, run_demo
+from crashloop_harness.outputs.document import REPORT_HTML
+from crashloop_harness.outputs.summaryfile import read_summary
 
 pytestmark = [pytest.mark.e2e]
 

@@ -10,11 +10,15 @@ import yaml
 from kubernetes import client
 from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from harness.cluster.lifecycle import Cluster
-from harness.core import timeouts
-from harness.outputs.evidence import ERRORS_FILE, collect_namespace_evidence, collect_node_configs
-from harness.pods.skeleton import MAIN_CONTAINER, crashing_pod
-from harness.substrate.workloadimage import ensure_image, load_into
+from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.core import timeouts
+from crashloop_harness.outputs.evidence import (
+    ERRORS_FILE,
+    collect_namespace_evidence,
+    collect_node_configs,
+)
+from crashloop_harness.pods.skeleton import MAIN_CONTAINER, crashing_pod
+from crashloop_harness.substrate.workloadimage import ensure_image, load_into
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -2,7 +2,7 @@
 least-privileged user.
 
 The session's kind cluster stands in for an operator's cluster: the shipped
-role (harness/resources/rbac/crashloop-check.yaml) is applied as an admin,
+role (harness/crashloop_harness/resources/rbac/crashloop-check.yaml) is applied as an admin,
 a token-based kubeconfig is made for its ServiceAccount, and the CLI runs
 with nothing but that kubeconfig: no docker on its PATH, DOCKER_HOST
 pointing nowhere. Its verdicts must equal the kind-mode check's and
@@ -28,21 +28,21 @@ import pytest
 import yaml
 from kubernetes import client, utils
 
-from harness.cluster.kube import delete_namespace
-from harness.cluster.lifecycle import Cluster
-from harness.cluster.remote import RemoteCluster
-from harness.core import timeouts
-from harness.core.conventions import PROFILE_LABEL
-from harness.core.proc import run as run_command
-from harness.core.resources import RESOURCES
-from harness.model.bounds import BOUNDS
-from harness.recording.records import read_attempts
-from harness.recording.selfreport import Agreement, agreement
-from harness.runs.check import CheckResult, run_check
-from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
-from harness.runs.scenarios import ScenarioRun
-from harness.scenarios import NODE_FILE_SCENARIOS, REGISTRY, SCENARIOS
-from harness.scenarios.statefulset_ordinal import SHORT_FAIL_TIMES
+from crashloop_harness.cluster.kube import delete_namespace
+from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.cluster.remote import RemoteCluster
+from crashloop_harness.core import timeouts
+from crashloop_harness.core.conventions import PROFILE_LABEL
+from crashloop_harness.core.proc import run as run_command
+from crashloop_harness.core.resources import RESOURCES
+from crashloop_harness.model.bounds import BOUNDS
+from crashloop_harness.recording.records import read_attempts
+from crashloop_harness.recording.selfreport import Agreement, agreement
+from crashloop_harness.runs.check import CheckResult, run_check
+from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
+from crashloop_harness.runs.scenarios import ScenarioRun
+from crashloop_harness.scenarios import NODE_FILE_SCENARIOS, REGISTRY, SCENARIOS
+from crashloop_harness.scenarios.statefulset_ordinal import SHORT_FAIL_TIMES
 from tests.unit.factories import neighbour_curve
 
 pytestmark = [pytest.mark.e2e, pytest.mark.conformance]
@@ -55,7 +55,7 @@ ACCOUNT = "crashloop-check"
 # The self-reported start and exit against the runtime's, over the same
 # attempts (reported in the test's output, bounded here against a wrong source).
 # Each bound's value, and the runs that set or checked it, is in
-# harness.model.bounds. The start's median is a heartbeat period: the start's
+# crashloop_harness.model.bounds. The start's median is a heartbeat period: the start's
 # gap is the runtime's own latency in marking a container started, which the
 # host's load sets, and a start taken from the status's whole seconds (half a
 # second off in the median) must still be refused. The exit is written just

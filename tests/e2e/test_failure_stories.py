@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import pytest
 
-from harness.model.releases import release_of
-from harness.recording.records import read_attempts
-from harness.runs.scenarios import ScenarioRun
-from harness.scenarios import LIVENESS_KILL, RESTART_ALL, RESTART_RULES, STATEFULSET_ORDINAL
-from harness.scenarios import liveness_kill as lk
-from harness.scenarios import restart_all as ra
-from harness.scenarios import restart_rules as rr
-from harness.scenarios import statefulset_ordinal as so
-from harness.scenarios.common import WorkerResult
+from crashloop_harness.model.releases import release_of
+from crashloop_harness.recording.records import read_attempts
+from crashloop_harness.runs.scenarios import ScenarioRun
+from crashloop_harness.scenarios import (
+    LIVENESS_KILL,
+    RESTART_ALL,
+    RESTART_RULES,
+    STATEFULSET_ORDINAL,
+)
+from crashloop_harness.scenarios import liveness_kill as lk
+from crashloop_harness.scenarios import restart_all as ra
+from crashloop_harness.scenarios import restart_rules as rr
+from crashloop_harness.scenarios import statefulset_ordinal as so
+from crashloop_harness.scenarios.common import WorkerResult
 
 pytestmark = [pytest.mark.e2e, pytest.mark.scenarios, pytest.mark.slow]
 

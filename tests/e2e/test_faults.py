@@ -29,11 +29,11 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from harness.cluster.lifecycle import Cluster
-from harness.core.proc import run
-from harness.recording.records import AttemptRecord
-from harness.runs.check import CheckResult, run_check
-from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
+from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.core.proc import run
+from crashloop_harness.recording.records import AttemptRecord
+from crashloop_harness.runs.check import CheckResult, run_check
+from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 from tests.e2e.tcprelay import TcpRelay, server_address, through_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.disruptive]

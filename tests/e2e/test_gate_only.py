@@ -14,11 +14,11 @@ from datetime import timedelta
 
 import pytest
 
-from harness.cluster import lifecycle
-from harness.core.resources import CLUSTERS_DIR
-from harness.plugin import ClusterOptions, read_cluster_options, session_cluster
-from harness.runs.check import CheckResult, run_check
-from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
+from crashloop_harness.cluster import lifecycle
+from crashloop_harness.core.resources import CLUSTERS_DIR
+from crashloop_harness.plugin import ClusterOptions, read_cluster_options, session_cluster
+from crashloop_harness.runs.check import CheckResult, run_check
+from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

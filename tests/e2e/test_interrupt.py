@@ -13,9 +13,9 @@ import pytest
 from kubernetes import client
 from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from harness.cluster.lifecycle import Cluster
-from harness.core import timeouts
-from harness.recording.records import read_attempts
+from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.core import timeouts
+from crashloop_harness.recording.records import read_attempts
 from tests.e2e.specfile import spec_file_of
 
 # The checkout: the interrupted CLI runs from it, writing runs/ there.
@@ -34,7 +34,7 @@ def test_sigint_keeps_attempts_marks_summary_and_removes_namespace(
 ) -> None:
     runs = tmp_path / "runs"
     runs.mkdir()
-    command = [sys.executable, "-m", "harness.cli", "check", "--profile", "quick"]
+    command = [sys.executable, "-m", "crashloop_harness.cli", "check", "--profile", "quick"]
     # The suite's own cluster, not one named by the spec alone (a presenter's).
     command += ["--config", str(spec_file_of(crashloop_cluster, tmp_path))]
     env = {

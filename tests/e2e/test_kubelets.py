@@ -14,17 +14,17 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.cluster.kubeletput import put_image_kubelet_back, put_kubelet
-from harness.cluster.kubeletswap import read_node_kubelet
-from harness.cluster.lifecycle import Cluster
-from harness.core import timeouts
-from harness.outputs.summaryfile import read_summary
-from harness.runs.check import run_check
-from harness.runs.checkprofiles import CHECK_PROFILES, Need
-from harness.runs.lifecycle import worker_nodes
-from harness.runs.mutants import build_all, run_mutants
-from harness.substrate.kubeletbuild import kubelet_from_patch
-from harness.substrate.mutantset import choose, mutant_set
+from crashloop_harness.cluster.kubeletput import put_image_kubelet_back, put_kubelet
+from crashloop_harness.cluster.kubeletswap import read_node_kubelet
+from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.core import timeouts
+from crashloop_harness.outputs.summaryfile import read_summary
+from crashloop_harness.runs.check import run_check
+from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, Need
+from crashloop_harness.runs.lifecycle import worker_nodes
+from crashloop_harness.runs.mutants import build_all, run_mutants
+from crashloop_harness.substrate.kubeletbuild import kubelet_from_patch
+from crashloop_harness.substrate.mutantset import choose, mutant_set
 
 pytestmark = [pytest.mark.e2e, pytest.mark.conformance, pytest.mark.disruptive]
 

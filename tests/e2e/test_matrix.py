@@ -12,12 +12,12 @@ import itertools
 
 import pytest
 
-from harness.core.pins import kubernetes_pin
-from harness.core.resources import CLUSTERS_DIR
-from harness.outputs.matrix import MATRIX_FILE
-from harness.plugin.options import ours
-from harness.runs.checkprofiles import CHECK_PROFILES
-from harness.runs.matrix import run_matrix
+from crashloop_harness.core.pins import kubernetes_pin
+from crashloop_harness.core.resources import CLUSTERS_DIR
+from crashloop_harness.outputs.matrix import MATRIX_FILE
+from crashloop_harness.plugin.options import ours
+from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
+from crashloop_harness.runs.matrix import run_matrix
 
 pytestmark = [pytest.mark.e2e, pytest.mark.matrix, pytest.mark.slow]
 

@@ -30,16 +30,16 @@ import pytest
 import yaml
 from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from harness.cluster.kube import node_statuses
-from harness.cluster.lifecycle import Cluster, live_config_rows
-from harness.core import timeouts
-from harness.core.proc import run
-from harness.model.backoff import BackoffCurve
-from harness.model.durations import parse_duration
-from harness.model.releases import KUBELET_CRASHLOOP_BACKOFF_MAX
-from harness.runs.check import CheckResult, run_check
-from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
-from harness.runs.lifecycle import worker_nodes
+from crashloop_harness.cluster.kube import node_statuses
+from crashloop_harness.cluster.lifecycle import Cluster, live_config_rows
+from crashloop_harness.core import timeouts
+from crashloop_harness.core.proc import run
+from crashloop_harness.model.backoff import BackoffCurve
+from crashloop_harness.model.durations import parse_duration
+from crashloop_harness.model.releases import KUBELET_CRASHLOOP_BACKOFF_MAX
+from crashloop_harness.runs.check import CheckResult, run_check
+from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
+from crashloop_harness.runs.lifecycle import worker_nodes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.conformance, pytest.mark.disruptive]
 

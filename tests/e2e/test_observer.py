@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from harness.cluster.lifecycle import Cluster
-from harness.core import timeouts
-from harness.core.conventions import RUN_LABEL
-from harness.core.proc import run
-from harness.recording.recorder import Recorder
-from harness.recording.records import AttemptKey, AttemptRecord
-from harness.recording.scope import RecordingScope
-from harness.runs.check import CheckResult, run_check
-from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
+from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.core import timeouts
+from crashloop_harness.core.conventions import RUN_LABEL
+from crashloop_harness.core.proc import run
+from crashloop_harness.recording.recorder import Recorder
+from crashloop_harness.recording.records import AttemptKey, AttemptRecord
+from crashloop_harness.recording.scope import RecordingScope
+from crashloop_harness.runs.check import CheckResult, run_check
+from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster.lifecycle import Cluster
-from harness.overhead.analysis import Cell
-from harness.overhead.output import OVERHEAD_FILE
-from harness.overhead.plan import check_overhead_request, plan_overhead
-from harness.overhead.sweep import OverheadRun, run_overhead, write_overhead_run
-from harness.overhead.waits import REQUEST_SAMPLE_S
+from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.overhead.analysis import Cell
+from crashloop_harness.overhead.output import OVERHEAD_FILE
+from crashloop_harness.overhead.plan import check_overhead_request, plan_overhead
+from crashloop_harness.overhead.sweep import OverheadRun, run_overhead, write_overhead_run
+from crashloop_harness.overhead.waits import REQUEST_SAMPLE_S
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

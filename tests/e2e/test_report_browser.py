@@ -18,14 +18,14 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.wait import WebDriverWait
 
-from harness.core import timeouts
-from harness.outputs.document import REPORT_HTML
-from harness.outputs.report import write_report
-from harness.outputs.summaryfile import read_summary
-from harness.runs.check import CheckResult
-from harness.runs.scenarios import ScenarioRun
-from harness.scenarios.headline import headline_metrics
-from harness.substrate import hostpkgs
+from crashloop_harness.core import timeouts
+from crashloop_harness.outputs.document import REPORT_HTML
+from crashloop_harness.outputs.report import write_report
+from crashloop_harness.outputs.summaryfile import read_summary
+from crashloop_harness.runs.check import CheckResult
+from crashloop_harness.runs.scenarios import ScenarioRun
+from crashloop_harness.scenarios.headline import headline_metrics
+from crashloop_harness.substrate import hostpkgs
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

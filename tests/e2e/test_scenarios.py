@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import pytest
 
-from harness.outputs.summaryfile import read_summary
-from harness.recording.records import read_attempts
-from harness.recording.trace import TRACE_FILE
-from harness.runs.scenarios import ScenarioRun
-from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, TALK_SCENARIOS, TASK_ISOLATION
-from harness.scenarios.common import WorkerResult
-from harness.scenarios.critical_sidecar import OOM_EXIT_CODE, OOM_REASON
+from crashloop_harness.outputs.summaryfile import read_summary
+from crashloop_harness.recording.records import read_attempts
+from crashloop_harness.recording.trace import TRACE_FILE
+from crashloop_harness.runs.scenarios import ScenarioRun
+from crashloop_harness.scenarios import (
+    CRITICAL_SIDECAR,
+    FAST_RESTART,
+    TALK_SCENARIOS,
+    TASK_ISOLATION,
+)
+from crashloop_harness.scenarios.common import WorkerResult
+from crashloop_harness.scenarios.critical_sidecar import OOM_EXIT_CODE, OOM_REASON
 
 pytestmark = [pytest.mark.e2e, pytest.mark.scenarios]
 

@@ -14,17 +14,17 @@ import pytest
 from kubernetes import client
 from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from harness.cluster import lifecycle
-from harness.cluster.kube import (
+from crashloop_harness.cluster import lifecycle
+from crashloop_harness.cluster.kube import (
     create_namespace,
     delete_namespace,
     node_statuses,
     unready_system_pods,
 )
-from harness.core import pins, timeouts
-from harness.core.errors import HarnessError
-from harness.core.resources import CLUSTERS_DIR
-from harness.plugin import ClusterOptions, read_cluster_options, session_cluster
+from crashloop_harness.core import pins, timeouts
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.core.resources import CLUSTERS_DIR
+from crashloop_harness.plugin import ClusterOptions, read_cluster_options, session_cluster
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -1,14 +1,14 @@
 """Replay a recorded trace through the real recorder, check loop and verdict, on a fake clock.
 
-A trace (:mod:`harness.recording.trace`) holds every raw input a live run's
+A trace (:mod:`crashloop_harness.recording.trace`) holds every raw input a live run's
 recorder met: node reader lines, pods from the watch, commands run in the
 nodes and their output, with the time each arrived. The replay builds the
 same recorder the run had (never started: no thread reads a node), and runs
-the check's own :func:`~harness.runs.check.observe` loop. Each time that loop
+the check's own :func:`~crashloop_harness.runs.check.observe` loop. Each time that loop
 waits for a change, the replay moves a frozen clock (freezegun) forward and
 feeds the inputs that arrived by then, through the same parsers; a command
 the recorder runs in a node gets the output recorded for the same command.
-Then :func:`~harness.runs.check.conclude` judges, and the trace's own ending
+Then :func:`~crashloop_harness.runs.check.conclude` judges, and the trace's own ending
 (kubelets, engine) is applied as the live run applied it.
 
 What a replay can change, to show a rule failing on the smallest wrong
@@ -39,21 +39,21 @@ from kubernetes import client
 # import, and must see the real datetime then.
 from kubernetes.client.models.v1_pod import V1Pod
 
-from harness.core.errors import HarnessError
-from harness.model.backoff import BackoffCurve, curve_from_fields
-from harness.model.durations import NS_PER_S
-from harness.recording.apirecorder import ApiRecorder
-from harness.recording.closing import RecorderErrors
-from harness.recording.hostcpu import CpuTimes, SaturatedSpan
-from harness.recording.nodestream import NodeStream
-from harness.recording.observercost import ObserverCost
-from harness.recording.recorder import ApiView, Recorder
-from harness.recording.records import AttemptKey, AttemptRecord
-from harness.recording.scope import RecordingScope
-from harness.recording.trace import Tap, TraceEntry, read_trace
-from harness.runs.check import CheckResult, conclude, observe
-from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need, NeedRule
-from harness.runs.ending import RunEnding, apply_ending
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.model.backoff import BackoffCurve, curve_from_fields
+from crashloop_harness.model.durations import NS_PER_S
+from crashloop_harness.recording.apirecorder import ApiRecorder
+from crashloop_harness.recording.closing import RecorderErrors
+from crashloop_harness.recording.hostcpu import CpuTimes, SaturatedSpan
+from crashloop_harness.recording.nodestream import NodeStream
+from crashloop_harness.recording.observercost import ObserverCost
+from crashloop_harness.recording.recorder import ApiView, Recorder
+from crashloop_harness.recording.records import AttemptKey, AttemptRecord
+from crashloop_harness.recording.scope import RecordingScope
+from crashloop_harness.recording.trace import Tap, TraceEntry, read_trace
+from crashloop_harness.runs.check import CheckResult, conclude, observe
+from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need, NeedRule
+from crashloop_harness.runs.ending import RunEnding, apply_ending
 from tests.fakeclock import REAL_TIME_FOR
 
 TRACES = Path(__file__).parents[1] / "data" / "traces"

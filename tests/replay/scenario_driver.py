@@ -2,8 +2,8 @@
 
 The recorder is rebuilt and fed exactly as a check's replay does
 (:mod:`tests.replay.driver`); the scenarios themselves are the registry's,
-observed by the run's own :func:`~harness.runs.scenarios.observe_scenarios`
-loop and judged by :func:`~harness.runs.scenarios.conclude_scenarios`. What
+observed by the run's own :func:`~crashloop_harness.runs.scenarios.observe_scenarios`
+loop and judged by :func:`~crashloop_harness.runs.scenarios.conclude_scenarios`. What
 the live run's view answered them (the pods listed by role, the pods' own
 files) is answered again from the trace; what they create or delete touches
 nothing.
@@ -30,12 +30,12 @@ import freezegun.config
 from freezegun import freeze_time
 from kubernetes import client
 
-from harness.model.durations import NS_PER_S
-from harness.recording.trace import TraceEntry
-from harness.runs.liverun import LiveRun
-from harness.runs.scenarios import ScenarioRun, conclude_scenarios, observe_scenarios
-from harness.scenarios import REGISTRY
-from harness.scenarios.common import LivePod
+from crashloop_harness.model.durations import NS_PER_S
+from crashloop_harness.recording.trace import TraceEntry
+from crashloop_harness.runs.liverun import LiveRun
+from crashloop_harness.runs.scenarios import ScenarioRun, conclude_scenarios, observe_scenarios
+from crashloop_harness.scenarios import REGISTRY
+from crashloop_harness.scenarios.common import LivePod
 from tests.fakeclock import REAL_TIME_FOR
 from tests.replay.driver import (
     STOP_DRAIN_NS,

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.app import interrupt_on_hangup_and_terminate
-from harness.model.backoff import BackoffCurve
-from harness.model.releases import AT_EXPIRY
-from harness.recording.trace import TraceEntry
-from harness.runs.check import CheckResult
-from harness.runs.ending import RunEnding
-from harness.verdict.evidence import cap_median_bound
-from harness.verdict.tolerances import clock
+from crashloop_harness.cli.app import interrupt_on_hangup_and_terminate
+from crashloop_harness.model.backoff import BackoffCurve
+from crashloop_harness.model.releases import AT_EXPIRY
+from crashloop_harness.recording.trace import TraceEntry
+from crashloop_harness.runs.check import CheckResult
+from crashloop_harness.runs.ending import RunEnding
+from crashloop_harness.verdict.evidence import cap_median_bound
+from crashloop_harness.verdict.tolerances import clock
 from tests.replay.driver import (
     Changes,
     Trace,

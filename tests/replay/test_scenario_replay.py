@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenarios.common import WorkerResult
+from crashloop_harness.scenarios.common import WorkerResult
 from tests.replay.driver import Changes, Trace
 from tests.replay.scenario_driver import made_live, replay_scenarios
 from tests.unit.factories import neighbour_curve

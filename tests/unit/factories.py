@@ -6,18 +6,18 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from harness.cluster.liveconfig import NodeConfigRow
-from harness.model.backoff import BackoffCurve, curve_for
-from harness.model.kubeletconfig import KubeletBackoffConfig
-from harness.model.releases import (
+from crashloop_harness.cluster.liveconfig import NodeConfigRow
+from crashloop_harness.model.backoff import BackoffCurve, curve_for
+from crashloop_harness.model.kubeletconfig import KubeletBackoffConfig
+from crashloop_harness.model.releases import (
     KUBELET_CRASHLOOP_BACKOFF_MAX,
     REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
 )
-from harness.outputs.summary import ClusterInfo, MetricSummary, RunSummary, summarize
-from harness.outputs.summaryfile import read_summary
-from harness.recording.records import AttemptRecord, read_attempts
-from harness.scenarios.headline import ScenarioMetric
-from harness.verdict import RestartCheck, WorkerVerdict, judge_worker
+from crashloop_harness.outputs.summary import ClusterInfo, MetricSummary, RunSummary, summarize
+from crashloop_harness.outputs.summaryfile import read_summary
+from crashloop_harness.recording.records import AttemptRecord, read_attempts
+from crashloop_harness.scenarios.headline import ScenarioMetric
+from crashloop_harness.verdict import RestartCheck, WorkerVerdict, judge_worker
 
 NS = 1_000_000_000
 T0 = 1_767_261_600 * NS

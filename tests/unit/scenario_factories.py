@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from harness.model.backoff import BackoffCurve
-from harness.recording.records import AttemptRecord
+from crashloop_harness.model.backoff import BackoffCurve
+from crashloop_harness.recording.records import AttemptRecord
 
 S = 1_000_000_000
 T0 = 1_700_000_000 * S

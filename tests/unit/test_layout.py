@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = ROOT / "harness"
+SOURCE = ROOT / "harness"
+PACKAGE = SOURCE / "crashloop_harness"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 MODULE_LINES = 400
 FUNCTION_LINES = 60
@@ -32,7 +33,7 @@ def _stages() -> list[str]:
 
 def _modules() -> Iterator[tuple[str, Path]]:
     for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(ROOT).with_suffix("").parts
+        parts = path.relative_to(SOURCE).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         yield name, path
 
@@ -41,7 +42,9 @@ def _imported(tree: ast.AST, module: str, is_package: bool) -> Iterator[str]:
     """Every harness module ``module`` imports, resolved to a module (or package) name."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names if alias.name.startswith("harness."))
+            yield from (
+                alias.name for alias in node.names if alias.name.startswith("crashloop_harness.")
+            )
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
@@ -49,11 +52,11 @@ def _imported(tree: ast.AST, module: str, is_package: bool) -> Iterator[str]:
                 anchor = anchor if is_package else anchor[:-1]
                 anchor = anchor[: len(anchor) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            if not base.startswith("harness"):
+            if not (base == "crashloop_harness" or base.startswith("crashloop_harness.")):
                 continue
             for alias in node.names:
                 submodule = f"{base}.{alias.name}"
-                as_path = ROOT / Path(*submodule.split("."))
+                as_path = SOURCE / Path(*submodule.split("."))
                 known = as_path.with_suffix(".py").is_file() or (as_path / "__init__.py").is_file()
                 yield submodule if known else base
 
@@ -73,12 +76,16 @@ def _stage_of(module: str) -> str | None:
 
 def test_nothing_is_loose_at_the_top_of_the_package() -> None:
     loose = [p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
-    assert loose == [], f"modules at harness/: {loose}; each belongs in its stage's package"
+    assert loose == [], (
+        f"modules at harness/crashloop_harness/: {loose}; each belongs in its stage's package"
+    )
 
 
 def test_every_package_is_a_stage_of_the_chain() -> None:
     packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
-    assert packages == set(_stages()), "docs/architecture.md's chain and harness/ differ"
+    assert packages == set(_stages()), (
+        "docs/architecture.md's chain and harness/crashloop_harness/ differ"
+    )
 
 
 def test_no_import_runs_upward() -> None:

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import app as cli
-from harness.cli import cluster as cli_cluster
-from harness.cli.app import build_parser
-from harness.cluster import lifecycle
-from harness.cluster.kube import NodeStatus
-from harness.core import pins
-from harness.core.errors import HarnessError
-from harness.core.resources import CLUSTERS_DIR
-from harness.scenarios import RESTART_ALL, RESTART_RULES, SCENARIOS, scenarios_for
-from harness.substrate import engine, nodeselect
+from crashloop_harness.cli import app as cli
+from crashloop_harness.cli import cluster as cli_cluster
+from crashloop_harness.cli.app import build_parser
+from crashloop_harness.cluster import lifecycle
+from crashloop_harness.cluster.kube import NodeStatus
+from crashloop_harness.core import pins
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.core.resources import CLUSTERS_DIR
+from crashloop_harness.scenarios import RESTART_ALL, RESTART_RULES, SCENARIOS, scenarios_for
+from crashloop_harness.substrate import engine, nodeselect
 
 
 @pytest.fixture
@@ -104,7 +104,7 @@ def test_the_default_kubernetes_version_is_accepted() -> None:
 def test_an_engine_the_harness_did_not_start_is_not_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("harness.substrate.engine.cache_dir", lambda: tmp_path)
+    monkeypatch.setattr("crashloop_harness.substrate.engine.cache_dir", lambda: tmp_path)
     (tmp_path / "engine").mkdir()
     # A pid no process has: the pidfile of an engine that is long gone.
     (tmp_path / "engine" / "dockerd.pid").write_text("999999999\n")

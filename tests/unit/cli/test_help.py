@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from harness.cli import common
-from harness.cli.app import build_parser
+from crashloop_harness.cli import common
+from crashloop_harness.cli.app import build_parser
 
 
 def _documented(_args: argparse.Namespace) -> int:
@@ -68,7 +68,7 @@ def test_every_command_has_a_summary_and_a_description() -> None:
 def test_the_commands_still_run_when_python_strips_docstrings() -> None:
     # python -OO drops every docstring, the help with them; `rbac` needs no cluster.
     ran = subprocess.run(
-        [sys.executable, "-OO", "-m", "harness.cli", "rbac"],
+        [sys.executable, "-OO", "-m", "crashloop_harness.cli", "rbac"],
         capture_output=True,
         text=True,
         check=False,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import app as cli
-from harness.cluster import lifecycle
-from harness.core.errors import HarnessError
-from harness.overhead.analysis import (
+from crashloop_harness.cli import app as cli
+from crashloop_harness.cluster import lifecycle
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.overhead.analysis import (
     PEAK_INTERVALS,
     REPEAT_WITHIN,
     Cell,
@@ -19,8 +19,8 @@ from harness.overhead.analysis import (
     talk_figures_apart,
     windows_apart,
 )
-from harness.overhead.output import OVERHEAD_FILE, write_overhead
-from harness.overhead.read import read_overhead
+from crashloop_harness.overhead.output import OVERHEAD_FILE, write_overhead
+from crashloop_harness.overhead.read import read_overhead
 from tests.unit.overhead.test_analysis import CELLS
 from tests.unit.overhead.test_pace import RERUN as RERUN_AN_HOUR_BEFORE
 from tests.unit.overhead.test_pace import RERUN_SLOWER, SWEEP

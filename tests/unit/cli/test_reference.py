@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from types import ModuleType
 
-from harness.cli.app import build_parser
+from crashloop_harness.cli.app import build_parser
 from tests.unit.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -33,7 +33,8 @@ def _section(page: str, name: str) -> str:
 def test_the_page_is_the_script_s_rendering_of_the_parser() -> None:
     assert DOC.is_file(), "docs/cli.md is missing: run scripts/cli-reference.py"
     assert DOC.read_text(encoding="utf-8") == _script().render(), (
-        "docs/cli.md drifted from the parser in harness/cli/: run scripts/cli-reference.py"
+        "docs/cli.md drifted from the parser in harness/crashloop_harness/cli/: run "
+        "scripts/cli-reference.py"
     )
 
 

@@ -11,18 +11,18 @@ import pytest
 import yaml
 from rich.console import Console
 
-from harness.cli import app as cli
-from harness.cli import cluster as cli_cluster
-from harness.cli import matrix as cli_matrix
-from harness.cli.app import build_parser
-from harness.cli.cluster import config_text
-from harness.cli.out import SCREEN
-from harness.cluster.profiles import load_cluster_spec
-from harness.core import pins
-from harness.core.errors import HarnessError
-from harness.core.resources import CLUSTERS_DIR, builtin_specs, spec_path
-from harness.live.demo import wait_for_enter
-from harness.runs.lifecycle import LATEST, new_run_dir, point_latest_at
+from crashloop_harness.cli import app as cli
+from crashloop_harness.cli import cluster as cli_cluster
+from crashloop_harness.cli import matrix as cli_matrix
+from crashloop_harness.cli.app import build_parser
+from crashloop_harness.cli.cluster import config_text
+from crashloop_harness.cli.out import SCREEN
+from crashloop_harness.cluster.profiles import load_cluster_spec
+from crashloop_harness.core import pins
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.core.resources import CLUSTERS_DIR, builtin_specs, spec_path
+from crashloop_harness.live.demo import wait_for_enter
+from crashloop_harness.runs.lifecycle import LATEST, new_run_dir, point_latest_at
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""Rendering the kind cluster config (harness.cluster.kindconfig)."""
+"""Rendering the kind cluster config (crashloop_harness.cluster.kindconfig)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.cluster.kindconfig import (
+from crashloop_harness.cluster.kindconfig import (
     PATCH_FILE_NAME,
     PATCHES_MOUNT,
     config_hash_label,
@@ -17,9 +17,9 @@ from harness.cluster.kindconfig import (
     worker_patch_dir,
     write_worker_patches,
 )
-from harness.cluster.profiles import ClusterSpec, load_cluster_spec
-from harness.core.conventions import CONFIG_HASH_LABEL, PROFILE_LABEL, WORKER_LABEL
-from harness.core.resources import CLUSTERS_DIR
+from crashloop_harness.cluster.profiles import ClusterSpec, load_cluster_spec
+from crashloop_harness.core.conventions import CONFIG_HASH_LABEL, PROFILE_LABEL, WORKER_LABEL
+from crashloop_harness.core.resources import CLUSTERS_DIR
 
 CLUSTERS = CLUSTERS_DIR
 ROOT = PurePosixPath("/var/tmp/crashloop/patches")

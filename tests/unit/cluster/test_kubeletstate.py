@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cluster.kubeletstate import KubeletProcess, changes_between, parse_systemctl_show
+from crashloop_harness.cluster.kubeletstate import (
+    KubeletProcess,
+    changes_between,
+    parse_systemctl_show,
+)
 
 SHOW = "MainPID=204\nActiveEnterTimestampMonotonic=1513164458\n"
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.kubelet import chosen_workers
-from harness.cluster import kubeletswap
-from harness.cluster.profiles import load_cluster_spec
-from harness.core import pins
-from harness.core.errors import HarnessError
-from harness.core.resources import spec_path
+from crashloop_harness.cli.kubelet import chosen_workers
+from crashloop_harness.cluster import kubeletswap
+from crashloop_harness.cluster.profiles import load_cluster_spec
+from crashloop_harness.core import pins
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.core.resources import spec_path
 
 SHA = "ab" * 32
 

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.cluster.liveconfig import row_for
-from harness.cluster.profiles import load_cluster_spec
-from harness.core.conventions import PROFILE_LABEL, WORKER_LABEL
-from harness.core.resources import CLUSTERS_DIR
-from harness.model.releases import AT_EXPIRY, EVERY_10_15S
+from crashloop_harness.cluster.liveconfig import row_for
+from crashloop_harness.cluster.profiles import load_cluster_spec
+from crashloop_harness.core.conventions import PROFILE_LABEL, WORKER_LABEL
+from crashloop_harness.core.resources import CLUSTERS_DIR
+from crashloop_harness.model.releases import AT_EXPIRY, EVERY_10_15S
 
 SPEC = load_cluster_spec(CLUSTERS_DIR / "crashloop.yaml")
 LABELS = {WORKER_LABEL: "fast", PROFILE_LABEL: "fast"}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster.lifecycle import output_to
+from crashloop_harness.cluster.lifecycle import output_to
 
 
 def test_a_child_process_writes_into_the_log(

@@ -1,4 +1,4 @@
-"""Cluster spec and worker profile loading (harness.cluster.profiles)."""
+"""Cluster spec and worker profile loading (crashloop_harness.cluster.profiles)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster.profiles import ClusterSpec, ProfileError, load_cluster_spec, load_profile
-from harness.core.resources import CLUSTERS_DIR
+from crashloop_harness.cluster.profiles import (
+    ClusterSpec,
+    ProfileError,
+    load_cluster_spec,
+    load_profile,
+)
+from crashloop_harness.core.resources import CLUSTERS_DIR
 
 CLUSTERS = CLUSTERS_DIR
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.cluster.kube import NodeStatus
-from harness.cluster.remote import connect, remote_api, restarted_kubelets, select_nodes
-from harness.core.errors import HarnessError
+from crashloop_harness.cluster.kube import NodeStatus
+from crashloop_harness.cluster.remote import connect, remote_api, restarted_kubelets, select_nodes
+from crashloop_harness.core.errors import HarnessError
 
 
 def _node(name: str, ready: bool = True, **labels: str) -> NodeStatus:

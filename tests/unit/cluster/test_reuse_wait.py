@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness.cluster.reusehealth import reuse_health_wait
-from harness.core import timeouts
+from crashloop_harness.cluster.reusehealth import reuse_health_wait
+from crashloop_harness.core import timeouts
 
 REFUSED = "MaxRetryError: ... Connection refused"
 

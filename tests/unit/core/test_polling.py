@@ -1,4 +1,4 @@
-"""The one wait on a condition (harness.core.polling), on a fake clock."""
+"""The one wait on a condition (crashloop_harness.core.polling), on a fake clock."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from freezegun import freeze_time
 from freezegun.api import FrozenDateTimeFactory
 
-from harness.core.polling import poll, poll_true
+from crashloop_harness.core.polling import poll, poll_true
 from tests.fakeclock import REAL_TIME_FOR
 
 

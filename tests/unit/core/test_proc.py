@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.core.errors import HarnessError
-from harness.core.proc import run
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.core.proc import run
 
 
 def test_a_missing_command_is_named() -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.core import timeouts
+from crashloop_harness.core import timeouts
 
-HARNESS = Path(__file__).parents[3] / "harness"
+HARNESS = Path(__file__).parents[3] / "harness" / "crashloop_harness"
 
 
 @pytest.fixture
@@ -51,4 +51,4 @@ def test_no_literal_timeout_is_left_in_the_harness() -> None:
         for number, line in enumerate(path.read_text().splitlines(), start=1)
         if literal.search(line)
     ]
-    assert found == [], "name these waits in harness/core/timeouts.py"
+    assert found == [], "name these waits in harness/crashloop_harness/core/timeouts.py"

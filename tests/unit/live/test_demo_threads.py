@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from harness.live.demo import Latest, in_thread
+from crashloop_harness.live.demo import Latest, in_thread
 
 
 def test_a_threads_result_comes_back_through_its_future() -> None:

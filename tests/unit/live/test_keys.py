@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from harness.live.keys import action_of, keys_while_live
+from crashloop_harness.live.keys import action_of, keys_while_live
 
 
 @pytest.mark.parametrize(

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.core.errors import HarnessError
-from harness.live.replay import AsOf, Recording, as_of, load_recording, replay
-from harness.outputs.summaryfile import write_summary
-from harness.recording.records import AttemptLog
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.live.replay import AsOf, Recording, as_of, load_recording, replay
+from crashloop_harness.outputs.summaryfile import write_summary
+from crashloop_harness.recording.records import AttemptLog
 from tests.unit.factories import (
     FAST,
     FAST_DELAYS,

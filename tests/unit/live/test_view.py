@@ -1,4 +1,5 @@
-"""The live demo view (harness.live.view): states from records, rich and plain rendering."""
+"""The live demo view (crashloop_harness.live.view): states from records, rich and plain
+rendering."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from datetime import timedelta
 import pytest
 from rich.console import Console
 
-from harness.live.view import (
+from crashloop_harness.live.view import (
     THEMES,
     LiveView,
     Theme,
@@ -21,8 +22,8 @@ from harness.live.view import (
     states_from,
     timeline_bar,
 )
-from harness.model.backoff import BackoffCurve
-from harness.recording.records import AttemptRecord
+from crashloop_harness.model.backoff import BackoffCurve
+from crashloop_harness.recording.records import AttemptRecord
 from tests.unit.factories import (
     DEFAULT,
     FAST,

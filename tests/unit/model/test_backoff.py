@@ -1,4 +1,4 @@
-"""The v1.35 kubelet backoff model (harness.model.backoff)."""
+"""The v1.35 kubelet backoff model (crashloop_harness.model.backoff)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from harness.model.backoff import (
+from crashloop_harness.model.backoff import (
     FIRST_RESTART_UPPER_BOUND,
     RESET_AFTER,
     RESTART_OVERHEAD,
@@ -17,14 +17,14 @@ from harness.model.backoff import (
     parse_backoff_message,
     upper_tolerance,
 )
-from harness.model.durations import DurationError
-from harness.model.kubeletconfig import (
+from crashloop_harness.model.durations import DurationError
+from crashloop_harness.model.kubeletconfig import (
     KNOWN_FEATURE_GATES,
     KubeletBackoffConfig,
     KubeletConfigError,
     validate_config,
 )
-from harness.model.releases import (
+from crashloop_harness.model.releases import (
     KUBELET_CRASHLOOP_BACKOFF_MAX,
     REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
     RELEASES,

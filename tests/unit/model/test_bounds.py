@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 import tests.e2e.test_existing_cluster as existing_cluster
-from harness import verdict
-from harness.model import backoff, bounds
-from harness.model.bounds import BOUNDS, SOURCE_KINDS, Bound
-from harness.outputs.summary import SUMMARY_FILE, JudgedBound
-from harness.outputs.summaryfile import read_summary, write_summary
-from harness.recording import apirecorder, recorder
-from harness.recording.selfreport import HEARTBEAT_NS
+from crashloop_harness import verdict
+from crashloop_harness.model import backoff, bounds
+from crashloop_harness.model.bounds import BOUNDS, SOURCE_KINDS, Bound
+from crashloop_harness.outputs.summary import SUMMARY_FILE, JudgedBound
+from crashloop_harness.outputs.summaryfile import read_summary, write_summary
+from crashloop_harness.recording import apirecorder, recorder
+from crashloop_harness.recording.selfreport import HEARTBEAT_NS
 from tests.unit.factories import failing_summary
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -153,7 +153,7 @@ def test_the_table_imports_nothing_beyond_the_standard_library_and_core() -> Non
         for name in imported
         if name.split(".")[0] not in sys.stdlib_module_names
         and name != "__future__"
-        and not (name == "harness.core" or name.startswith("harness.core."))
+        and not (name == "crashloop_harness.core" or name.startswith("crashloop_harness.core."))
     ]
     assert outside == []
 

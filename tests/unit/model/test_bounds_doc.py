@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from harness.model.bounds import BOUNDS
+from crashloop_harness.model.bounds import BOUNDS
 from tests.unit.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -20,7 +20,8 @@ def _script() -> ModuleType:
 def test_the_page_is_the_script_s_rendering_of_the_table() -> None:
     assert DOC.is_file(), "docs/bounds.md is missing: run scripts/bounds-table.py"
     assert DOC.read_text(encoding="utf-8") == _script().render(), (
-        "docs/bounds.md drifted from harness/model/bounds.py: run scripts/bounds-table.py"
+        "docs/bounds.md drifted from harness/crashloop_harness/model/bounds.py: run "
+        "scripts/bounds-table.py"
     )
 
 

@@ -1,4 +1,4 @@
-"""Go duration parsing and display (harness.model.durations)."""
+"""Go duration parsing and display (crashloop_harness.model.durations)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from harness.model.durations import (
+from crashloop_harness.model.durations import (
     DurationError,
     format_duration,
     parse_duration,

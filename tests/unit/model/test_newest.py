@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.core import pins
-from harness.model.newest import newest
+from crashloop_harness.core import pins
+from crashloop_harness.model.newest import newest
 
 
 def _by_minor(listed: list[str]) -> dict[str, str]:

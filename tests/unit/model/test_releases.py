@@ -1,4 +1,5 @@
-"""The back-off model on every kubelet release from 1.33 to 1.38 (harness.model.releases)."""
+"""The back-off model on every kubelet release from 1.33 to 1.38
+(crashloop_harness.model.releases)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.core.resources import CLUSTERS_DIR
-from harness.model.backoff import FIRST_RESTART_UPPER_BOUND, curve_for, upper_tolerance
-from harness.model.kubeletconfig import KubeletBackoffConfig, validate_config
-from harness.model.releases import (
+from crashloop_harness.core.resources import CLUSTERS_DIR
+from crashloop_harness.model.backoff import FIRST_RESTART_UPPER_BOUND, curve_for, upper_tolerance
+from crashloop_harness.model.kubeletconfig import KubeletBackoffConfig, validate_config
+from crashloop_harness.model.releases import (
     AT_EXPIRY,
     DEFAULT_RELEASE,
     EVERY_10_15S,

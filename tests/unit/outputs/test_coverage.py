@@ -7,12 +7,18 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.model.backoff import BackoffCurve
-from harness.model.releases import EVERY_10_15S
-from harness.outputs.coverage import RULES, RuleCoverage, coverage_of, curve_levels, uncovered
-from harness.outputs.junit import write_junit
-from harness.outputs.summaryfile import read_summary, write_summary
-from harness.verdict import WorkerVerdict, judge_worker
+from crashloop_harness.model.backoff import BackoffCurve
+from crashloop_harness.model.releases import EVERY_10_15S
+from crashloop_harness.outputs.coverage import (
+    RULES,
+    RuleCoverage,
+    coverage_of,
+    curve_levels,
+    uncovered,
+)
+from crashloop_harness.outputs.junit import write_junit
+from crashloop_harness.outputs.summaryfile import read_summary, write_summary
+from crashloop_harness.verdict import WorkerVerdict, judge_worker
 from tests.unit.factories import (
     DEFAULT,
     FAST,

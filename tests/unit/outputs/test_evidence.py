@@ -1,4 +1,5 @@
-"""Evidence collection (harness.outputs.evidence): explain(), never raising, no cluster."""
+"""Evidence collection (crashloop_harness.outputs.evidence): explain(), never raising, no
+cluster."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from harness.outputs.evidence import (
+from crashloop_harness.outputs.evidence import (
     ERRORS_FILE,
     KIND_LOGS_MARKER,
     collect_failure_evidence,
@@ -22,9 +23,9 @@ from harness.outputs.evidence import (
     evidence_dir,
     export_kind_logs,
 )
-from harness.outputs.explain import explain
-from harness.outputs.junit import check_failure_message
-from harness.verdict import RestartCheck
+from crashloop_harness.outputs.explain import explain
+from crashloop_harness.outputs.junit import check_failure_message
+from crashloop_harness.verdict import RestartCheck
 from tests.unit.factories import (
     failing_summary,
     fast_verdict,
@@ -262,7 +263,7 @@ class FakeCore:
 
 @pytest.fixture
 def fake_core(monkeypatch: pytest.MonkeyPatch) -> Iterator[client.ApiClient]:
-    # harness.outputs.evidence builds its CoreV1Api from the client module at call
+    # crashloop_harness.outputs.evidence builds its CoreV1Api from the client module at call
     # time; monkeypatch restores the real class after the test.
     monkeypatch.setattr(client, "CoreV1Api", FakeCore)
     # A real ApiClient only for its model serialisation; it never connects.

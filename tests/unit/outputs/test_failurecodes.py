@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.outputs.failurecodes import case_name, failure_code
+from crashloop_harness.outputs.failurecodes import case_name, failure_code
 
 
 @pytest.mark.parametrize(

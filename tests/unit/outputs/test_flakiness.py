@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from harness.cli import app as cli
-from harness.outputs.flakiness import distribution, flakiness_of, p95
-from harness.outputs.render import flakiness_table
-from harness.outputs.summary import RunSummary
-from harness.outputs.summaryfile import write_summary
-from harness.recording.observercost import ObserverCost
+from crashloop_harness.cli import app as cli
+from crashloop_harness.outputs.flakiness import distribution, flakiness_of, p95
+from crashloop_harness.outputs.render import flakiness_table
+from crashloop_harness.outputs.summary import RunSummary
+from crashloop_harness.outputs.summaryfile import write_summary
+from crashloop_harness.recording.observercost import ObserverCost
 from tests.unit.factories import (
     FAST_MEDIAN_OVERSHOOT,
     check,
@@ -91,7 +91,7 @@ def test_the_report_round_trips_as_json() -> None:
 def test_aggregating_finished_runs_writes_the_report_and_gives_the_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("harness.runs.lifecycle.runs_dir", lambda: tmp_path / "runs")
+    monkeypatch.setattr("crashloop_harness.runs.lifecycle.runs_dir", lambda: tmp_path / "runs")
     passed, failed = tmp_path / "passed", tmp_path / "failed"
     for run_dir, summary in ((passed, passing_summary()), (failed, failing_summary())):
         run_dir.mkdir()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.outputs.jobsummary import job_summary, run_url, write_job_summary
+from crashloop_harness.outputs.jobsummary import job_summary, run_url, write_job_summary
 from tests.unit.factories import failing_summary, passing_summary
 
 ACTIONS = {

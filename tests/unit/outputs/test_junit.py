@@ -1,4 +1,4 @@
-"""JUnit XML for a run (harness.outputs.junit)."""
+"""JUnit XML for a run (crashloop_harness.outputs.junit)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from harness.outputs.junit import JUNIT_FILE, junit_bytes, write_junit
-from harness.outputs.summary import RunSummary
-from harness.outputs.summaryfile import read_summary, write_summary
+from crashloop_harness.outputs.junit import JUNIT_FILE, junit_bytes, write_junit
+from crashloop_harness.outputs.summary import RunSummary
+from crashloop_harness.outputs.summaryfile import read_summary, write_summary
 from tests.unit.factories import (
     default_verdict,
     empty_verdict,

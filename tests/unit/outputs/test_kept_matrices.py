@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.outputs.matrix import read_matrix
+from crashloop_harness.outputs.matrix import read_matrix
 from tests.unit.scripts import ROOT, load_script
 
 KEPT = sorted((ROOT / "docs" / "matrix").glob("*.json"))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.core.errors import HarnessError
-from harness.outputs.matrix import (
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.outputs.matrix import (
     MATRIX_FILE,
     TABLE_HEADERS,
     Matrix,
@@ -24,10 +24,10 @@ from harness.outputs.matrix import (
     table_rows,
     write_matrix,
 )
-from harness.outputs.plots import plot_matrix
-from harness.outputs.summary import RunSummary
-from harness.outputs.summaryfile import write_summary
-from harness.runs.matrix import matrix_from_runs
+from crashloop_harness.outputs.plots import plot_matrix
+from crashloop_harness.outputs.summary import RunSummary
+from crashloop_harness.outputs.summaryfile import write_summary
+from crashloop_harness.runs.matrix import matrix_from_runs
 from tests.unit.factories import fast_verdict, make_summary
 
 

@@ -1,4 +1,5 @@
-"""Plots of a run (harness.outputs.plots), from a real quick run and from synthetic data."""
+"""Plots of a run (crashloop_harness.outputs.plots), from a real quick run and from synthetic
+data."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.outputs.plots import (
+from crashloop_harness.outputs.plots import (
     KNOWN_STYLES,
     plot_delays,
     plot_scenario_metrics,

@@ -1,4 +1,4 @@
-"""Rich tables for verdicts and run summaries (harness.outputs.render)."""
+"""Rich tables for verdicts and run summaries (crashloop_harness.outputs.render)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import dataclasses
 from rich.console import Console
 from rich.table import Table
 
-from harness.outputs.render import summary_table, verdict_table
-from harness.verdict import WorkerVerdict, judge_worker
+from crashloop_harness.outputs.render import summary_table, verdict_table
+from crashloop_harness.verdict import WorkerVerdict, judge_worker
 from tests.unit.factories import (
     DEFAULT,
     FAST,

@@ -1,4 +1,4 @@
-"""The run report (harness.outputs.report): Markdown and self-contained HTML."""
+"""The run report (crashloop_harness.outputs.report): Markdown and self-contained HTML."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.outputs.document import (
+from crashloop_harness.outputs.document import (
     REPORT_MD,
     Block,
     Bullets,
@@ -20,10 +20,10 @@ from harness.outputs.document import (
     to_html,
     to_markdown,
 )
-from harness.outputs.report import report_blocks, talk_takeaways, write_report
-from harness.outputs.summary import RunSummary
-from harness.recording.hostcpu import CpuSample
-from harness.scenarios.headline import ScenarioMetric
+from crashloop_harness.outputs.report import report_blocks, talk_takeaways, write_report
+from crashloop_harness.outputs.summary import RunSummary
+from crashloop_harness.recording.hostcpu import CpuSample
+from crashloop_harness.scenarios.headline import ScenarioMetric
 from tests.unit.factories import (
     PNG_MAGIC,
     WORKERS,

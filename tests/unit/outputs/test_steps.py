@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from harness.outputs.steps import SetupProgress, StepLines
+from crashloop_harness.outputs.steps import SetupProgress, StepLines
 
 
 class _Clock:

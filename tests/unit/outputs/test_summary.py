@@ -1,4 +1,5 @@
-"""The run summary (harness.outputs.summary): building it, its statistics, summary.json."""
+"""The run summary (crashloop_harness.outputs.summary): building it, its statistics,
+summary.json."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from harness.core.errors import HarnessError
-from harness.model.releases import (
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.model.releases import (
     KUBELET_CRASHLOOP_BACKOFF_MAX,
     REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
 )
-from harness.outputs.summary import (
+from crashloop_harness.outputs.summary import (
     POOLED_PROFILES,
     SUMMARY_FILE,
     SummaryError,
@@ -28,11 +29,11 @@ from harness.outputs.summary import (
     restart_cost,
     utc_iso,
 )
-from harness.outputs.summaryfile import read_summary, write_summary
-from harness.recording.observercost import ObserverCost
-from harness.runs.checkprofiles import CHECK_PROFILES
-from harness.scenarios.headline import ScenarioMetric
-from harness.verdict import judge_worker
+from crashloop_harness.outputs.summaryfile import read_summary, write_summary
+from crashloop_harness.recording.observercost import ObserverCost
+from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
+from crashloop_harness.scenarios.headline import ScenarioMetric
+from crashloop_harness.verdict import judge_worker
 from tests.unit.factories import (
     FAST,
     FAST_MEDIAN_OVERSHOOT,

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import yaml
 
-from harness.cluster.profiles import load_cluster_spec
-from harness.core.resources import CLUSTERS_DIR
-from harness.outputs.workloads import NAMESPACE, replay_manifests, write_manifests
-from harness.scenarios import SCENARIOS
-from harness.substrate.workloadimage import STABLE_TAG
+from crashloop_harness.cluster.profiles import load_cluster_spec
+from crashloop_harness.core.resources import CLUSTERS_DIR
+from crashloop_harness.outputs.workloads import NAMESPACE, replay_manifests, write_manifests
+from crashloop_harness.scenarios import SCENARIOS
+from crashloop_harness.substrate.workloadimage import STABLE_TAG
 
 # The manifests committed at the top of the checkout.
 WORKLOADS = Path(__file__).resolve().parents[3] / "workloads"

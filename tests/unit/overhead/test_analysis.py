@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster.profiles import load_cluster_spec
-from harness.core.conventions import SAMPLED_LABEL
-from harness.core.errors import HarnessError
-from harness.core.resources import spec_path
-from harness.model.backoff import BackoffCurve
-from harness.overhead.analysis import (
+from crashloop_harness.cluster.profiles import load_cluster_spec
+from crashloop_harness.core.conventions import SAMPLED_LABEL
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.core.resources import spec_path
+from crashloop_harness.model.backoff import BackoffCurve
+from crashloop_harness.overhead.analysis import (
     EVENT_BACKLOG_QPS,
     PEAK_INTERVALS,
     Cell,
@@ -40,8 +40,13 @@ from harness.overhead.analysis import (
     talk_ratios,
     time_to_cap,
 )
-from harness.overhead.output import OVERHEAD_FILE, overhead_table, ratio_text, write_overhead
-from harness.overhead.plan import (
+from crashloop_harness.overhead.output import (
+    OVERHEAD_FILE,
+    overhead_table,
+    ratio_text,
+    write_overhead,
+)
+from crashloop_harness.overhead.plan import (
     OverheadPlan,
     OverheadRequest,
     WorkerTarget,
@@ -49,7 +54,7 @@ from harness.overhead.plan import (
     parse_pod_counts,
     window_for,
 )
-from harness.overhead.pods import SAMPLED_PODS, overhead_pod
+from crashloop_harness.overhead.pods import SAMPLED_PODS, overhead_pod
 
 FAST = BackoffCurve(timedelta(seconds=1), timedelta(seconds=2))
 DEFAULT = BackoffCurve(timedelta(seconds=10), timedelta(seconds=300))

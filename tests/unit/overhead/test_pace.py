@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.overhead.analysis import Cell, FigureApart, talk_figures_apart
-from harness.overhead.pace import (
+from crashloop_harness.overhead.analysis import Cell, FigureApart, talk_figures_apart
+from crashloop_harness.overhead.pace import (
     PACE_SHOWN,
     Pace,
     PacedFigure,
@@ -18,7 +18,7 @@ from harness.overhead.pace import (
     paced,
     worker_node_bound,
 )
-from harness.overhead.read import read_overhead
+from crashloop_harness.overhead.read import read_overhead
 from tests.unit.overhead.test_analysis import CELLS
 
 REPO = Path(__file__).resolve().parents[3]

@@ -13,16 +13,16 @@ from typing import Any, cast
 
 import pytest
 
-from harness.model.backoff import BackoffCurve
-from harness.overhead import sweep as sweep_module
-from harness.overhead.analysis import Cell
-from harness.overhead.plan import OverheadPlan, WorkerTarget
-from harness.overhead.sweep import OverheadRun, _Sweep, _SweepSteps
-from harness.recording.norecorder import NoRecorder
-from harness.runs import execute as lifecycle_module
-from harness.runs.ending import RunEnding
-from harness.runs.execute import execute
-from harness.runs.lifecycle import RunSetup, Target
+from crashloop_harness.model.backoff import BackoffCurve
+from crashloop_harness.overhead import sweep as sweep_module
+from crashloop_harness.overhead.analysis import Cell
+from crashloop_harness.overhead.plan import OverheadPlan, WorkerTarget
+from crashloop_harness.overhead.sweep import OverheadRun, _Sweep, _SweepSteps
+from crashloop_harness.recording.norecorder import NoRecorder
+from crashloop_harness.runs import execute as lifecycle_module
+from crashloop_harness.runs.ending import RunEnding
+from crashloop_harness.runs.execute import execute
+from crashloop_harness.runs.lifecycle import RunSetup, Target
 
 FAST = BackoffCurve(timedelta(seconds=1), timedelta(seconds=2))
 PLAN = OverheadPlan(

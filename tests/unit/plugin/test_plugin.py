@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from harness.core import pins
+from crashloop_harness.core import pins
 
 USAGE_ERROR = pytest.ExitCode.USAGE_ERROR
 
@@ -159,8 +159,9 @@ def test_parallel_workers_without_the_cluster_are_left_alone(pytester: pytest.Py
 
 def test_importing_the_plugin_loads_neither_the_client_nor_the_cluster_code() -> None:
     probe = (
-        "import sys, harness.plugin; "
-        "print(sorted(m for m in ('kubernetes', 'harness.cluster.lifecycle', 'pytest_kind') "
+        "import sys, crashloop_harness.plugin; "
+        "print(sorted(m for m in ('kubernetes', 'crashloop_harness.cluster.lifecycle', "
+        "'pytest_kind') "
         "if m in sys.modules))"
     )
     loaded = subprocess.run(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from harness.core.conventions import ROLE_LABEL, RUN_LABEL, WORKER_LABEL
-from harness.pods.skeleton import (
+from crashloop_harness.core.conventions import ROLE_LABEL, RUN_LABEL, WORKER_LABEL
+from crashloop_harness.pods.skeleton import (
     MAIN_CONTAINER,
     RECORD_DIR,
     crashing_pod,

@@ -1,4 +1,4 @@
-"""Parsing crictl output from a kind node (harness.recording.cri).
+"""Parsing crictl output from a kind node (crashloop_harness.recording.cri).
 
 The fixtures in data/ follow the shapes cri-tools v1.34 prints: `crictl ps -o
 json` is protojson (int64 as strings, two spaces after colons), `crictl
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.recording.cri import (
+from crashloop_harness.recording.cri import (
     STATE_CREATED,
     STATE_EXITED,
     STATE_RUNNING,

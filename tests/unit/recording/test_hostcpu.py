@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from harness.recording.hostcpu import (
+from crashloop_harness.recording.hostcpu import (
     HOST_CPU_FILE,
     CpuSample,
     CpuTimes,

@@ -9,9 +9,14 @@ import pytest
 from freezegun import freeze_time
 from kubernetes import client
 
-from harness.recording.leases import LEASE_POLL_S, RENEW_GAP_NS, LeaseReader, stopped_renewing
-from harness.recording.trace import NoTrace
-from harness.verdict import Observation, judge_worker
+from crashloop_harness.recording.leases import (
+    LEASE_POLL_S,
+    RENEW_GAP_NS,
+    LeaseReader,
+    stopped_renewing,
+)
+from crashloop_harness.recording.trace import NoTrace
+from crashloop_harness.verdict import Observation, judge_worker
 from tests.fakeclock import REAL_TIME_FOR
 from tests.unit.factories import DEFAULT, attempts, expected_reports
 

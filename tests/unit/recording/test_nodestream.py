@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster.kubeletstate import KubeletProcess
-from harness.recording.cri import (
+from crashloop_harness.cluster.kubeletstate import KubeletProcess
+from crashloop_harness.recording.cri import (
     EVENT_CREATED,
     EVENT_STARTED,
     EVENT_STOPPED,
@@ -22,7 +22,7 @@ from harness.recording.cri import (
     EventSplitter,
     parse_event,
 )
-from harness.recording.nodestream import (
+from crashloop_harness.recording.nodestream import (
     NODE_PROGRAM,
     Listing,
     ListingFailedError,

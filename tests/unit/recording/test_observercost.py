@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.recording.observercost import (
+from crashloop_harness.recording.observercost import (
     CpuReading,
     engine_cpu_s,
     observation_latencies_ms,
     observer_cost,
 )
-from harness.recording.records import AttemptRecord
+from crashloop_harness.recording.records import AttemptRecord
 
 TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -16,8 +16,8 @@ import pytest
 import urllib3
 from kubernetes import client
 
-from harness.recording.podwatch import PodNote, PodWatch
-from harness.recording.records import AttemptKey
+from crashloop_harness.recording.podwatch import PodNote, PodWatch
+from crashloop_harness.recording.records import AttemptKey
 from tests.unit.recording.pods import app_status
 
 T2_START = datetime(2026, 11, 30, 3, 0, 10, tzinfo=UTC)
@@ -174,7 +174,9 @@ def test_a_pod_being_deleted_or_gone_is_named_with_when_it_was_seen(
     for name in ("crash-fast", "crash-reduced", "crash-default"):
         watch.on_watch_event("ADDED", _pod(0, _waiting(), name=name, uid=f"uid-{name}"))
     assert watch.deleted_pods() == {}
-    monkeypatch.setattr("harness.recording.podwatch._now_utc", lambda: "2026-01-01T10:00:00+00:00")
+    monkeypatch.setattr(
+        "crashloop_harness.recording.podwatch._now_utc", lambda: "2026-01-01T10:00:00+00:00"
+    )
     watch.on_watch_event(
         "MODIFIED", _pod(0, _waiting(), name="crash-fast", uid="uid-crash-fast", deleting=True)
     )

@@ -12,13 +12,13 @@ from typing import cast
 import pytest
 from kubernetes import client
 
-from harness.cluster.kubeletstate import KubeletProcess
-from harness.core import timeouts
-from harness.core.errors import HarnessError
-from harness.recording.cri import CriEvent, parse_event, parse_ps
-from harness.recording.nodestream import Listing, Tick
-from harness.recording.recorder import ApiView, Recorder
-from harness.recording.scope import RecordingScope
+from crashloop_harness.cluster.kubeletstate import KubeletProcess
+from crashloop_harness.core import timeouts
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.recording.cri import CriEvent, parse_event, parse_ps
+from crashloop_harness.recording.nodestream import Listing, Tick
+from crashloop_harness.recording.recorder import ApiView, Recorder
+from crashloop_harness.recording.scope import RecordingScope
 from tests.unit.recording.pods import app_status, backing_off
 
 
@@ -242,7 +242,7 @@ def test_a_node_that_stops_answering_is_named_with_its_last_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock = [1000.0]
-    monkeypatch.setattr("harness.recording.recorder.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("crashloop_harness.recording.recorder.time.monotonic", lambda: clock[0])
     node = SwitchableNode()
     recorder = _recorder(tmp_path, node, {"node-1": "fast", "node-2": "default"})
     recorder.sample_once("node-1")
@@ -269,7 +269,7 @@ def test_a_gap_between_listings_is_kept_as_an_unobserved_span(
 ) -> None:
     recorder = _recorder(tmp_path, FakeNode())
     clock = [1000.0]
-    monkeypatch.setattr("harness.recording.recorder.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("crashloop_harness.recording.recorder.time.monotonic", lambda: clock[0])
     recorder.sample_once("node-1")
     clock[0] += 1.5  # a normal pace: nothing unobserved
     recorder.sample_once("node-1")
@@ -342,7 +342,7 @@ def _wait_until(recorder: Recorder, condition: Callable[[], bool], timeout: floa
 def test_a_container_the_events_missed_is_inspected_then_the_listing_counts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("harness.recording.recorder.EVENT_GRACE", 0.05)
+    monkeypatch.setattr("crashloop_harness.recording.recorder.EVENT_GRACE", 0.05)
     node = FakeNode()
     recorder = _recorder(tmp_path, node)
     listing = Listing(
@@ -360,7 +360,7 @@ def test_a_container_the_events_missed_is_inspected_then_the_listing_counts(
 def test_a_listing_with_a_container_that_cannot_be_inspected_does_not_count(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("harness.recording.recorder.EVENT_GRACE", 0.05)
+    monkeypatch.setattr("crashloop_harness.recording.recorder.EVENT_GRACE", 0.05)
     recorder = _recorder(tmp_path, FakeNode())
     listing = Listing(3_000, tuple(parse_ps(json.dumps({"containers": [_ps_item("gone", 1)]}))))
     recorder.on_pulse("node-1", listing)
@@ -374,7 +374,7 @@ def test_a_silent_pulse_leaves_an_unobserved_span(
 ) -> None:
     recorder = _recorder(tmp_path, FakeNode())
     clock = [1000.0]
-    monkeypatch.setattr("harness.recording.recorder.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("crashloop_harness.recording.recorder.time.monotonic", lambda: clock[0])
     recorder.on_pulse("node-1", Tick())
     clock[0] += 0.5
     recorder.on_pulse("node-1", Tick())
@@ -530,8 +530,8 @@ def test_a_node_whose_listings_stay_incomplete_is_broken_within_its_bound(
     """Without a complete listing there is no 'now' on the node's clock, and an overdue
     restart could never be judged: past LISTING_STALE the run is told to end as an error."""
     now = [1000.0]
-    monkeypatch.setattr("harness.recording.recorder.time.monotonic", lambda: now[0])
-    monkeypatch.setattr("harness.recording.recorder.EVENT_GRACE", 0.0)
+    monkeypatch.setattr("crashloop_harness.recording.recorder.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("crashloop_harness.recording.recorder.EVENT_GRACE", 0.0)
     recorder = _recorder(tmp_path, UninspectableNode())
     recorder.prepare()
     listing = Listing(1_000, tuple(parse_ps(json.dumps({"containers": [_ps_item("first", 0)]}))))

@@ -1,4 +1,4 @@
-"""Attempt records and the append-only attempts.jsonl (harness.recording.records)."""
+"""Attempt records and the append-only attempts.jsonl (crashloop_harness.recording.records)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from harness.core.version import harness_version
-from harness.recording.cri import parse_inspect, parse_ps
-from harness.recording.records import (
+from crashloop_harness.core.version import harness_version
+from crashloop_harness.recording.cri import parse_inspect, parse_ps
+from crashloop_harness.recording.records import (
     ATTEMPTS_FILE,
     AttemptLog,
     AttemptLogError,

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from harness.recording.apirecorder import WATCH_SLACK_S, ApiRecorder
-from harness.recording.records import SOURCE_SELF, AttemptRecord
-from harness.recording.scope import RecordingScope
-from harness.recording.selfreport import SelfReport, agreement, parse_self_report
+from crashloop_harness.recording.apirecorder import WATCH_SLACK_S, ApiRecorder
+from crashloop_harness.recording.records import SOURCE_SELF, AttemptRecord
+from crashloop_harness.recording.scope import RecordingScope
+from crashloop_harness.recording.selfreport import SelfReport, agreement, parse_self_report
 from tests.unit.recording.pods import app_status, backing_off
 
 S = 1_000_000_000

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.recording.cri import CriEvent, EventSplitter, parse_event
-from harness.recording.nodestream import NodeStream, PulseLine, Tick
-from harness.recording.trace import (
+from crashloop_harness.recording.cri import CriEvent, EventSplitter, parse_event
+from crashloop_harness.recording.nodestream import NodeStream, PulseLine, Tick
+from crashloop_harness.recording.trace import (
     TRACE_FILE,
     TraceFormatError,
     TraceWriter,

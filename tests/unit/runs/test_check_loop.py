@@ -15,13 +15,13 @@ from typing import cast
 
 import pytest
 
-from harness.cluster.kubeletstate import KubeletChanges
-from harness.core import timeouts
-from harness.recording.hostcpu import SaturatedSpan
-from harness.recording.recorder import Recorder
-from harness.recording.records import AttemptRecord
-from harness.runs.check import CheckResult, judge, observe, take_sample
-from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
+from crashloop_harness.cluster.kubeletstate import KubeletChanges
+from crashloop_harness.core import timeouts
+from crashloop_harness.recording.hostcpu import SaturatedSpan
+from crashloop_harness.recording.recorder import Recorder
+from crashloop_harness.recording.records import AttemptRecord
+from crashloop_harness.runs.check import CheckResult, judge, observe, take_sample
+from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 from tests.unit.factories import FAST, attempts
 
 NODE = "crashloop-worker"
@@ -94,7 +94,7 @@ class FakeRecorder:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     fake = FakeClock()
-    monkeypatch.setattr("harness.runs.check.time.monotonic", fake.monotonic)
+    monkeypatch.setattr("crashloop_harness.runs.check.time.monotonic", fake.monotonic)
     return fake
 
 

@@ -7,13 +7,13 @@ from typing import cast
 
 import pytest
 
-from harness.cluster.remote import RemoteCluster
-from harness.core import timeouts
-from harness.recording.hostcpu import SaturatedSpan
-from harness.recording.recorder import Recorder
-from harness.recording.records import AttemptRecord
-from harness.runs.check import CheckResult, decide_early, judge, summary_of, take_sample
-from harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile
+from crashloop_harness.cluster.remote import RemoteCluster
+from crashloop_harness.core import timeouts
+from crashloop_harness.recording.hostcpu import SaturatedSpan
+from crashloop_harness.recording.recorder import Recorder
+from crashloop_harness.recording.records import AttemptRecord
+from crashloop_harness.runs.check import CheckResult, decide_early, judge, summary_of, take_sample
+from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile
 from tests.unit.factories import FAST, NS, attempts
 
 

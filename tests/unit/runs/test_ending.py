@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from harness.cluster.kubeletstate import KubeletChanges
-from harness.recording.recorder import Recorder
-from harness.runs.ending import RunEnding, apply_ending, stop_reason
-from harness.runs.lifecycle import RunState
+from crashloop_harness.cluster.kubeletstate import KubeletChanges
+from crashloop_harness.recording.recorder import Recorder
+from crashloop_harness.runs.ending import RunEnding, apply_ending, stop_reason
+from crashloop_harness.runs.lifecycle import RunState
 
 RESTARTED = (
     "the kubelet of node w1 restarted during the run (pid 1 -> 2): its back-off state was "

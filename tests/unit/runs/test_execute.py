@@ -9,10 +9,10 @@ from typing import Any, cast
 
 import pytest
 
-from harness.runs import execute as lifecycle_module
-from harness.runs.ending import RunEnding
-from harness.runs.execute import execute
-from harness.runs.lifecycle import RunSetup, RunState, Target
+from crashloop_harness.runs import execute as lifecycle_module
+from crashloop_harness.runs.ending import RunEnding
+from crashloop_harness.runs.execute import execute
+from crashloop_harness.runs.lifecycle import RunSetup, RunState, Target
 
 FINISHED = datetime(2026, 12, 5, 5, 0, tzinfo=UTC)
 

@@ -1,5 +1,5 @@
 """Kubelet mutants: the kept set reads whole, and a check's verdicts become killed,
-survived or error by the rules of harness.runs.mutants."""
+survived or error by the rules of crashloop_harness.runs.mutants."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.core import pins
-from harness.core.errors import HarnessError
-from harness.outputs.mutants import mutants_document
-from harness.outputs.summary import RunSummary
-from harness.runs.mutants import BuiltMutant, CheckOfMutant, judge_mutant
-from harness.substrate.kubeletbuild import Kubelet, patched_paths
-from harness.substrate.mutantset import CONTROL, Mutant, choose, mutant_set
+from crashloop_harness.core import pins
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.outputs.mutants import mutants_document
+from crashloop_harness.outputs.summary import RunSummary
+from crashloop_harness.runs.mutants import BuiltMutant, CheckOfMutant, judge_mutant
+from crashloop_harness.substrate.kubeletbuild import Kubelet, patched_paths
+from crashloop_harness.substrate.mutantset import CONTROL, Mutant, choose, mutant_set
 from tests.unit.factories import default_verdict, empty_verdict, fast_verdict, make_summary
 
 PIN = pins.DEFAULT_KUBERNETES

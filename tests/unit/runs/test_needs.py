@@ -8,17 +8,17 @@ from typing import Any, cast
 
 import pytest
 
-from harness.core.errors import HarnessError
-from harness.model.backoff import curve_for
-from harness.model.kubeletconfig import KubeletBackoffConfig
-from harness.runs.checkprofiles import (
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.model.backoff import curve_for
+from crashloop_harness.model.kubeletconfig import KubeletBackoffConfig
+from crashloop_harness.runs.checkprofiles import (
     CHECK_PROFILES,
     CheckProfile,
     Need,
     NeedRule,
     check_variants_have_workers,
 )
-from harness.verdict import restarts_needed
+from crashloop_harness.verdict import restarts_needed
 from tests.unit.factories import DEFAULT, FAST, REDUCED
 
 QUICK = CHECK_PROFILES["quick"]

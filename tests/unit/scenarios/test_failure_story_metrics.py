@@ -7,15 +7,15 @@ import json
 
 import pytest
 
-from harness.model.backoff import BackoffCurve, upper_tolerance
-from harness.recording.ownlog import own_attempts
-from harness.recording.records import AttemptRecord
-from harness.scenarios import common, spans
-from harness.scenarios import liveness_kill as lk
-from harness.scenarios import restart_all as ra
-from harness.scenarios import restart_rules as rr
-from harness.scenarios import statefulset_ordinal as so
-from harness.scenarios.common import Subject
+from crashloop_harness.model.backoff import BackoffCurve, upper_tolerance
+from crashloop_harness.recording.ownlog import own_attempts
+from crashloop_harness.recording.records import AttemptRecord
+from crashloop_harness.scenarios import common, spans
+from crashloop_harness.scenarios import liveness_kill as lk
+from crashloop_harness.scenarios import restart_all as ra
+from crashloop_harness.scenarios import restart_rules as rr
+from crashloop_harness.scenarios import statefulset_ordinal as so
+from crashloop_harness.scenarios.common import Subject
 from tests.unit.scenario_factories import DEFAULT, FAST, REDUCED, T0, S, record, timeline
 
 CURVES = {"fast": FAST, "reduced": REDUCED, "default": DEFAULT}

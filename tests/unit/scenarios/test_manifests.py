@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from harness.core.conventions import ROLE_LABEL, RUN_LABEL, WORKER_LABEL
-from harness.pods.skeleton import MAIN_CONTAINER, RECORD_DIR, on_existing_node
-from harness.runs.liverun import echoed_lines
-from harness.scenarios import (
+from crashloop_harness.core.conventions import ROLE_LABEL, RUN_LABEL, WORKER_LABEL
+from crashloop_harness.pods.skeleton import MAIN_CONTAINER, RECORD_DIR, on_existing_node
+from crashloop_harness.runs.liverun import echoed_lines
+from crashloop_harness.scenarios import (
     CRITICAL_SIDECAR,
     FAST_RESTART,
     LIVENESS_KILL,
@@ -23,14 +23,14 @@ from harness.scenarios import (
     scenario_named,
     sized_registry,
 )
-from harness.scenarios import critical_sidecar as cs
-from harness.scenarios import fast_restart as fr
-from harness.scenarios import liveness_kill as lk
-from harness.scenarios import restart_all as ra
-from harness.scenarios import restart_rules as rr
-from harness.scenarios import statefulset_ordinal as so
-from harness.scenarios import task_isolation as ti
-from harness.substrate.workloadimage import BINARY, RUN_AS_USER
+from crashloop_harness.scenarios import critical_sidecar as cs
+from crashloop_harness.scenarios import fast_restart as fr
+from crashloop_harness.scenarios import liveness_kill as lk
+from crashloop_harness.scenarios import restart_all as ra
+from crashloop_harness.scenarios import restart_rules as rr
+from crashloop_harness.scenarios import statefulset_ordinal as so
+from crashloop_harness.scenarios import task_isolation as ti
+from crashloop_harness.substrate.workloadimage import BINARY, RUN_AS_USER
 
 IMAGE = "crashloop.local/workload:test"
 WORKERS = ("fast", "reduced", "default")

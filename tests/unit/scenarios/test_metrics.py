@@ -8,13 +8,19 @@ from datetime import timedelta
 
 import pytest
 
-from harness.model.backoff import BackoffCurve, upper_tolerance
-from harness.recording.records import AttemptRecord
-from harness.scenarios import CRITICAL_SIDECAR, FAST_RESTART, TASK_ISOLATION, common, eventlog
-from harness.scenarios import critical_sidecar as cs
-from harness.scenarios import fast_restart as fr
-from harness.scenarios import task_isolation as ti
-from harness.scenarios.common import Subject
+from crashloop_harness.model.backoff import BackoffCurve, upper_tolerance
+from crashloop_harness.recording.records import AttemptRecord
+from crashloop_harness.scenarios import (
+    CRITICAL_SIDECAR,
+    FAST_RESTART,
+    TASK_ISOLATION,
+    common,
+    eventlog,
+)
+from crashloop_harness.scenarios import critical_sidecar as cs
+from crashloop_harness.scenarios import fast_restart as fr
+from crashloop_harness.scenarios import task_isolation as ti
+from crashloop_harness.scenarios.common import Subject
 from tests.unit.scenario_factories import DEFAULT, FAST, REDUCED, T0, S, record, timeline
 
 

@@ -2,7 +2,7 @@
 
 A watch decides what its scenario still waits for, what it reads from the pods
 before they go and what it measures; the run only calls it. The fake run
-below is the whole of what a scenario may ask (harness.scenarios.common.RunView).
+below is the whole of what a scenario may ask (crashloop_harness.scenarios.common.RunView).
 """
 
 from __future__ import annotations
@@ -17,18 +17,18 @@ from typing import Any
 
 import pytest
 
-from harness.core.conventions import ROLE_LABEL
-from harness.core.errors import HarnessError
-from harness.model.backoff import BackoffCurve
-from harness.model.durations import NS_PER_S, to_ns
-from harness.pods.skeleton import MAIN_CONTAINER
-from harness.recording.records import AttemptRecord
-from harness.scenarios import REGISTRY, SCENARIOS
-from harness.scenarios import critical_sidecar as cs
-from harness.scenarios import fast_restart as fr
-from harness.scenarios import task_isolation as ti
-from harness.scenarios.common import LivePod, RunView, Scenario, Subject, Watch
-from harness.scenarios.observing import READY_PROBE_LOG
+from crashloop_harness.core.conventions import ROLE_LABEL
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.model.backoff import BackoffCurve
+from crashloop_harness.model.durations import NS_PER_S, to_ns
+from crashloop_harness.pods.skeleton import MAIN_CONTAINER
+from crashloop_harness.recording.records import AttemptRecord
+from crashloop_harness.scenarios import REGISTRY, SCENARIOS
+from crashloop_harness.scenarios import critical_sidecar as cs
+from crashloop_harness.scenarios import fast_restart as fr
+from crashloop_harness.scenarios import task_isolation as ti
+from crashloop_harness.scenarios.common import LivePod, RunView, Scenario, Subject, Watch
+from crashloop_harness.scenarios.observing import READY_PROBE_LOG
 from tests.unit.factories import attempts
 
 NODES = {"fast": "crashloop-worker", "reduced": "crashloop-worker2"}

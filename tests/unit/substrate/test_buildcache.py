@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.substrate.nodeimage.cache import cached_dir
+from crashloop_harness.substrate.nodeimage.cache import cached_dir
 
 
 @pytest.fixture(autouse=True)

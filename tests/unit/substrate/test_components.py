@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.core import pins
-from harness.substrate.nodeimage.components import components_for, etcd, kubernetes
-from harness.substrate.nodeimage.gobuild import local_replacements, wrapper_go_mod
+from crashloop_harness.core import pins
+from crashloop_harness.substrate.nodeimage.components import components_for, etcd, kubernetes
+from crashloop_harness.substrate.nodeimage.gobuild import local_replacements, wrapper_go_mod
 
 ETCD_35_GO_MOD = """module go.etcd.io/etcd/server/v3
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from harness.core.errors import HarnessError
-from harness.substrate import engine, hostpkgs
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.substrate import engine, hostpkgs
 
 
 class _Apt:

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from harness.core.errors import HarnessError
-from harness.substrate import engine
-from harness.substrate.nodeimage import gobuild
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.substrate import engine
+from crashloop_harness.substrate.nodeimage import gobuild
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.core import pins
-from harness.core.errors import HarnessError
-from harness.substrate import kubeletbuild
-from harness.substrate.kubeletbuild import apply_patch, module_file, patched_paths
+from crashloop_harness.core import pins
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.substrate import kubeletbuild
+from crashloop_harness.substrate.kubeletbuild import apply_patch, module_file, patched_paths
 
 PIN = pins.KUBERNETES["1.35"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.verdict import Observation, judge_worker
-from harness.verdict.evidence import cap_median_bound
-from harness.verdict.medians import uniform_median_quantile
-from harness.verdict.tolerances import CAP_MEDIAN_OVERSHOOT
+from crashloop_harness.verdict import Observation, judge_worker
+from crashloop_harness.verdict.evidence import cap_median_bound
+from crashloop_harness.verdict.medians import uniform_median_quantile
+from crashloop_harness.verdict.tolerances import CAP_MEDIAN_OVERSHOOT
 from tests.unit.factories import DEFAULT, FAST, REDUCED, attempts
 
 

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 import pytest
 
-from harness.model.backoff import UNMEASURED
-from harness.recording.records import AttemptRecord
-from harness.verdict import Observation, judge_worker
-from harness.verdict.nodecost import (
+from crashloop_harness.model.backoff import UNMEASURED
+from crashloop_harness.recording.records import AttemptRecord
+from crashloop_harness.verdict import Observation, judge_worker
+from crashloop_harness.verdict.nodecost import (
     REFERENCE_FIRST_RESTART_S,
     REFERENCE_START_S,
     NodeCost,

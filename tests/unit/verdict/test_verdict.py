@@ -1,4 +1,4 @@
-"""Measured restart delays against the expected curve (harness.verdict)."""
+"""Measured restart delays against the expected curve (crashloop_harness.verdict)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from datetime import timedelta
 
 import pytest
 
-from harness.model.backoff import BackoffCurve
-from harness.recording.records import SOURCE_CRI, SOURCE_SELF, AttemptRecord
-from harness.verdict import (
+from crashloop_harness.model.backoff import BackoffCurve
+from crashloop_harness.recording.records import SOURCE_CRI, SOURCE_SELF, AttemptRecord
+from crashloop_harness.verdict import (
     CLOCK_ROUNDING,
     CONFIRM_FROM,
     RESET_LEAD,

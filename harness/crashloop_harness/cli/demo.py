@@ -1,0 +1,99 @@
+"""`crashloop demo`: the talk's demo, live or replayed from a recorded run."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from crashloop_harness.cli import common
+from crashloop_harness.cli.codes import MEASURING_CODES
+from crashloop_harness.cli.measure import refuse_missing_api
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.live.demo import (
+    DEFAULT_DURATION_S,
+    MAX_DURATION_S,
+    DemoOptions,
+    run_demo,
+    run_replay,
+)
+from crashloop_harness.live.view import THEMES
+from crashloop_harness.scenarios import SCENARIOS, TALK_SCENARIOS
+
+
+def register(commands: common.Commands, parents: common.Parents) -> None:
+    demo = common.add_command(
+        commands, "demo", _cmd_demo, codes=MEASURING_CODES, parents=(parents.spec_and_image,)
+    )
+    demo.add_argument(
+        "--duration",
+        type=float,
+        default=DEFAULT_DURATION_S,
+        help=f"observation window in seconds (default {DEFAULT_DURATION_S:g}, "
+        f"at most {MAX_DURATION_S:g})",
+    )
+    demo.add_argument(
+        "--scenarios",
+        nargs="*",
+        choices=SCENARIOS,
+        default=list(TALK_SCENARIOS),
+        help="scenarios to run beside the bare curve (default: the talk's three, "
+        f"{', '.join(TALK_SCENARIOS)}; `--scenarios` with no name: only the curve)",
+    )
+    demo.add_argument("--plain", action="store_true", help="plain timestamped lines, no live view")
+    demo.add_argument("--down", action="store_true", help="delete the cluster afterwards")
+    demo.add_argument(
+        "--theme",
+        choices=THEMES,
+        default="dark",
+        help="colours for a dark or a light terminal (both high contrast, for a projector)",
+    )
+    demo.add_argument(
+        "--replay",
+        metavar="RUN_DIR",
+        help="no cluster: show a recorded demo run (its runs/<id>-check-demo-* directory) "
+        "through the same live view, then the same takeaways",
+    )
+    demo.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        help="with --replay: how many times faster than it happened (default 1)",
+    )
+    demo.add_argument(
+        "--wait-for-enter",
+        action="store_true",
+        help="set everything up, say ready, and start the live window when Enter is pressed",
+    )
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    """the talk's demo: set up, observe live, plot, report
+
+    The talk's demo: set up, watch every worker restart its crashing container live, then plots and
+    a report.
+    """
+    console = Console(force_terminal=False) if args.plain else Console()
+    if args.replay:
+        return run_replay(
+            Path(args.replay), speed=args.speed, console=console, plain=args.plain, theme=args.theme
+        )
+    spec = common.spec_of(args)
+    refuse_missing_api(spec.kubernetes.version, args.scenarios)
+    if not 30 <= args.duration <= MAX_DURATION_S:
+        raise HarnessError(
+            f"--duration {args.duration:g}s is outside 30..{MAX_DURATION_S:g}s",
+            f"give a duration in seconds between 30 and {MAX_DURATION_S:g}",
+        )
+    options = DemoOptions(
+        spec=spec,
+        duration_s=args.duration,
+        keep_cluster=not args.down,
+        scenarios=tuple(args.scenarios),
+        plain=args.plain,
+        image=args.image,
+        wait_for_enter=args.wait_for_enter,
+        theme=args.theme,
+    )
+    return run_demo(options, console)

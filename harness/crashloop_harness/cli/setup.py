@@ -1,0 +1,110 @@
+"""`crashloop engine | kind | node-image | workload-image`: what a cluster is made on."""
+
+from __future__ import annotations
+
+import argparse
+
+from crashloop_harness.cli import common
+from crashloop_harness.cli.codes import SETUP_CODES
+from crashloop_harness.cli.out import SCREEN
+from crashloop_harness.cluster import lifecycle
+from crashloop_harness.core import pins
+from crashloop_harness.core.paths import state_dir
+from crashloop_harness.substrate.engine import ensure_engine, stop_engine
+from crashloop_harness.substrate.kindbin import ensure_kind
+from crashloop_harness.substrate.nodeimage.assemble import build_node_image
+from crashloop_harness.substrate.nodeselect import check_kubernetes_version, choose_node_image
+from crashloop_harness.substrate.workloadimage import STABLE_TAG, ensure_image, load_into
+
+
+def register(commands: common.Commands, parents: common.Parents) -> None:
+    engine = common.add_command(commands, "engine", _cmd_engine, codes=SETUP_CODES)
+    engine.add_argument(
+        "--stop",
+        action="store_true",
+        help="stop the engine the harness started, with every container (a cluster then "
+        "needs `crashloop up`)",
+    )
+    common.add_command(
+        commands, "kind", _cmd_kind, codes=SETUP_CODES, words={"kind": pins.KIND_VERSION}
+    )
+    image = common.add_command(commands, "node-image", _cmd_node_image, codes=SETUP_CODES)
+    image.add_argument(
+        "--offline",
+        action="store_true",
+        help="build crashloop.local/node:<version> even if the official image could be pulled",
+    )
+    common.kubernetes_option(image)
+    image.add_argument(
+        "--tag",
+        help="tag of the offline build (with --offline; default crashloop.local/node:<version>)",
+    )
+    common.add_command(
+        commands,
+        "workload-image",
+        _cmd_workload_image,
+        codes=SETUP_CODES,
+        parents=(parents.spec_and_image,),
+    )
+
+
+def _cmd_engine(args: argparse.Namespace) -> int:
+    """find or install and start a Docker engine
+
+    Find a running Docker engine, or install (apt) and start one. On hosts that cannot grant every
+    capability a kind node asks for, a runc wrapper becomes the default runtime.
+    """
+    if args.stop:
+        common.console.print(f"stopped the docker engine (pid {stop_engine()}) and its containers")
+        return 0
+    engine = ensure_engine()
+    where = "started by the harness" if engine.started_here else "already running"
+    wrapper = ", capability wrapper on" if engine.capability_wrapper else ""
+    common.console.print(f"docker engine {engine.version} ({where}{wrapper})")
+    return 0
+
+
+def _cmd_kind(_args: argparse.Namespace) -> int:
+    """print the path of kind {kind}, building it if needed
+
+    Print the path of the pinned kind, built from its Go module if needed.
+    """
+    print(ensure_kind())
+    return 0
+
+
+def _cmd_node_image(args: argparse.Namespace) -> int:
+    """choose or build the kind node image
+
+    Choose the node image of a pinned Kubernetes release: kind's official image when it can be
+    pulled, else an offline build from Debian packages and Go modules (about 18 minutes from empty
+    caches, nothing when its inputs did not change).
+    """
+    pin = check_kubernetes_version(args.kubernetes)
+    ensure_engine()
+    if args.offline:
+        print(build_node_image(common.progress, pin, tag=args.tag))
+    else:
+        print(choose_node_image(common.progress, None, pin))
+    return 0
+
+
+def _cmd_workload_image(args: argparse.Namespace) -> int:
+    """build the workload image and load its stable tag into the cluster (for the YAML)
+
+    Build the workload image, load it into every node and link the cluster's kubectl.
+    """
+    spec = common.spec_of(args)
+    up = lifecycle.up(spec, common.progress, image=args.image)
+    common.progress("workload image")
+    ensure_image()
+    load_into(up.name, up.kind_bin, STABLE_TAG)
+    link = state_dir() / "bin" / "kubectl"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.unlink(missing_ok=True)
+    link.symlink_to(up.kubectl_bin)
+    out = SCREEN.tables
+    out.print(f"{STABLE_TAG} is loaded into every node of cluster {up.name}. In a shell:")
+    out.print(f"  export KUBECONFIG={up.kubeconfig}", soft_wrap=True)
+    out.print(f"  export PATH={link.parent}:$PATH", soft_wrap=True)
+    return 0

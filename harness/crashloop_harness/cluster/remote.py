@@ -1,0 +1,224 @@
+"""A cluster reached by a kubeconfig alone: no docker, no kind, no access to its nodes.
+
+The operator's node pools: the check runs one crashing pod on each selected
+node and judges it against the curve that node's own live kubelet config
+(/configz) implies, so no profile file is needed. Every read and write goes
+through the API with the kubeconfig's credentials; what each needs is in
+``rbac/`` (harness/crashloop_harness/resources/rbac/crashloop-check.yaml).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import urllib3
+import yaml
+from kubernetes import client, config
+from kubernetes.config.config_exception import ConfigException
+
+from crashloop_harness.cluster.kube import NodeStatus, node_configz, node_statuses
+from crashloop_harness.cluster.liveconfig import NodeConfigRow, row_for
+from crashloop_harness.cluster.profiles import ClusterSpec
+from crashloop_harness.core import timeouts
+from crashloop_harness.core.errors import HarnessError, first_line
+
+RBAC_HINT: Final = (
+    "grant the check's role (harness/crashloop_harness/resources/rbac/crashloop-check.yaml: nodes "
+    "get/list, "
+    "nodes/proxy get, namespaces and pods in the run's namespace)"
+)
+_PROCESS_START: Final = re.compile(r"^process_start_time_seconds\s+(\S+)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class RemoteCluster:
+    """Where the check runs: a kubeconfig, its context, the nodes, the workload's image."""
+
+    kubeconfig: Path
+    context: str | None
+    nodes: tuple[str, ...]
+    workload_image: str
+    name: str
+    # A namespace prepared with the check's role (None: the check creates one).
+    namespace: str | None = None
+
+    def api(self) -> client.ApiClient:
+        return remote_api(self.kubeconfig, self.context)
+
+
+def remote_api(kubeconfig: Path, context: str | None) -> client.ApiClient:
+    """An API client for the kubeconfig's context; a missing file or context is named."""
+    if not kubeconfig.is_file():
+        raise HarnessError(f"kubeconfig {kubeconfig}: no such file", "name an existing file")
+    names, current = _contexts(kubeconfig)
+    if context is not None and context not in names:
+        raise HarnessError(
+            f"kubeconfig {kubeconfig} has no context {context!r}",
+            f"use one of: {', '.join(names) or '(none)'}",
+        )
+    if context is None and not current:
+        raise HarnessError(
+            f"kubeconfig {kubeconfig} sets no current context",
+            f"name one with --context: {', '.join(names) or '(none)'}",
+        )
+    try:
+        api: client.ApiClient = config.new_client_from_config(
+            config_file=str(kubeconfig), context=context
+        )
+    except ConfigException as error:
+        raise HarnessError(f"kubeconfig {kubeconfig}: {error}", "check the file") from error
+    return api
+
+
+def _contexts(kubeconfig: Path) -> tuple[list[str], str | None]:
+    """The kubeconfig's context names and its current context (None when unset)."""
+    try:
+        doc = yaml.safe_load(kubeconfig.read_text())
+    except (OSError, yaml.YAMLError) as error:
+        raise HarnessError(f"kubeconfig {kubeconfig}: {error}", "check the file") from error
+    if not isinstance(doc, dict):
+        raise HarnessError(f"kubeconfig {kubeconfig} is not a kubeconfig", "check the file")
+    names = [
+        str(entry["name"])
+        for entry in doc.get("contexts") or []
+        if isinstance(entry, dict) and "name" in entry
+    ]
+    current = doc.get("current-context")
+    return names, str(current) if current else None
+
+
+def context_name(kubeconfig: Path, context: str | None) -> str:
+    return context or _contexts(kubeconfig)[1] or "-"
+
+
+def connect(
+    kubeconfig: Path,
+    *,
+    context: str | None,
+    nodes: Sequence[str],
+    selector: str | None,
+    workload_image: str,
+    namespace: str | None,
+) -> RemoteCluster:
+    """The existing cluster a kubeconfig reaches, its chosen nodes Ready; nothing created."""
+    if not nodes and not selector:
+        raise HarnessError(
+            "which nodes of the existing cluster? none named",
+            "name them (--nodes NODE[,NODE...]) or select them (--node-selector KEY[=VALUE])",
+        )
+    if nodes and selector:
+        raise HarnessError("nodes both named and selected", "choose them one way, not both")
+    api = remote_api(kubeconfig, context)
+    try:
+        statuses = node_statuses(api)
+    except client.ApiException as error:
+        raise HarnessError(
+            f"cannot list the cluster's nodes: {error.status} {error.reason}", RBAC_HINT
+        ) from error
+    except urllib3.exceptions.HTTPError as error:
+        raise HarnessError(
+            f"the API server of {kubeconfig} did not answer: {first_line(error)}",
+            "check the kubeconfig's server address, the network and the context",
+        ) from error
+    chosen = select_nodes(statuses, nodes, selector)
+    return RemoteCluster(
+        kubeconfig=kubeconfig,
+        context=context,
+        nodes=tuple(status.name for status in chosen),
+        workload_image=workload_image,
+        name=context_name(kubeconfig, context),
+        namespace=namespace,
+    )
+
+
+def select_nodes(
+    statuses: Sequence[NodeStatus], names: Sequence[str], selector: str | None
+) -> list[NodeStatus]:
+    """The nodes named, or matching ``selector`` (key or key=value, comma-separated); Ready."""
+    by_name = {status.name: status for status in statuses}
+    if names:
+        unknown = [name for name in names if name not in by_name]
+        if unknown:
+            raise HarnessError(
+                f"no node {', '.join(unknown)} in the cluster",
+                f"name nodes it has: {', '.join(sorted(by_name)) or '(none)'}",
+            )
+        chosen = [by_name[name] for name in names]
+    else:
+        terms = [term.strip() for term in (selector or "").split(",") if term.strip()]
+        chosen = [s for s in statuses if all(_matches(s.labels, term) for term in terms)]
+        if not chosen:
+            raise HarnessError(
+                f"no node matches the selector {selector!r}",
+                "check the label with `kubectl get nodes --show-labels`",
+            )
+    not_ready = [status.name for status in chosen if not status.ready]
+    if not_ready:
+        raise HarnessError(
+            f"node {', '.join(not_ready)} is not Ready: its kubelet cannot be judged",
+            "leave it out (--nodes) or wait until it is Ready",
+        )
+    return chosen
+
+
+def _matches(labels: Mapping[str, str], term: str) -> bool:
+    if "=" in term:
+        key, value = term.split("=", 1)
+        return labels.get(key.strip()) == value.strip()
+    return term in labels
+
+
+def live_rows(api: client.ApiClient, nodes: Sequence[NodeStatus]) -> list[NodeConfigRow]:
+    """Each node's live backoff settings; the node is its own worker and has no profile."""
+    empty = ClusterSpec(name="-", path=Path("-"), workers=())
+    rows = []
+    for status in nodes:
+        try:
+            configz = node_configz(api, status.name)
+        except client.ApiException as error:
+            raise HarnessError(
+                f"cannot read the kubelet config of node {status.name} "
+                f"(GET /api/v1/nodes/{status.name}/proxy/configz: {error.status} {error.reason})",
+                RBAC_HINT if error.status in (401, 403) else "check that the node's kubelet runs",
+            ) from error
+        row = row_for(status.name, {}, configz, empty, status.kubelet_version)
+        rows.append(dataclasses.replace(row, worker=status.name))
+    return rows
+
+
+def kubelet_start_times(api: client.ApiClient, nodes: Sequence[str]) -> dict[str, float | None]:
+    """Each kubelet's process start (its /metrics), to see a restart without node access."""
+    starts: dict[str, float | None] = {}
+    for node in nodes:
+        try:
+            raw = client.CoreV1Api(api).connect_get_node_proxy_with_path(
+                node, "metrics", _preload_content=False, _request_timeout=timeouts.API_REQUEST
+            )
+            found = _PROCESS_START.search(raw.data.decode("utf-8", "replace"))
+            starts[node] = float(found.group(1)) if found else None
+        except (client.ApiException, urllib3.exceptions.HTTPError, ValueError):
+            starts[node] = None
+    return starts
+
+
+def restarted_kubelets(
+    before: Mapping[str, float | None], after: Mapping[str, float | None]
+) -> list[str]:
+    """Nodes whose kubelet is another process now (or could not be read again)."""
+    problems = []
+    for node, started in before.items():
+        now = after.get(node)
+        if started is None:
+            continue
+        if now is None:
+            problems.append(f"node {node}: the kubelet's metrics could not be read at the end")
+        elif now != started:
+            problems.append(
+                f"node {node}: the kubelet restarted during the run (its back-off state was wiped)"
+            )
+    return problems

@@ -1,0 +1,321 @@
+"""The pytest plugin: a real kind cluster for a session, its API, live kubelet configs, namespaces.
+
+Loaded through the ``pytest11`` entry point beside pytest-kind's plugin and
+built on it: pytest-kind's options (--cluster-name, --keep-cluster,
+--kubeconfig, --kind-image, --kind-bin) choose the cluster, its
+``KindCluster`` drives kind, and ``crashloop_kind_cluster`` hands one over
+for the session's cluster. Options of our own are ``--crashloop-*`` with ini
+equivalents (:mod:`crashloop_harness.plugin.options`). Importing this module is cheap:
+the kubernetes client and the cluster code load when a fixture needs them.
+
+Fixtures (all prefixed ``crashloop_``; ``pytest --fixtures`` explains each):
+``crashloop_cluster``, ``crashloop_api``, ``crashloop_node_configs``,
+``crashloop_namespace``, ``crashloop_workload_image``, ``crashloop_kind_cluster``,
+``crashloop_cluster_options``, ``crashloop_progress``, and ``crashloop_existing_cluster``
+for a cluster reached by a kubeconfig alone.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import pytest
+
+from crashloop_harness.core import pins, timeouts
+from crashloop_harness.core.paths import runs_dir, runs_path
+from crashloop_harness.plugin.options import (
+    ClusterOptions,
+    add_options,
+    ours,
+    read_cluster_options,
+    release,
+)
+from crashloop_harness.plugin.report import (
+    header_lines,
+    progress_writer,
+    record,
+    summary_lines,
+    write_line,
+)
+
+if TYPE_CHECKING:
+    from kubernetes import client
+    from pytest_kind import KindCluster
+
+    from crashloop_harness.cluster.lifecycle import Cluster
+    from crashloop_harness.cluster.remote import RemoteCluster
+
+__all__ = ["ClusterOptions", "read_cluster_options", "session_cluster"]
+
+MARKERS: Final = (
+    "e2e: needs a real kind cluster",
+    "conformance: the kubelet backoff conformance check (bare crashing container on every worker)",
+    "scenarios: the scenarios measured on every worker",
+    "matrix: the quick check on each pinned Kubernetes release (run only with -m matrix)",
+    "slow: left out of the fast tier; runs in the full suite and the nightly",
+    "disruptive: changes or breaks the cluster's nodes (kubelet config, stopped kubelet, paused "
+    "node); runs after every other test of the session",
+)
+_CALL_FAILED = pytest.StashKey[bool]()
+_SESSION_STARTED = pytest.StashKey[str]()
+_OPTIONS = pytest.StashKey[ClusterOptions]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Markers, then every option checked, before any test or cluster exists."""
+    for marker in MARKERS:
+        config.addinivalue_line("markers", marker)
+    if timeouts.SCALE_PROBLEM is not None:
+        raise pytest.UsageError(timeouts.SCALE_PROBLEM)
+    runs = ours(config, "runs-dir")
+    if runs:
+        os.environ["CRASHLOOP_RUNS_DIR"] = str(Path(runs).resolve())
+    ours(config, "check-profile")
+    for version in ours(config, "versions").split(","):
+        if version.strip():
+            try:
+                pins.kubernetes_pin(version)
+            except ValueError as error:
+                raise pytest.UsageError(f"--crashloop-versions: {error}") from error
+    config.stash[_OPTIONS] = read_cluster_options(config)
+    record(config).runs_before = frozenset(_run_names())
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    options = config.stash[_OPTIONS]
+    pin = release(config)
+    image = options.image or (
+        f"{pin.version}'s: kind's official image if present, else the offline build"
+        if pin.official_node_image
+        else f"{pin.version}'s offline build"
+    )
+    return header_lines(
+        cluster=options.spec.name,
+        kubernetes=pin.version,
+        image=image,
+        kind=str(options.kind_bin) if options.kind_bin else f"{pins.KIND_VERSION} (pinned)",
+        keep=options.keep,
+        reuse=options.reuse,
+        runs=runs_path(),
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Refuse parallel workers when a test uses the cluster: their load would falsify timing."""
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    if workers > 1 and any(
+        name.startswith("crashloop_")
+        for item in items
+        for name in getattr(item, "fixturenames", ())
+    ):
+        raise pytest.UsageError(
+            f"crashloop fixtures under pytest-xdist with {workers} workers: parallel tests load "
+            "the nodes and falsify the kubelet's measured delays; run them with -n 0 "
+            "(or -p no:xdist)"
+        )
+    # A test that changes or breaks nodes goes last: should its clean-up fail,
+    # it spoils no other test's measurement. The sort is stable.
+    items.sort(key=lambda item: item.get_closest_marker("disruptive") is not None)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.when == "call" and report.failed:
+        item.stash[_CALL_FAILED] = True
+    return report
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    lines = summary_lines(record(config), _run_names(), runs_path())
+    if lines:
+        terminalreporter.section("crashloop")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+def _run_names() -> list[str]:
+    """The run directories there are now; none made (a suite that never measures leaves none)."""
+    directory = runs_path()
+    if not directory.is_dir():
+        return []
+    return sorted(p.name for p in directory.iterdir() if p.is_dir() and not p.is_symlink())
+
+
+def session_evidence_dir(config: pytest.Config) -> Path:
+    """One directory per session for the evidence of failed tests."""
+    started = config.stash.setdefault(
+        _SESSION_STARTED, time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    )
+    return runs_dir() / f"{started}-pytest-evidence"
+
+
+def session_cluster(request: pytest.FixtureRequest, options: ClusterOptions) -> Iterator[Cluster]:
+    """Bring a cluster up for a fixture's scope; afterwards keep or delete it by policy.
+
+    For a fixture of your own with another spec:
+    ``yield from session_cluster(request, read_cluster_options(request.config, "gate-only"))``.
+    """
+    from crashloop_harness.cluster import lifecycle
+    from crashloop_harness.core.errors import HarnessError
+    from crashloop_harness.outputs.steps import StepLines
+
+    progress = progress_writer(request.config)
+    try:
+        # A line a minute while a step (a node image built from nothing) runs long.
+        with StepLines(progress, stamp=False, ends=True) as steps:
+            up = lifecycle.up(
+                options.spec,
+                steps,
+                image=options.image,
+                reuse=options.reuse,
+                kind_bin=options.kind_bin,
+                kubeconfig=options.kubeconfig,
+                keep_on_failure=options.keep == "always",
+            )
+    except HarnessError as error:
+        pytest.fail(str(error), pytrace=False)
+    yield up
+    failed = request.session.testsfailed > 0
+    keep = options.reuse or options.keep == "always" or (options.keep == "on-failure" and failed)
+    if keep:
+        record(request.config).kept.append(
+            f"{up.name}: export KUBECONFIG={up.kubeconfig}; "
+            f"delete it with `{up.kind_bin} delete cluster --name {up.name}`"
+        )
+    else:
+        lifecycle.delete(up.name, progress, kind_bin=up.kind_bin, kubeconfig=up.kubeconfig)
+
+
+@pytest.fixture(scope="session")
+def crashloop_cluster_options(pytestconfig: pytest.Config) -> ClusterOptions:
+    """The session's cluster options (spec, release, image, keep policy); override to change."""
+    return pytestconfig.stash[_OPTIONS]
+
+
+@pytest.fixture(scope="session")
+def crashloop_progress(pytestconfig: pytest.Config) -> Callable[[str], None]:
+    """``progress(message)``: a line on the terminal now, with the session's elapsed time."""
+    return progress_writer(pytestconfig)
+
+
+@pytest.fixture(scope="session")
+def crashloop_cluster(
+    request: pytest.FixtureRequest, crashloop_cluster_options: ClusterOptions
+) -> Iterator[Cluster]:
+    """The crashloop kind cluster (a control plane, one worker per kubelet profile), Ready.
+
+    Created, or reused when one made from the same spec runs (--crashloop-reuse
+    keeps it afterwards); the node image is built offline when it is missing.
+    Deleted after the session unless kept (--crashloop-keep, --keep-cluster).
+    """
+    yield from session_cluster(request, crashloop_cluster_options)
+
+
+@pytest.fixture(scope="session")
+def crashloop_existing_cluster(pytestconfig: pytest.Config) -> RemoteCluster:
+    """An existing cluster reached by --crashloop-existing-kubeconfig alone, its nodes chosen.
+
+    Nothing is created here; ``run_check(crashloop_existing_cluster, ...)`` runs the check on
+    it through the API (no docker, no kind), each node against its own live config.
+    """
+    from crashloop_harness.cluster.remote import connect
+    from crashloop_harness.core.errors import HarnessError
+    from crashloop_harness.substrate.workloadimage import image_tag
+
+    kubeconfig = ours(pytestconfig, "existing-kubeconfig")
+    if not kubeconfig:
+        pytest.fail(
+            "crashloop_existing_cluster needs --crashloop-existing-kubeconfig PATH "
+            "(and --crashloop-existing-nodes or --crashloop-existing-node-selector)",
+            pytrace=False,
+        )
+    nodes = ours(pytestconfig, "existing-nodes")
+    try:
+        return connect(
+            Path(kubeconfig),
+            context=ours(pytestconfig, "existing-context") or None,
+            nodes=[n.strip() for n in nodes.split(",") if n.strip()],
+            selector=ours(pytestconfig, "existing-node-selector") or None,
+            workload_image=ours(pytestconfig, "workload-image") or image_tag(),
+            namespace=ours(pytestconfig, "existing-namespace") or None,
+        )
+    except HarnessError as error:
+        pytest.fail(str(error), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def crashloop_kind_cluster(crashloop_cluster: Cluster) -> KindCluster:
+    """pytest-kind's ``KindCluster`` for the session's cluster (its kind, kubectl, kubeconfig)."""
+    return crashloop_cluster.kind()
+
+
+@pytest.fixture(scope="session")
+def crashloop_workload_image(crashloop_cluster: Cluster) -> str:
+    """The crashing workload's image, built if needed and loaded into every node; its tag.
+
+    Pods made with ``crashloop_harness.pods.skeleton.crashing_pod(worker, run_id, image)``
+    use it: a static program that exits at once with the code it is given.
+    """
+    from crashloop_harness.substrate.workloadimage import ensure_image, load_into
+
+    image = ensure_image()
+    load_into(crashloop_cluster.name, crashloop_cluster.kind_bin, image)
+    return image
+
+
+@pytest.fixture(scope="session")
+def crashloop_api(crashloop_cluster: Cluster) -> client.ApiClient:
+    """An official-client ``ApiClient`` bound to the session cluster's own kubeconfig."""
+    return crashloop_cluster.api()
+
+
+@pytest.fixture(scope="session")
+def crashloop_node_configs(crashloop_api: client.ApiClient) -> dict[str, dict[str, Any]]:
+    """Each node's live kubelet config (``/configz``), by node name, read once per session."""
+    from kubernetes import client
+
+    from crashloop_harness.cluster.kube import node_configz
+
+    nodes = client.CoreV1Api(crashloop_api).list_node().items
+    return {node.metadata.name: node_configz(crashloop_api, node.metadata.name) for node in nodes}
+
+
+@pytest.fixture
+def crashloop_namespace(
+    request: pytest.FixtureRequest, crashloop_api: client.ApiClient, crashloop_cluster: Cluster
+) -> Iterator[str]:
+    """A fresh namespace at the ``restricted`` Pod Security level, deleted afterwards.
+
+    When the test failed, its pods, logs, events and the nodes' kubelet logs
+    are collected first, into runs/<session>-pytest-evidence/<test>/.
+    """
+    from crashloop_harness.cluster.kube import create_namespace, delete_namespace
+    from crashloop_harness.outputs.evidence import (
+        collect_failure_evidence,
+        evidence_dir,
+        export_kind_logs,
+    )
+
+    name = create_namespace(crashloop_api, "crashloop")
+    yield name
+    if request.node.stash.get(_CALL_FAILED, False):
+        session_dir = session_evidence_dir(request.config)
+        target = evidence_dir(session_dir, request.node.nodeid)
+        collect_failure_evidence(crashloop_api, [name], target)
+        export_kind_logs(
+            crashloop_cluster.kind_bin, crashloop_cluster.name, session_dir / "kind-logs"
+        )
+        record(request.config).evidence.append(target)
+        write_line(request.config, f"evidence of {request.node.nodeid} in {target}")
+    delete_namespace(crashloop_api, name)

@@ -1,0 +1,98 @@
+"""The scenarios as measured workloads, on every worker side by side.
+
+The talk's three:
+
+- task isolation: a container runs one session and exits 0, reset in place
+  (``restartPolicy: Always``); compared with a fresh pod per session;
+- fast restart on failure: a container fails a few times, then turns Ready;
+- critical sidecar: a proxy sidecar is OOMKilled over and over while the main
+  app, which never restarts, is cut off until the sidecar is back.
+
+And the failure stories and restart APIs after it:
+
+- statefulset ordinal: an OrderedReady StatefulSet held back by ordinal 1's
+  crash loop;
+- liveness kill: a healthy container killed by its liveness probe, over and over;
+- restart rules (KEP-5307): ``restartPolicy: Never`` except a rule that
+  restarts the container on one exit code;
+- restart all (KEP-5532): a container whose exit restarts its whole pod in
+  place, and what that does to the back-off.
+
+Each is one module behind the protocol of :mod:`.common` (pods, what to wait
+for, metrics, headline). A new scenario is one new module and one line below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from crashloop_harness.scenarios import (
+    critical_sidecar,
+    fast_restart,
+    liveness_kill,
+    restart_all,
+    restart_rules,
+    statefulset_ordinal,
+    task_isolation,
+)
+from crashloop_harness.scenarios.common import Scenario
+
+# In the order they run and are shown.
+REGISTRY: Final[Mapping[str, Scenario]] = {
+    scenario.name: scenario
+    for scenario in (
+        task_isolation.TASK_ISOLATION,
+        fast_restart.FAST_RESTART,
+        critical_sidecar.CRITICAL_SIDECAR,
+        statefulset_ordinal.StatefulSetOrdinal(),
+        liveness_kill.LIVENESS_KILL,
+        restart_rules.RESTART_RULES,
+        restart_all.RESTART_ALL,
+    )
+}
+SCENARIOS: Final = tuple(REGISTRY)
+TALK_SCENARIOS: Final = SCENARIOS[:3]  # the demo's default
+# Scenarios that read the workload's own files on the node: the harness's
+# own cluster only, not one reached through a kubeconfig alone.
+NODE_FILE_SCENARIOS: Final = (restart_all.NAME,)
+# The first kubelet minor whose API has what a scenario deploys, on (by
+# default, or by the harness's own cluster): KEP-5307's rules are beta from
+# 1.35, KEP-5532's action exists from 1.35. Earlier, the API server would drop
+# the fields and the scenario would measure something else.
+FIRST_MINOR: Final[Mapping[str, int]] = {restart_rules.NAME: 35, restart_all.NAME: 35}
+
+
+def scenarios_for(minor: int, names: Sequence[str] = SCENARIOS) -> tuple[list[str], list[str]]:
+    """``names`` split into those a 1.``minor`` kubelet can run and those it cannot."""
+    runnable = [n for n in names if FIRST_MINOR.get(n, 0) <= minor]
+    return runnable, [n for n in names if n not in runnable]
+
+
+TASK_ISOLATION: Final = task_isolation.NAME
+FAST_RESTART: Final = fast_restart.NAME
+CRITICAL_SIDECAR: Final = critical_sidecar.NAME
+STATEFULSET_ORDINAL: Final = statefulset_ordinal.NAME
+LIVENESS_KILL: Final = liveness_kill.NAME
+RESTART_RULES: Final = restart_rules.NAME
+RESTART_ALL: Final = restart_all.NAME
+
+
+def scenario_named(name: str) -> Scenario:
+    """The registered scenario called ``name``; ValueError naming the choices otherwise."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown scenario {name!r}: want one of {', '.join(SCENARIOS)}") from None
+
+
+def sized_registry(*, ordinal_failures: int | None = None) -> Mapping[str, Scenario]:
+    """The registry with the sizes a run asked for (None keeps a scenario's default).
+
+    ``ordinal_failures``: how many times the StatefulSet's ordinal 1 fails
+    (ValueError below one).
+    """
+    if ordinal_failures is None:
+        return REGISTRY
+    sized = statefulset_ordinal.StatefulSetOrdinal(fail_times=ordinal_failures)
+    return {**REGISTRY, sized.name: sized}

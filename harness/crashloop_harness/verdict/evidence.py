@@ -1,0 +1,146 @@
+"""What a worker's restarts must show together: most of its levels, a sound median at its cap.
+
+Restart by restart, a kubelet one level out can pass below CONFIRM_FROM: a
+3 s kubelet told 2 s restarts inside the 2 s level's window. These rules
+judge the restarts together (docs/verdict.md).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+
+from crashloop_harness.model.backoff import REQUEUE_CAP, REQUEUE_FRACTION, BackoffCurve
+from crashloop_harness.model.releases import AT_EXPIRY
+from crashloop_harness.recording.records import AttemptRecord
+from crashloop_harness.verdict.medians import uniform_median_quantile
+from crashloop_harness.verdict.nodecost import NodeCost
+from crashloop_harness.verdict.restart import NodeSlowness, RestartCheck, decided_at
+from crashloop_harness.verdict.tolerances import (
+    CAP_MEDIAN_CONFIDENCE,
+    CAP_MEDIAN_FROM,
+    CAP_MEDIAN_MEASURED_COUNT,
+    CAP_MEDIAN_MEASURED_JITTER_S,
+    CAP_MEDIAN_OVERSHOOT,
+    LEVEL_SHARE_FROM,
+    LEVEL_SHARE_MIN,
+    dur,
+)
+
+
+def evidence_problems(
+    curve: BackoffCurve,
+    checks: Sequence[RestartCheck],
+    by_attempt: Mapping[int, AttemptRecord],
+    *,
+    confirm_levels: bool,
+    saturated: Sequence[tuple[int, int, float]],
+    cost: NodeCost | None = None,
+    node_slow: NodeSlowness | None = None,
+) -> tuple[list[str], list[str]]:
+    """What the worker's restarts together fail to show: its levels, a sound cap.
+
+    Problems, then errors (the cap's median overshoot while the host was
+    saturated through most of those restarts: the machine's lateness; what
+    ``node_slow`` says the node was too slow to deliver).
+    ``cost`` is the node's restart cost measured in the run: the cap's median
+    may sit further past the cap on a node slower than the reference host.
+    """
+    waited = [
+        c
+        for c in checks
+        if c.measured_s is not None and curve.expected_reported_backoff(c.curve_n) is not None
+    ]
+    problems: list[str] = []
+    errors: list[str] = []
+    slow = node_slow or NodeSlowness()
+    unconfirmed = _levels_unconfirmed(waited) if confirm_levels else None
+    levels_slow = slow.levels or slow.too_slow
+    if unconfirmed is not None and levels_slow is not None:
+        errors.append(f"error: {unconfirmed}. But {levels_slow}")
+    elif unconfirmed is not None:
+        problems.append(unconfirmed)
+    if curve.requeue != AT_EXPIRY:
+        return problems, errors
+    cap_s = curve.maximum.total_seconds()
+    at_cap = [c for c in waited if c.curve_n >= 2 and c.expected_s == cap_s]
+    message = _cap_median_problem(curve, at_cap, cost)
+    if message is None:
+        return problems, errors
+    if slow.too_slow is not None:
+        return problems, [*errors, f"error: {message} But {slow.too_slow}"]
+    busy = [c for c in at_cap if _saturated_during(saturated, by_attempt, c.n)]
+    if 2 * len(busy) > len(at_cap):
+        return problems, [
+            *errors,
+            f"error: {message} But the host was saturated during {len(busy)} of them: "
+            "the machine's lateness, not the kubelet's alone",
+        ]
+    return [*problems, message], errors
+
+
+def _levels_unconfirmed(waited: Sequence[RestartCheck]) -> str | None:
+    """Too few of the restarts that waited a level showed it, once enough should have."""
+    seen = sum(c.reported_s is not None for c in waited)
+    if len(waited) < LEVEL_SHARE_FROM or seen >= LEVEL_SHARE_MIN * len(waited):
+        return None
+    return (
+        f"levels unconfirmed: the kubelet's back-off level was seen before {seen} of the "
+        f"{len(waited)} restarts that waited one; at least {LEVEL_SHARE_MIN:.0%} must show "
+        "it (bound level_share_min), or a kubelet at a neighbouring level passes on its "
+        "delays alone"
+    )
+
+
+def _cap_median_problem(
+    curve: BackoffCurve, at_cap: Sequence[RestartCheck], cost: NodeCost | None
+) -> str | None:
+    """The restarts at the cap sit, in median, further past it than a sound kubelet's do."""
+    margins = [c.margin_s for c in at_cap if c.margin_s is not None]
+    if len(margins) < CAP_MEDIAN_FROM:
+        return None
+    median = statistics.median(margins)
+    shift = cost.cap_median_shift_s() if cost is not None else 0.0
+    bound = cap_median_bound(curve, len(margins)) + shift
+    if median <= bound:
+        return None
+    on_node = (
+        f", {shift:.3g}s of it for its node's measured restart cost ({cost.slowdown:.2f}x "
+        "the reference host's)"
+        if cost is not None and shift > 0
+        else ""
+    )
+    return (
+        f"the {len(margins)} restarts at the {dur(curve.maximum)} cap came {median:.3f}s past "
+        f"it in median, over the {bound:.3g}s a kubelet keeping to "
+        f"{dur(curve.maximum)} shows{on_node} (bounds cap_median_overshoot, "
+        "cap_median_confidence, reference_cost_median): is its cap longer?"
+    )
+
+
+def cap_median_bound(curve: BackoffCurve, count: int) -> float:
+    """The median overshoot at the cap a sound kubelet stays under, from ``count`` restarts.
+
+    Measured where the requeue jitter spans 1 s, over about 50 restarts (the fast
+    worker in a quick check). The jitter's share of a median of ``count`` draws is
+    its width times the confidence quantile of that median: a wider jitter (half the
+    cap, at most 30 s) or fewer restarts (a worker that reached its cap only five times) widen the
+    bound by how much that share exceeds the measured one; it never narrows below it.
+    """
+    jitter_s = REQUEUE_FRACTION * min(curve.maximum, REQUEUE_CAP).total_seconds()
+    share_s = jitter_s * uniform_median_quantile(count, CAP_MEDIAN_CONFIDENCE)
+    measured_s = CAP_MEDIAN_MEASURED_JITTER_S * uniform_median_quantile(
+        CAP_MEDIAN_MEASURED_COUNT, CAP_MEDIAN_CONFIDENCE
+    )
+    return CAP_MEDIAN_OVERSHOOT + max(share_s - measured_s, 0.0)
+
+
+def _saturated_during(
+    saturated: Sequence[tuple[int, int, float]], by_attempt: Mapping[int, AttemptRecord], n: int
+) -> bool:
+    """Whether the host was saturated between attempt n-1's exit and restart n."""
+    previous, current = by_attempt.get(n - 1), by_attempt.get(n)
+    if previous is None or current is None or previous.finished_at_ns is None:
+        return False
+    start, end = previous.finished_at_ns, decided_at(current)
+    return any(a < end and b > start for a, b, _ in saturated)

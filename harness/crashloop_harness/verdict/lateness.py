@@ -1,0 +1,64 @@
+"""Whether a late restart is the machine's lateness: a node not observed, a saturated host.
+
+A paused kubelet's timers do not fire and a host with no CPU to spare runs
+nothing on time; a restart late across either is not the kubelet's failure
+alone, and the verdict says so (an error, with the span that excuses it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from crashloop_harness.verdict.tolerances import clock, secs
+
+
+def _unobserved_within(
+    spans: Sequence[tuple[int, int]], start_ns: int, end_ns: int, excess_ns: int
+) -> str | None:
+    """How the node went unobserved between two moments, None when it was observed
+    throughout, or for less time than the restart is late (a 2.5 s gap in the listings
+    cannot account for a restart 5.5 s past its bound)."""
+    overlapping = [(a, b) for a, b in spans if a < end_ns and b > start_ns]
+    unobserved_ns = sum(min(b, end_ns) - max(a, start_ns) for a, b in overlapping)
+    if not overlapping or unobserved_ns < excess_ns:
+        return None
+    longest = max(overlapping, key=lambda span: span[1] - span[0])
+    return (
+        f"node frozen {secs(longest[1] - longest[0])} at {clock(longest[0])}: no listing of "
+        "it in that span, so the delay is not the kubelet's alone"
+    )
+
+
+def machine_lateness(
+    unobserved: Sequence[tuple[int, int]],
+    saturated: Sequence[tuple[int, int, float]],
+    start_ns: int,
+    end_ns: int,
+    *,
+    busy_from_ns: int,
+    excess_ns: int,
+) -> str | None:
+    """Why a restart late between two moments is the machine's, None when nothing says so.
+
+    A node not observed (frozen, paused) from the exit on comes first: a
+    paused kubelet's timers do not fire. Then a host whose CPUs were
+    saturated once the back-off had passed (``busy_from_ns``): load during the
+    wait cannot make a restart late, only load once it is due. Either excuses
+    only as much lateness as it lasted: a restart ``excess_ns`` past its bound
+    needs at least that long of it (a busy second cannot account for a minute
+    overdue).
+    """
+    frozen = _unobserved_within(unobserved, start_ns, end_ns, excess_ns)
+    if frozen is not None:
+        return frozen
+    busy = [(a, b, share) for a, b, share in saturated if a < end_ns and b > busy_from_ns]
+    saturated_ns = sum(min(b, end_ns) - max(a, busy_from_ns) for a, b, _ in busy)
+    if not busy or saturated_ns < excess_ns:
+        return None
+    busiest = max(share for _, _, share in busy)
+    first = max(min(a for a, _, _ in busy), busy_from_ns)
+    return (
+        f"the host was saturated (its CPUs {busiest:.0%} busy) for {secs(saturated_ns)} after "
+        f"{clock(first)}, once the back-off had passed: the delay is the machine's "
+        "lateness, not the kubelet's alone"
+    )

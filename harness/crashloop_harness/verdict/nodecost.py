@@ -1,0 +1,275 @@
+"""What a restart costs its node in this run: the part of a delay no back-off timer decides.
+
+A measured delay is the kubelet's wait (the back-off and the requeue jitter its
+release allows, read in source) plus the node's cost of a restart: the exit
+noticed, the pod synced, the container created. That cost is the host's, and
+hosts differ (a CI runner, a laptop, a pool's node), so each node's bounds take
+it from the run itself rather than from the host the sources were checked on.
+
+The measure is the node's restarts that wait no back-off: every subject's
+restart 1, and the restart-cost probes the check starts on each node through
+the run (pods.skeleton.probe_pod: a container that fails once, then runs). Their
+median over the reference host's (bound ``reference_first_restart``) is how much
+slower the node restarts a container.
+
+That measure is a restart the kubelet makes, so a kubelet that waited before
+restart 1 would inflate it. The runtime's own start latency (started -
+created, which no kubelet timer touches) caps it: a node is never taken as
+slower than its runtime shows it is. The runtime's latency grows faster than a
+restart's cost on a starved node (17x against about 3x at a tenth of a core,
+run 20261206T072242Z-check-quick-1e90), so as a cap it never cuts a true
+slowdown short; on a host whose runtime reads slow for other reasons (1.8x on
+the reference host's own cluster one day, run 20261206T071852Z-check-quick-9cf8)
+a kubelet's wait before restart 1 can widen its bounds up to that ratio and no
+further. A node with no runtime timestamps (an existing cluster read through the
+API alone) is judged at the reference host's cost, and says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Final
+
+from crashloop_harness.model.backoff import UNMEASURED, BackoffCurve, CostAllowance
+from crashloop_harness.model.bounds import BOUNDS
+from crashloop_harness.model.durations import NS_PER_S, format_duration
+from crashloop_harness.recording.records import AttemptRecord
+from crashloop_harness.verdict.medians import uniform_median_quantile
+from crashloop_harness.verdict.tolerances import MAX_JUDGEABLE_SLOWDOWN, SLOW_LEVELS_FROM
+
+REFERENCE_START_S: Final = BOUNDS["reference_start_latency"].as_seconds()
+REFERENCE_FIRST_RESTART_S: Final = BOUNDS["reference_first_restart"].as_seconds()
+REFERENCE_COST_MEDIAN_S: Final = BOUNDS["reference_cost_median"].as_seconds()
+# The reference host's start latencies (the run bound reference_start_latency
+# names, n=99), as seconds at its 0th, 5th, 10th, ... 95th and 100th
+# percentiles: a node's median of n starts is held against the percentile its
+# own median would reach by chance once in four (SLOWDOWN_CONFIDENCE).
+REFERENCE_START_PERCENTILES: Final = (
+    0.155, 0.184, 0.213, 0.219, 0.227, 0.229, 0.23, 0.233, 0.235, 0.236, 0.239,
+    0.24, 0.244, 0.256, 0.262, 0.29, 0.312, 0.329, 0.353, 0.411, 0.731,
+)  # fmt: skip
+# How sure the node's restarts must make it that its slowdown is not short of the
+# true one (median_upper_bound): chosen by the simulation (docs/simulation.md), at
+# which a sound kubelet on a host 1.5-3x as slow as this one ended failed in at most
+# 0.2 % of checks; at the plain median 1-3 %.
+MEDIAN_CONFIDENCE: Final = 0.9
+# How sure a runtime's slowdown over 1 must be not to be chance. A cap only: a
+# node as fast as the reference may read a little slow, which lets nothing
+# through that its zero-back-off restarts do not show as well.
+SLOWDOWN_CONFIDENCE: Final = 0.75
+# The quantile each sample set is reported at (the bounds scale by the median).
+REPORTED_QUANTILE: Final = 0.95
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeCost:
+    """One node's restart cost as this run measured it, and the allowance it gives."""
+
+    node: str
+    # started - created of every attempt on the node: the runtime's own part.
+    start_latencies_s: tuple[float, ...]
+    # created - previous finished of every restart that waited no back-off.
+    first_restarts_s: tuple[float, ...]
+
+    @property
+    def measured(self) -> bool:
+        return bool(self.start_latencies_s)
+
+    @functools.cached_property
+    def slowdown(self) -> float:
+        """How much slower than the reference host the node restarts, never below 1.
+
+        Its zero-back-off restarts' median over the reference's, capped by its
+        runtime's (:attr:`runtime_slowdown`); 1 with no zero-back-off restart yet.
+        The node's median is read at its upper confidence bound
+        (:func:`median_upper_bound`): a bound from ten samples must not come out
+        short of the node's true cost one run in ten.
+        """
+        if not self.first_restarts_s or not self.start_latencies_s:
+            return 1.0
+        restarts = median_upper_bound(self.first_restarts_s) / REFERENCE_FIRST_RESTART_S
+        return max(1.0, min(restarts, self.runtime_slowdown))
+
+    @functools.cached_property
+    def runtime_slowdown(self) -> float:
+        """The node's median start latency over the reference host's, never below 1.
+
+        Over the reference's percentile that a median of as many starts reaches
+        by chance once in four (SLOWDOWN_CONFIDENCE): a node with two starts is
+        not slow for one that took 0.4 s; fifty starts at twice the reference's
+        read as about twice.
+        """
+        if not self.start_latencies_s:
+            return 1.0
+        count = len(self.start_latencies_s)
+        reference = reference_start_at(uniform_median_quantile(count, SLOWDOWN_CONFIDENCE))
+        return max(1.0, statistics.median(self.start_latencies_s) / reference)
+
+    @property
+    def allowance(self) -> CostAllowance:
+        """What a restart may cost on this node: the sources' terms times its slowdown."""
+        return CostAllowance.scaled(self.slowdown) if self.measured else UNMEASURED
+
+    @property
+    def too_slow(self) -> bool:
+        return self.slowdown > MAX_JUDGEABLE_SLOWDOWN
+
+    @property
+    def levels_fall_behind(self) -> bool:
+        """Whether the node is slow enough that its status writes miss levels."""
+        return self.slowdown >= SLOW_LEVELS_FROM
+
+    def cap_median_shift_s(self) -> float:
+        """How much further past the cap a sound kubelet's median restart sits on this node."""
+        return (self.slowdown - 1.0) * REFERENCE_COST_MEDIAN_S
+
+    def describe(self) -> str:
+        """One line for a reader: the measure, its samples, what it allows."""
+        if not self.measured:
+            return (
+                f"node {self.node}: no runtime timestamps, judged at the reference host's "
+                "restart cost"
+            )
+        allowance = self.allowance
+        first = (
+            f"; a restart with no back-off took "
+            f"{_seconds(statistics.median(self.first_restarts_s))} in median over "
+            f"{len(self.first_restarts_s)}"
+            if self.first_restarts_s
+            else "; no restart without back-off yet"
+        )
+        return (
+            f"node {self.node}: start latency {_ms(statistics.median(self.start_latencies_s))} "
+            f"in median, p95 {_ms(quantile(self.start_latencies_s))} over "
+            f"{len(self.start_latencies_s)} starts ({self.runtime_slowdown:.2f}x){first}; "
+            f"slowdown {self.slowdown:.2f}x, so a restart may cost "
+            f"{_td(allowance.after_requeue)} after its requeue and restart 1 may take "
+            f"{_td(allowance.first_restart)}"
+        )
+
+    def too_slow_message(self, curve: BackoffCurve) -> str:
+        return (
+            f"node {self.node} too slow to judge back-off {format_duration(curve.maximum)}: "
+            f"a restart with no back-off took p95 {_seconds(quantile(self.first_restarts_s))} "
+            f"over {len(self.first_restarts_s)} samples, {self.slowdown:.2f}x the reference host, "
+            f"past the {MAX_JUDGEABLE_SLOWDOWN:g}x the verdict is proven on (bound "
+            "max_judgeable_slowdown): its windows can no longer tell the curve from its "
+            "neighbour's"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The node's measure for summary.json: samples counted, quantiles, what it allowed."""
+        allowance = self.allowance
+        return {
+            "node": self.node,
+            "measured": self.measured,
+            "start_latency_samples": len(self.start_latencies_s),
+            "start_latency_median_s": _median(self.start_latencies_s),
+            "start_latency_p95_s": _rounded(quantile(self.start_latencies_s)),
+            "first_restart_samples": len(self.first_restarts_s),
+            "first_restart_median_s": _median(self.first_restarts_s),
+            "first_restart_p95_s": _rounded(quantile(self.first_restarts_s)),
+            "runtime_slowdown": round(self.runtime_slowdown, 3),
+            "slowdown": round(self.slowdown, 3),
+            "after_requeue_s": round(allowance.after_requeue.total_seconds(), 3),
+            "first_restart_bound_s": round(allowance.first_restart.total_seconds(), 3),
+            "too_slow": self.too_slow,
+            "levels_fall_behind": self.levels_fall_behind,
+        }
+
+
+def node_costs(
+    attempts: Mapping[str, Sequence[AttemptRecord]],
+    nodes: Mapping[str, str],
+    probes: Mapping[str, Sequence[Sequence[AttemptRecord]]] | None = None,
+) -> dict[str, NodeCost]:
+    """node -> its cost, from every subject's attempts on it (subject -> node in ``nodes``)
+    and its restart-cost probes' (node -> one sequence of attempts per probe)."""
+    by_node: dict[str, list[Sequence[AttemptRecord]]] = {}
+    for subject, node in nodes.items():
+        by_node.setdefault(node, []).append(attempts.get(subject, ()))
+    for node, containers in (probes or {}).items():
+        by_node.setdefault(node, []).extend(containers)
+    return {node: cost_of(node, groups) for node, groups in by_node.items()}
+
+
+def cost_of(node: str, containers: Iterable[Sequence[AttemptRecord]]) -> NodeCost:
+    """One node's cost from the attempts of each container on it (one sequence each)."""
+    starts: list[float] = []
+    firsts: list[float] = []
+    for records in containers:
+        by_attempt = {r.attempt: r for r in records}
+        starts += [s for r in records if (s := latency_s(r)) is not None]
+        first, before = by_attempt.get(1), by_attempt.get(0)
+        if first is not None and before is not None and before.finished_at_ns is not None:
+            created = (
+                first.created_at_ns if first.created_at_ns is not None else first.started_at_ns
+            )
+            firsts.append((created - before.finished_at_ns) / NS_PER_S)
+    return NodeCost(node=node, start_latencies_s=tuple(starts), first_restarts_s=tuple(firsts))
+
+
+def median_upper_bound(values: Sequence[float], confidence: float = MEDIAN_CONFIDENCE) -> float:
+    """The sample no lower than the true median with ``confidence``: the r-th smallest,
+    r the least rank at which fewer than r samples fall under the median that often
+    (a binomial tail with p = 1/2)."""
+    ordered = sorted(values)
+    count = len(ordered)
+    below = 0.0
+    for rank in range(1, count + 1):
+        below += math.comb(count, rank - 1) / 2**count
+        if below >= confidence:
+            return ordered[rank - 1]
+    return ordered[-1]
+
+
+def reference_start_at(fraction: float) -> float:
+    """The reference host's start latency at a quantile (0-1), between its percentiles."""
+    steps = len(REFERENCE_START_PERCENTILES) - 1
+    position = min(max(fraction, 0.0), 1.0) * steps
+    low = min(int(position), steps - 1)
+    share = position - low
+    below, above = REFERENCE_START_PERCENTILES[low], REFERENCE_START_PERCENTILES[low + 1]
+    return below + share * (above - below)
+
+
+def latency_s(record: AttemptRecord | None) -> float | None:
+    """started - created of one attempt, the runtime's own part; None where either is unknown."""
+    if record is None or record.created_at_ns is None:
+        return None
+    return (record.started_at_ns - record.created_at_ns) / NS_PER_S
+
+
+def quantile(values: Sequence[float], q: float = REPORTED_QUANTILE) -> float | None:
+    """The ``q`` quantile (inclusive method), None for no values, the value itself for one."""
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return cuts[round(q * 100) - 1]
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return round(statistics.median(values), 4) if values else None
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value * 1000:.0f} ms"
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}s"
+
+
+def _td(value: timedelta) -> str:
+    return f"{value.total_seconds():.2f}s"
