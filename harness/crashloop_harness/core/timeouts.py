@@ -76,6 +76,10 @@ NODE_SILENT: Final = _s(60.0)
 # cannot be inspected) this long gives no "now" to judge an overdue restart by:
 # the run ends as an error naming it. As long as a node may be silent.
 LISTING_STALE: Final = NODE_SILENT
+# A node whose kubelet is about to be blamed (a worker of it decided early):
+# one Lease renewal period (lease_renew_gap, 12 s) and a request tell a live
+# kubelet from a frozen or stopped one before the run's ending is read.
+LEASE_CONFIRM: Final = _s(15.0)
 # A node's reader, asked to end (its stdin closed), cleans up within this long
 # or is killed.
 READER_EXIT: Final = _s(5.0)

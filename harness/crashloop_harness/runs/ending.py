@@ -11,7 +11,7 @@ cluster its start time comes from its metrics.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from kubernetes import client
@@ -20,8 +20,9 @@ from crashloop_harness.cluster import kubeletstate
 from crashloop_harness.cluster.lifecycle import Cluster
 from crashloop_harness.cluster.remote import RemoteCluster, kubelet_start_times, restarted_kubelets
 from crashloop_harness.core import timeouts
+from crashloop_harness.core.polling import poll
 from crashloop_harness.outputs.evidence import collect_failure_evidence, export_kind_logs
-from crashloop_harness.recording.leases import last_renewals, stopped_renewing
+from crashloop_harness.recording.leases import RENEW_GAP_NS, last_renewals, stopped_renewing
 from crashloop_harness.recording.recorder import AttemptRecorder
 from crashloop_harness.recording.trace import Tap
 from crashloop_harness.runs.lifecycle import RunState, Target
@@ -187,13 +188,16 @@ def kubelets_at_start(cluster: Target, api: client.ApiClient, nodes: list[str]) 
     return KubeletsAtStart(api, kubeletstate.snapshot(nodes), None)
 
 
-def ending_of(kubelets: KubeletsAtStart) -> RunEnding:
+def ending_of(kubelets: KubeletsAtStart, confirm: Collection[str] = ()) -> RunEnding:
     """The run's ending, compared with how its kubelets were at the start.
 
     On the harness's own cluster, a kubelet whose process is still there but
     whose Lease stopped moving (frozen) is stopped as much as one that exited:
     the run says so of both, the same way. (An existing cluster's frozen nodes
-    are read from their Leases throughout the run.)
+    are read from their Leases throughout the run.) ``confirm`` are nodes
+    about to be blamed (a worker decided early): one whose Lease was renewed
+    lately is watched for up to a renewal period, so a kubelet frozen a few
+    seconds before the end is told from a live one.
     """
     if kubelets.start_times is not None:
         return remote_ending(kubelets.api, kubelets.start_times)
@@ -203,7 +207,20 @@ def ending_of(kubelets: KubeletsAtStart) -> RunEnding:
         return ending
     stopped_nodes = [node for node in processes if any(node in s for s in ending.stopped)]
     # A kind node's clock is the host's.
-    frozen = stopped_renewing(
-        last_renewals(kubelets.api, list(processes)), time.time_ns(), stopped_nodes
-    )
+    read_at = time.time_ns()
+    renewals = last_renewals(kubelets.api, list(processes))
+    young = {
+        node: renewed
+        for node in confirm
+        if (renewed := renewals.get(node)) is not None and read_at - renewed <= RENEW_GAP_NS
+    }
+    settled = {node: renewed for node, renewed in renewals.items() if node not in young}
+    frozen = stopped_renewing(settled, read_at, stopped_nodes)
+    if young:
+        watched = poll(
+            lambda: last_renewals(kubelets.api, list(young)),
+            until=lambda now: all(now.get(n) != renewed for n, renewed in young.items()),
+            within=timeouts.LEASE_CONFIRM,
+        )
+        frozen += stopped_renewing(watched.last, time.time_ns(), stopped_nodes)
     return RunEnding(ending.errors, (*ending.stopped, *frozen), None)

@@ -60,6 +60,12 @@ class RunSteps(Protocol[R_contra]):
         ...
 
 
+def _blamed_nodes(setup: RunSetup, result: RunState) -> set[str]:
+    """The nodes of the workers a run decided early (a check does; scenarios decide none)."""
+    decided: dict[str, object] = getattr(result, "decided", {})
+    return {node for worker, node in setup.nodes.items() if worker in decided}
+
+
 def execute(
     cluster: Target,
     setup: RunSetup,
@@ -85,7 +91,7 @@ def execute(
         raise
     finally:
         steps.stop(setup, result)
-        ending = ending_of(kubelets)
+        ending = ending_of(kubelets, confirm=_blamed_nodes(setup, result))
         steps.conclude(setup, result, ending)
         result.finished_at = now()
         trace_outcome(setup.recorder.trace, result, ending)
