@@ -153,5 +153,5 @@ def test_the_ending_has_its_say_after_the_verdicts(
     calls: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     restarted = RunEnding(("the kubelet of node n1 restarted",), (), None)
-    monkeypatch.setattr(lifecycle_module, "ending_of", lambda _kubelets: restarted)
+    monkeypatch.setattr(lifecycle_module, "ending_of", lambda _kubelets, confirm=(): restarted)
     assert _run(calls, _Steps(calls)).status == "error"
