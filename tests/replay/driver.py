@@ -390,6 +390,10 @@ def replay_check(trace: Trace, run_dir: Path, changes: Changes | None = None) ->
         nodes=dict(context["nodes"]),
         needs={s: Need(**n) for s, n in context["needs"].items()},
         pods=dict(context["pods"]),
+        # The restart-cost probes the live run started (none in traces kept before them).
+        probes={
+            str(e.fields["pod"]): str(e.fields["node"]) for e in trace.entries if e.kind == "probe"
+        },
     )
     node_workers = {node: subject for subject, node in result.nodes.items() if "/" not in subject}
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,7 @@ from crashloop_harness.model.releases import AT_EXPIRY
 from crashloop_harness.recording.trace import TraceEntry
 from crashloop_harness.runs.check import CheckResult
 from crashloop_harness.runs.ending import RunEnding
+from crashloop_harness.verdict import judge_worker
 from crashloop_harness.verdict.evidence import cap_median_bound
 from crashloop_harness.verdict.tolerances import clock
 from tests.replay.driver import (
@@ -468,3 +469,38 @@ def test_an_attempt_still_running_is_not_read_as_an_overdue_restart_from_the_api
     result = replay_check(trace, tmp_path / "now")
     assert result.status == "passed", result.reason
     assert all(verdict.passed for verdict in result.verdicts.values())
+
+
+SLOW_NODE_135 = "v1.35.8-slow-node"
+
+
+def test_a_sound_kubelet_on_a_starved_node_is_named_too_slow_never_failed(
+    tmp_path: Path,
+) -> None:
+    """The fast worker's node at 0.15 of a core: its restarts with no back-off (the subjects'
+    restart 1 and 8 probes) took 5x the reference host's. The verdict names the node too slow
+    to judge; the same restarts at the reference host's constant bounds fail the kubelet."""
+    trace = Trace.load(SLOW_NODE_135)
+    result = replay_check(trace, tmp_path / "run")
+    # Live, the run was an error too (its slowdown then read from the runtime alone).
+    assert trace.outcome["status"] == "error"
+    node = trace.context["nodes"]["fast"]
+    cost = result.costs[node]
+    # The 2 subjects' restart 1 and the probes' that restarted before the run ended (8 started).
+    assert len(cost.first_restarts_s) >= 9
+    assert cost.too_slow, cost.describe()
+    assert result.status == "error"
+    for subject in ("fast", "fast/runs-5s"):
+        verdict = result.verdicts[subject]
+        assert verdict.in_error, verdict.failures
+        assert any(f"node {node} too slow to judge back-off 2s" in e for e in verdict.errors)
+    # The other nodes, unthrottled, were judged at their own (reference-like) cost and passed.
+    for subject in ("reduced", "default"):
+        assert result.verdicts[subject].passed, result.verdicts[subject].failures
+        assert not result.costs[trace.context["nodes"][subject]].too_slow
+    # Before the cost was measured: the same fast restarts, judged at the reference host's
+    # bounds, were the kubelet's failure.
+    before = judge_worker(result.attempts["fast"], result.curves["fast"], worker="fast")
+    assert not before.passed
+    assert not before.in_error
+    assert any("too late" in failure for failure in before.failures), before.failures
