@@ -30,5 +30,17 @@ crashloop check --help >/dev/null
 crashloop config >/dev/null
 # Both plugins (ours and pytest-kind's) load with no -p workaround.
 pytest --co -q --strict-markers >/dev/null
+# A guest in the user's project: one with a harness/ package of its own (a common name for a
+# test harness) still runs its tests with the wheel installed; the wheel has no top-level
+# package of that name.
+if python3 -c 'import sys, zipfile; sys.exit(not any(n.startswith("harness/") for n in zipfile.ZipFile(sys.argv[1]).namelist()))' "$work"/dist/*.whl; then
+  echo "the wheel installs a top-level harness/ package: it shadows the user's own" >&2
+  exit 1
+fi
+mkdir -p "$work/their-project/harness"
+printf 'ANSWER = 42\n' >"$work/their-project/harness/__init__.py"
+printf 'from harness import ANSWER\n\n\ndef test_their_own_harness() -> None:\n    assert ANSWER == 42\n' \
+  >"$work/their-project/test_theirs.py"
+(cd "$work/their-project" && pytest -q -p no:cacheprovider test_theirs.py)
 pytest --strict-markers -p no:cacheprovider --crashloop-reuse --cluster-name crashloop-e2e
 echo "wheel check passed in $((SECONDS - started)) s"
