@@ -62,6 +62,12 @@ _RESTART_RULES: Final = (
 # Failures that are not restart checks: setup and infrastructure.
 _OTHER_RULES: Final = (
     _Rule(
+        re.compile(r"too slow to judge|fall behind its restarts"),
+        "a node restarts containers so much slower than the reference host that its "
+        "windows cannot tell the curve from its neighbour's, or its status writes miss "
+        "the levels: the node's, not the kubelet's (see each node's restart cost in the report)",
+    ),
+    _Rule(
         _STOPPED,
         "a node's kubelet stopped during the run and restarted nothing: the node failed, "
         "not the back-off curve (its kubelet log is in the evidence)",

@@ -12,6 +12,8 @@ from typing import Final
 
 # (pattern, code): the first that matches a failure (after its "<worker>: " prefix) names it.
 _CODES: Final = (
+    # A node slower than the verdict can judge, or whose status writes fall behind: the node's.
+    (re.compile(r"too slow to judge|fall behind its restarts"), "node-too-slow"),
     (re.compile(r"^error: .*(?:not observed|unobserved|saturated|paused|frozen)"), "environment"),
     (re.compile(r"^(?:error: )?restart \d+ overdue"), "overdue"),
     (re.compile(r"^restart \d+ \(pending\)"), "pending-level"),

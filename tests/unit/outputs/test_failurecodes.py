@@ -23,6 +23,22 @@ from crashloop_harness.outputs.failurecodes import case_name, failure_code
             "default: error: restart 3 overdue, but crashloop-worker3 was not observed",
             ("environment"),
         ),
+        (
+            "fast: error: node crashloop-worker too slow to judge back-off 2s: a restart with "
+            "no back-off took p95 6.072s over 10 samples",
+            "node-too-slow",
+        ),
+        (
+            "fast: restart 4: expected 2s, measured 6.1s: error: restarted (created) after "
+            "6.100s, over the 4.500s upper bound, but node w too slow to judge back-off 2s",
+            "node-too-slow",
+        ),
+        (
+            "fast: error: levels unconfirmed: ... But node w is 1.80x slower than the reference "
+            "host at restarting (bound slow_levels_from 1.5x): its status writes, which carry "
+            "the level, fall behind its restarts",
+            "node-too-slow",
+        ),
         ("fast: something nobody wrote a pattern for", "other"),
     ],
 )
