@@ -289,13 +289,15 @@ _TABLE: Final[tuple[Bound, ...]] = (
     ),
     Bound(
         name="max_judgeable_slowdown",
-        value=3.0,
+        value=4.0,
         unit="ratio",
         source_kind="design",
         source=(
             "the slowest node the verdict is proven on: scripts/simulate-verdict.py "
-            "(docs/simulation.md) runs sound and wrong kubelets at 0.5-3x the reference "
-            "host's restart cost"
+            "(docs/simulation.md) runs sound and wrong kubelets at 0.5-4x the reference "
+            "host's restart cost. Up to 3x no sound kubelet failed (0.1 % at most, one check "
+            "of 1,000) and every wrong one caught at 1x is caught; at 4x a node's slowdown "
+            "reads past this in about a fifth of the checks, which end in error"
         ),
         why=(
             "Past it a node's windows are so wide that a profile can no longer be told "

@@ -514,24 +514,24 @@ def measured_bounds(workers: Sequence[WorkerSummary]) -> tuple[JudgedBound, ...]
             f"{cost.start_latency_median_s}s over {cost.start_latency_samples} starts "
             f"({cost.runtime_slowdown}x, the cap); slowdown {cost.slowdown}x the reference host"
         )
-        bounds.append(
+        scaled = (
+            ("restart_overhead", cost.after_requeue_s, "restart_overhead"),
+            (
+                "first_restart_bound",
+                cost.first_restart_bound_s,
+                "(pleg_relist_period + restart_overhead)",
+            ),
+        )
+        bounds += [
             JudgedBound(
-                name=f"restart_overhead[{node}]",
-                value=cost.after_requeue_s,
+                name=f"{name}[{node}]",
+                value=value,
                 unit="s",
                 source_kind="this-run",
-                source=f"restart_overhead x {cost.slowdown}; {measure}",
+                source=f"{terms} x {cost.slowdown}; {measure}",
             )
-        )
-        bounds.append(
-            JudgedBound(
-                name=f"first_restart_bound[{node}]",
-                value=cost.first_restart_bound_s,
-                unit="s",
-                source_kind="this-run",
-                source=f"(pleg_relist_period + restart_overhead) x {cost.slowdown}; {measure}",
-            )
-        )
+            for name, value, terms in scaled
+        ]
     return tuple(bounds)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import pytest
 
 from crashloop_harness.model.backoff import UNMEASURED
+from crashloop_harness.outputs.summary import measured_bounds, summarize_worker
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict import Observation, judge_worker
 from crashloop_harness.verdict.nodecost import (
@@ -213,3 +214,21 @@ def test_the_measure_is_stated_for_a_reader() -> None:
     data = cost.to_dict()
     assert data["start_latency_samples"] == 22
     assert data["first_restart_bound_s"] == pytest.approx(2.5)
+
+
+def test_the_run_s_bounds_carry_each_node_s_measure_with_its_source() -> None:
+    records = _fast([1.8] + [2.6] * 20, 2 * AT_REFERENCE)
+    cost = cost_of("crashloop-worker", [records])
+    verdict = judge_worker(records, FAST, observation=Observation(cost=cost))
+    worker = summarize_worker(verdict, None, len(records))
+    assert worker.restart_cost is not None
+    assert worker.restart_cost.slowdown == pytest.approx(cost.slowdown, abs=1e-3)
+    bounds = {b.name: b for b in measured_bounds([worker])}
+    assert set(bounds) == {
+        "restart_overhead[crashloop-worker]",
+        "first_restart_bound[crashloop-worker]",
+    }
+    overhead = bounds["restart_overhead[crashloop-worker]"]
+    assert overhead.source_kind == "this-run"
+    assert overhead.value == pytest.approx(1.5 * cost.slowdown, abs=1e-3)
+    assert "over 1;" in overhead.source  # the samples it rests on
