@@ -30,6 +30,7 @@ from crashloop_harness.core.paths import runs_dir, runs_path
 from crashloop_harness.plugin.options import (
     ClusterOptions,
     add_options,
+    asked_for,
     ours,
     read_cluster_options,
     release,
@@ -86,10 +87,25 @@ def pytest_configure(config: pytest.Config) -> None:
             except ValueError as error:
                 raise pytest.UsageError(f"--crashloop-versions: {error}") from error
     config.stash[_OPTIONS] = read_cluster_options(config)
-    record(config).runs_before = frozenset(_run_names())
+    if asked_for(config):
+        _used(config)
+
+
+def _used(config: pytest.Config) -> None:
+    """From now on the session uses the plugin: the run directories there are now are noted,
+    so that the summary names those the session makes."""
+    session = record(config)
+    if not session.used:
+        session.used = True
+        session.runs_before = frozenset(_run_names())
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
+    # A project that does not use the plugin hears nothing of it.
+    return _header(config) if record(config).used else []
+
+
+def _header(config: pytest.Config) -> list[str]:
     options = config.stash[_OPTIONS]
     pin = release(config)
     image = options.image or (
@@ -124,6 +140,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # A test that changes or breaks nodes goes last: should its clean-up fail,
     # it spoils no other test's measurement. The sort is stable.
     items.sort(key=lambda item: item.get_closest_marker("disruptive") is not None)
+    if not record(config).used and any(
+        name.startswith("crashloop_")
+        for item in items
+        for name in getattr(item, "fixturenames", ())
+    ):
+        # Collected tests use our fixtures: the header comes now, once.
+        _used(config)
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            for line in _header(config):
+                reporter.write_line(line)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -137,6 +164,8 @@ def pytest_runtest_makereport(
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    if not record(config).used:
+        return
     lines = summary_lines(record(config), _run_names(), runs_path())
     if lines:
         terminalreporter.section("crashloop")

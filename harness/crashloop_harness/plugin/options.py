@@ -114,6 +114,12 @@ def add_options(parser: pytest.Parser) -> None:
             parser.addini(option.dest, option.help, default=option.default)
 
 
+def asked_for(config: pytest.Config) -> bool:
+    """Whether the user gave any option of ours, on the command line or as an ini key."""
+    given = any(config.getoption(option.dest) not in (None, False) for option in OPTIONS)
+    return given or any(key.startswith("crashloop_") for key in config.inicfg)
+
+
 def ours(config: pytest.Config, name: str) -> str:
     """Our option ``name``: command line, else ini, else default; checked against its choices."""
     option = _BY_NAME[name]

@@ -28,6 +28,9 @@ class SessionRecord:
     runs_before: frozenset[str] = frozenset()
     evidence: list[Path] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
+    # The session uses the plugin (a crashloop_* fixture, or an option of ours given):
+    # until then it prints nothing and reads nothing.
+    used: bool = False
 
 
 RECORD: Final = pytest.StashKey[SessionRecord]()

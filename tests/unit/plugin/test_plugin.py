@@ -125,7 +125,11 @@ def test_progress_reaches_the_terminal_while_output_is_captured(
     assert not (pytester.path / "runs").exists()
 
 
+USES_THE_CLUSTER = "def test_it(crashloop_cluster_options): pass\n"
+
+
 def test_pytest_kind_keep_cluster_means_keep_always(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(USES_THE_CLUSTER)
     result = pytester.runpytest("--keep-cluster", "--co")
     assert "keep always" in result.stdout.str()
 
@@ -171,6 +175,7 @@ def test_importing_the_plugin_loads_neither_the_client_nor_the_cluster_code() ->
 
 
 def test_the_header_names_cluster_release_and_keep_policy(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(USES_THE_CLUSTER)
     result = pytester.runpytest("--co")
     text = result.stdout.str()
     assert f"cluster crashloop (Kubernetes {pins.DEFAULT_KUBERNETES.version})" in text
@@ -194,3 +199,20 @@ def test_the_existing_cluster_fixture_refuses_a_missing_kubeconfig(
     )
     result.assert_outcomes(errors=1)
     assert "kubeconfig /nonexistent: no such file" in result.stdout.str()
+
+
+def test_a_project_that_uses_none_of_it_hears_nothing_of_it(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_theirs(): pass\n")
+    (pytester.path / "runs").mkdir()
+    (pytester.path / "runs" / "20260101T000000Z-check-quick-abcd").mkdir()
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    # pytest's own "plugins:" line names every plugin installed; nothing else is ours.
+    ours = [line for line in result.outlines if "crashloop" in line and "plugins:" not in line]
+    assert ours == []
+
+
+def test_an_option_of_ours_given_is_use_enough_for_the_header(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_theirs(): pass\n")
+    result = pytester.runpytest("--crashloop-keep", "never")
+    assert "keep never" in result.stdout.str()
