@@ -32,13 +32,13 @@ from crashloop_harness.cli import (
     mutants,
     overhead,
     setup,
+    version_text,
 )
 from crashloop_harness.cli.codes import ENVIRONMENT, SETUP_CODES
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster.profiles import ProfileError
-from crashloop_harness.core import pins, timeouts
+from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import HarnessError, first_line
-from crashloop_harness.core.version import harness_version
 
 # A bug of the harness: apart from 1 (a verdict failed) and 2 (bad input, set-up).
 INTERNAL_ERROR = 3
@@ -54,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=ENVIRONMENT,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    # Also answered before this module loads (crashloop_harness.cli.main).
     parser.add_argument("--version", action="version", version=version_text())
     parser.add_argument("--runs-dir", metavar="DIR", help=RUNS_DIR_HELP)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -71,14 +72,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 RUNS_DIR_HELP: Final = "where run directories are written (default ./runs, or $CRASHLOOP_RUNS_DIR)"
-
-
-def version_text() -> str:
-    return (
-        f"crashloop-harness {harness_version()} (kind {pins.KIND_VERSION}, Kubernetes "
-        f"{', '.join(pin.version for pin in pins.KUBERNETES.values())}; default "
-        f"{pins.DEFAULT_KUBERNETES.version})"
-    )
 
 
 def _register_completion(commands: common.Commands, _parents: common.Parents) -> None:
