@@ -106,6 +106,13 @@ def connect(
     namespace: str | None,
 ) -> RemoteCluster:
     """The existing cluster a kubeconfig reaches, its chosen nodes Ready; nothing created."""
+    if not kubeconfig.is_file():
+        raise HarnessError(
+            f"the kubeconfig {kubeconfig} does not exist"
+            + (" (it is a directory)" if kubeconfig.is_dir() else ""),
+            "give the path of a kubeconfig file (--kubeconfig PATH), such as the one "
+            "`kubectl config view --raw --minify` writes for your cluster",
+        )
     if not nodes and not selector:
         raise HarnessError(
             "which nodes of the existing cluster? none named",

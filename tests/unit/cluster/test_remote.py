@@ -89,11 +89,20 @@ def test_choosing_no_nodes_or_both_ways_is_refused_before_the_api_is_asked(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "never-read"
+    path.write_text("")
     common = {"context": None, "workload_image": "w", "namespace": None}
     with pytest.raises(HarnessError, match="none named"):
         connect(path, nodes=[], selector=None, **common)  # type: ignore[arg-type]
     with pytest.raises(HarnessError, match="both named and selected"):
         connect(path, nodes=["a"], selector="pool", **common)  # type: ignore[arg-type]
+
+
+def test_a_missing_kubeconfig_is_named_as_such(tmp_path: Path) -> None:
+    common = {"context": None, "workload_image": "w", "namespace": None, "selector": None}
+    with pytest.raises(HarnessError, match=r"kubeconfig .*missing.* does not exist"):
+        connect(tmp_path / "missing", nodes=["a"], **common)  # type: ignore[arg-type]
+    with pytest.raises(HarnessError, match="is a directory"):
+        connect(tmp_path, nodes=["a"], **common)  # type: ignore[arg-type]
 
 
 def test_an_api_server_that_does_not_answer_is_named(tmp_path: Path) -> None:
