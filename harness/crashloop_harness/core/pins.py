@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
+from packaging.version import Version
+
 # kind v0.33.0 rather than v0.32.0: its published v1.35 image is v1.35.8, the
 # newest v1.35 patch the Go module proxy also serves, so the official image and
 # the one built offline run the same Kubernetes version. v0.32.0 pairs with
@@ -124,23 +126,13 @@ def kubernetes_pin(text: str) -> KubernetesPin:
     if (
         match is not None
         and match.group(1) in KUBERNETES
-        and _release_order(wanted) > _release_order(KUBERNETES[match.group(1)].version)
+        and Version(wanted) > Version(KUBERNETES[match.group(1)].version)
     ):
         return dataclasses.replace(
             KUBERNETES[match.group(1)], version=f"v{wanted}", official_digest=None
         )
     pinned = ", ".join(pin.version for pin in KUBERNETES.values())
     raise ValueError(f"Kubernetes {text or '(empty)'} is not pinned here; pinned: {pinned}")
-
-
-def _release_order(version: str) -> tuple[int, ...]:
-    """Patch, then pre-release stage and number; a release after its pre-releases."""
-    core, _, pre = version.lstrip("v").partition("-")
-    patch = int(core.split(".")[2])
-    if not pre:
-        return (patch, 9, 0)
-    stage, _, number = pre.partition(".")
-    return (patch, {"alpha": 0, "beta": 1, "rc": 2}.get(stage, 0), int(number or 0))
 
 
 # The default release's values, as most of the harness uses them.

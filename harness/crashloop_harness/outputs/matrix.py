@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from packaging.version import Version
 from pydantic import TypeAdapter, ValidationError
 
 from crashloop_harness.core.atomicfile import write_atomically
@@ -228,10 +229,9 @@ def _minor(version: str) -> str:
     return ".".join(version.lstrip("v").split(".")[:2])
 
 
-def _version_key(version: str) -> tuple[int, ...]:
-    """v1.34.11 -> (1, 34, 11); a pre-release sorts with its release's numbers."""
-    core = version.lstrip("v").split("-")[0]
-    return tuple(int(part) for part in core.split(".") if part.isdigit())
+def _version_key(version: str) -> Version:
+    """v1.34.11, 1.34 or v1.38.0-beta.0 in release order (a pre-release before its release)."""
+    return Version(version.lstrip("v"))
 
 
 def _s(value: float | None) -> str:

@@ -15,6 +15,7 @@ from crashloop_harness.outputs.matrix import (
     Matrix,
     MatrixEntry,
     WorkerLine,
+    _version_key,
     against,
     behaviour_changes,
     entry_of,
@@ -256,3 +257,8 @@ def test_a_release_whose_result_changed_is_named_with_both_patches() -> None:
     published = Matrix("quick", [_entry("v1.35.8", _line("fast", 2.7))])
     new = Matrix("quick", [_entry("v1.35.9", _line("fast", 2.7), status="failed")])
     assert against(published, new) == ["1.35: passed (v1.35.8) -> failed (v1.35.9)"]
+
+
+def test_releases_sort_with_a_pre_release_before_its_release() -> None:
+    versions = ["v1.38.0", "1.35", "v1.38.0-beta.0", "v1.37.2"]
+    assert sorted(versions, key=_version_key) == ["1.35", "v1.37.2", "v1.38.0-beta.0", "v1.38.0"]
