@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CRASHLOOP := $(BIN)/crashloop
 
-.PHONY: help demo demo-rehearse demo-replay test test-all e2e-all unit package e2e lint docs engine kind node-image cluster status check flakiness matrix overhead conformance mutants down clean workload-image manifests
+.PHONY: help lock demo demo-rehearse demo-replay test test-all e2e-all unit package e2e lint docs engine kind node-image cluster status check flakiness matrix overhead conformance mutants down clean workload-image manifests
 
 help:
 	@echo "make demo        set up, then the talk's demo live (5 minutes), plots and a report"
@@ -16,6 +16,7 @@ help:
 	@echo "make test-all    the same with every e2e test: the slow and disruptive ones too (nightly)"
 	@echo "make package     build the wheel, install it outside the checkout, run its CLI and examples/"
 	@echo "make docs        build the documentation site into build/site (mkdocs, strict)"
+	@echo "make lock        update requirements/dev.lock (every package and tool, pinned with hashes)"
 	@echo "make node-image  build the offline kind node image (no-op when up to date)"
 	@echo "make cluster     create or reuse the crashloop cluster"
 	@echo "make workload-image  build the workload image, load crashloop.local/workload:v1 into the cluster"
@@ -29,12 +30,24 @@ help:
 	@echo "make down        delete the crashloop cluster"
 	@echo "make clean       delete the cluster and the Python environment (runs/ is kept)"
 
-# The environment is rebuilt only when the project's metadata changes.
-$(STAMP): pyproject.toml
+# The environment is rebuilt only when the project's metadata or its lock changes. Every
+# package comes from requirements/dev.lock, pinned with its hashes: the same ruff, mypy and
+# libraries every day, until `make lock` moves them.
+LOCK := requirements/dev.lock
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
+
+# The one command that updates the lock: the newest releases pyproject.toml allows, with their
+# hashes (pip-tools, in a virtualenv of its own).
+lock:
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/pip install --quiet pip-tools
+	.venv-lock/bin/pip-compile --quiet --upgrade --generate-hashes --allow-unsafe \
+		--no-emit-find-links --no-emit-index-url --extra dev --strip-extras \
+		--output-file $(LOCK) pyproject.toml
 
 demo: $(STAMP)
 	$(CRASHLOOP) demo
@@ -137,4 +150,4 @@ down: $(STAMP)
 
 clean:
 	-test -x $(CRASHLOOP) && $(CRASHLOOP) down
-	rm -rf $(VENV) .pytest-kind .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-lock .pytest-kind .pytest_cache .mypy_cache .ruff_cache
