@@ -51,10 +51,20 @@ class RemoteCluster:
         return remote_api(self.kubeconfig, self.context)
 
 
+def require_kubeconfig(kubeconfig: Path) -> None:
+    """A kubeconfig path that is no file is named as such, before anything else is asked."""
+    if not kubeconfig.is_file():
+        what = "a directory, not a file" if kubeconfig.is_dir() else "no such file"
+        raise HarnessError(
+            f"kubeconfig {kubeconfig}: {what}",
+            "name an existing kubeconfig file, such as the one "
+            "`kubectl config view --raw --minify` writes for your cluster",
+        )
+
+
 def remote_api(kubeconfig: Path, context: str | None) -> client.ApiClient:
     """An API client for the kubeconfig's context; a missing file or context is named."""
-    if not kubeconfig.is_file():
-        raise HarnessError(f"kubeconfig {kubeconfig}: no such file", "name an existing file")
+    require_kubeconfig(kubeconfig)
     names, current = _contexts(kubeconfig)
     if context is not None and context not in names:
         raise HarnessError(
@@ -106,13 +116,7 @@ def connect(
     namespace: str | None,
 ) -> RemoteCluster:
     """The existing cluster a kubeconfig reaches, its chosen nodes Ready; nothing created."""
-    if not kubeconfig.is_file():
-        raise HarnessError(
-            f"the kubeconfig {kubeconfig} does not exist"
-            + (" (it is a directory)" if kubeconfig.is_dir() else ""),
-            "give the path of a kubeconfig file (--kubeconfig PATH), such as the one "
-            "`kubectl config view --raw --minify` writes for your cluster",
-        )
+    require_kubeconfig(kubeconfig)
     if not nodes and not selector:
         raise HarnessError(
             "which nodes of the existing cluster? none named",

@@ -117,7 +117,10 @@ def add_options(parser: pytest.Parser) -> None:
 def asked_for(config: pytest.Config) -> bool:
     """Whether the user gave any option of ours, on the command line or as an ini key."""
     given = any(config.getoption(option.dest) not in (None, False) for option in OPTIONS)
-    return given or any(key.startswith("crashloop_") for key in config.inicfg)
+    return given or any(
+        config.getini(option.dest) != (False if option.flag else option.default)
+        for option in OPTIONS
+    )
 
 
 def ours(config: pytest.Config, name: str) -> str:

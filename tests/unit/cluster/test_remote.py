@@ -99,9 +99,9 @@ def test_choosing_no_nodes_or_both_ways_is_refused_before_the_api_is_asked(
 
 def test_a_missing_kubeconfig_is_named_as_such(tmp_path: Path) -> None:
     common = {"context": None, "workload_image": "w", "namespace": None, "selector": None}
-    with pytest.raises(HarnessError, match=r"kubeconfig .*missing.* does not exist"):
+    with pytest.raises(HarnessError, match=r"kubeconfig .*missing: no such file"):
         connect(tmp_path / "missing", nodes=["a"], **common)  # type: ignore[arg-type]
-    with pytest.raises(HarnessError, match="is a directory"):
+    with pytest.raises(HarnessError, match="a directory, not a file"):
         connect(tmp_path, nodes=["a"], **common)  # type: ignore[arg-type]
 
 
