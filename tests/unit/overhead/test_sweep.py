@@ -48,7 +48,7 @@ def cells(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, bool]]:
     monkeypatch.setattr(sweep_module, "write_overhead_run", lambda run: run.run_dir)
     for name in ("kubelets_at_start", "trace_outcome", "gather_evidence", "clean_up"):
         monkeypatch.setattr(lifecycle_module, name, lambda *_a, **_k: None)
-    monkeypatch.setattr(lifecycle_module, "ending_of", lambda _kubelets: NO_ENDING)
+    monkeypatch.setattr(lifecycle_module, "ending_of", lambda _kubelets, confirm=(): NO_ENDING)
     return measured
 
 
@@ -98,7 +98,7 @@ def test_a_kubelet_restarted_during_the_sweep_makes_it_an_error(
     cells: list[tuple[str, int, bool]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     restarted = RunEnding(("the kubelet of node node-fast restarted",), (), None)
-    monkeypatch.setattr(lifecycle_module, "ending_of", lambda _kubelets: restarted)
+    monkeypatch.setattr(lifecycle_module, "ending_of", lambda _kubelets, confirm=(): restarted)
     run = _sweep()
     assert run.status == "error"
     assert "node-fast restarted" in run.reason
