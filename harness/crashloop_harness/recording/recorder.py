@@ -150,8 +150,9 @@ class Recorder(ClosesItsLog):
         self.observer = observer
         self.log = AttemptLog(run_dir)
         self.errors = RecorderErrors()
-        # node -> monotonic time of its last complete listing, or of the start.
-        self._complete_at: dict[str, float] = {}
+        # node -> when it was heard (node clock, ns) as its last complete listing came, or
+        # first heard while none has: where a wait for a complete listing starts.
+        self._complete_heard_ns: dict[str, int] = {}
         # node -> (pod UID, container) -> (attempt, created): created, not started yet.
         self._created: dict[str, dict[tuple[str, str], tuple[int, int]]] = {}
         # Every raw input, for a replay of this run (see crashloop_harness.recording.trace).
@@ -171,7 +172,6 @@ class Recorder(ClosesItsLog):
         self.reconciled = 0
         # Per node: when it last spoke (monotonic), and how it last failed.
         self._answered_at = dict.fromkeys(self.node_workers, time.monotonic())
-        self._complete_at = dict.fromkeys(self.node_workers, time.monotonic())
         self._last_failure: dict[str, str] = {}
         # Per node: how often its runtime failed since its last complete listing,
         # the latest failure, and whether the node itself answered meanwhile.
@@ -307,15 +307,16 @@ class Recorder(ClosesItsLog):
                 for node, failures in self._runtime_failures.items()
                 if failures >= BROKEN_AFTER and node in self._answered_while_failing
             ]
-            now = time.monotonic()
             stale = [
-                f"node {node} gave no complete listing for {now - since:.0f}s (bound "
+                f"node {node} gave no complete listing for {(heard - since) / 1e9:.0f}s (bound "
                 f"LISTING_STALE): no 'now' on its clock to judge an overdue restart by; "
                 f"last: {self._last_failure.get(node, 'a container it listed, not inspected')}"
-                for node, since in self._complete_at.items()
-                # Heard just now: a node that is not is silent, and says so itself.
-                if now - since > timeouts.LISTING_STALE
-                and now - self._answered_at.get(node, since) <= UNOBSERVED_GAP
+                for node, heard in self._heard_ns.items()
+                # On the node's clock: from its last complete listing (or first sign of life)
+                # to its latest; a node not heard lately is silent, and says so itself.
+                if (since := self._complete_heard_ns.get(node)) is not None
+                and heard - since > timeouts.LISTING_STALE * 1e9
+                and time.monotonic() - self._answered_at.get(node, 0.0) <= UNOBSERVED_GAP
             ]
             return stopped + stale
 
@@ -505,13 +506,15 @@ class Recorder(ClosesItsLog):
                 self._unobserved.setdefault(node, []).append((previous_ns, now_ns))
             self._answered_at[node] = now
             self._heard_ns[node] = now_ns
+            self._complete_heard_ns.setdefault(node, now_ns)
             self._last_failure.pop(node, None)
             if self._runtime_failures.get(node):
                 self._answered_while_failing.add(node)
 
     def _set_listed(self, node: str, listed_ns: int) -> None:
         with self._changed:
-            self._complete_at[node] = time.monotonic()
+            if node in self._heard_ns:
+                self._complete_heard_ns[node] = self._heard_ns[node]
             # A complete listing: the runtime answers, whatever failed before.
             self._runtime_failures.pop(node, None)
             self._runtime_failure.pop(node, None)

@@ -531,9 +531,13 @@ def test_a_node_whose_listings_stay_incomplete_is_broken_within_its_bound(
     restart could never be judged: past LISTING_STALE the run is told to end as an error."""
     now = [1000.0]
     monkeypatch.setattr("crashloop_harness.recording.recorder.time.monotonic", lambda: now[0])
+    monkeypatch.setattr(
+        "crashloop_harness.recording.recorder.time.time_ns", lambda: int(now[0] * 1e9)
+    )
     monkeypatch.setattr("crashloop_harness.recording.recorder.EVENT_GRACE", 0.0)
     recorder = _recorder(tmp_path, UninspectableNode())
     recorder.prepare()
+    recorder._heard("node-1")  # first heard: the wait for a complete listing starts
     listing = Listing(1_000, tuple(parse_ps(json.dumps({"containers": [_ps_item("first", 0)]}))))
     # The reconciling inspect of what the events did not deliver, as on_pulse starts it.
     recorder._reconcile("node-1", listing, list(listing.containers))
