@@ -211,16 +211,20 @@ class _CheckSteps:
         observe(result, setup.recorder, self.on_sample, self.stop_event, probe)
 
     def _probe(self, setup: RunSetup, result: CheckResult, elapsed_s: float) -> None:
-        """One more restart-cost probe on every worker node, when one is due."""
+        """One more restart-cost probe on every worker node, when one is due.
+
+        None on an existing cluster: read through the API alone, it has no
+        runtime timestamps to measure a node by (it is judged at the reference
+        host's cost), and probes would only load its nodes.
+        """
+        if isinstance(self.cluster, RemoteCluster):
+            return
         nodes = _probe_nodes(result)
         made = len(result.probes) // max(len(nodes), 1)
         if made >= PROBES_PER_NODE or elapsed_s < made * PROBE_EVERY_S:
             return
-        remote = isinstance(self.cluster, RemoteCluster)
         for worker, node in nodes.items():
             manifest = probe_pod(worker, made, setup.run_id, setup.image)
-            if remote:
-                manifest = on_existing_node(manifest, worker)
             self.core.create_namespaced_pod(setup.namespace, manifest)
             result.probes[manifest["metadata"]["name"]] = node
             setup.recorder.trace.write("probe", pod=manifest["metadata"]["name"], node=node)
