@@ -39,6 +39,12 @@ LEASE_POLL_S: Final = 2.0
 _OPEN_END_NS: Final = 2**62
 
 
+def renewed_ns(lease: client.V1Lease) -> int | None:
+    """When a Lease was last renewed (its holder's clock, ns), None when it never was."""
+    renewed = lease.spec.renew_time if lease.spec else None
+    return int(renewed.timestamp() * 1_000_000) * 1_000 if isinstance(renewed, datetime) else None
+
+
 def last_renewals(api: client.ApiClient, nodes: Iterable[str]) -> dict[str, int | None]:
     """node -> when its kubelet last renewed its Lease (node clock, ns); None where unread."""
     leases = client.CoordinationV1Api(api)
@@ -51,10 +57,7 @@ def last_renewals(api: client.ApiClient, nodes: Iterable[str]) -> dict[str, int 
         except Exception:  # unreadable (RBAC, the API away): nothing said of this node
             found[node] = None
             continue
-        renewed = lease.spec.renew_time if lease.spec else None
-        found[node] = (
-            int(renewed.timestamp() * 1_000_000) * 1_000 if isinstance(renewed, datetime) else None
-        )
+        found[node] = renewed_ns(lease)
     return found
 
 
@@ -128,11 +131,9 @@ class LeaseReader:
                 except Exception as error:  # the API unreachable: the next poll retries
                     self._problem(f"reading the Lease of {node}: {first_line(error)}")
                     continue
-                renewed = lease.spec.renew_time if lease.spec else None
-                if isinstance(renewed, datetime):
-                    renewed_ns = int(renewed.timestamp() * 1_000_000) * 1_000
-                    if self.on_renewed(node, renewed_ns):
-                        self._tap.write("lease", node=node, renewed_ns=renewed_ns)
+                renewed = renewed_ns(lease)
+                if renewed is not None and self.on_renewed(node, renewed):
+                    self._tap.write("lease", node=node, renewed_ns=renewed)
             self._stop.wait(LEASE_POLL_S)
 
     def on_renewed(self, node: str, renewed_ns: int) -> bool:

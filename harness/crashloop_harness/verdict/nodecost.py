@@ -40,6 +40,7 @@ from crashloop_harness.model.bounds import BOUNDS
 from crashloop_harness.model.durations import NS_PER_S, format_duration
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict.medians import uniform_median_quantile
+from crashloop_harness.verdict.restart import decided_at, latency_of
 from crashloop_harness.verdict.tolerances import MAX_JUDGEABLE_SLOWDOWN, SLOW_LEVELS_FROM
 
 REFERENCE_START_S: Final = BOUNDS["reference_start_latency"].as_seconds()
@@ -204,13 +205,10 @@ def cost_of(node: str, containers: Iterable[Sequence[AttemptRecord]]) -> NodeCos
     firsts: list[float] = []
     for records in containers:
         by_attempt = {r.attempt: r for r in records}
-        starts += [s for r in records if (s := latency_s(r)) is not None]
+        starts += [s for r in records if (s := latency_of(r)) is not None]
         first, before = by_attempt.get(1), by_attempt.get(0)
         if first is not None and before is not None and before.finished_at_ns is not None:
-            created = (
-                first.created_at_ns if first.created_at_ns is not None else first.started_at_ns
-            )
-            firsts.append((created - before.finished_at_ns) / NS_PER_S)
+            firsts.append((decided_at(first) - before.finished_at_ns) / NS_PER_S)
     return NodeCost(node=node, start_latencies_s=tuple(starts), first_restarts_s=tuple(firsts))
 
 
@@ -236,13 +234,6 @@ def reference_start_at(fraction: float) -> float:
     share = position - low
     below, above = REFERENCE_START_PERCENTILES[low], REFERENCE_START_PERCENTILES[low + 1]
     return below + share * (above - below)
-
-
-def latency_s(record: AttemptRecord | None) -> float | None:
-    """started - created of one attempt, the runtime's own part; None where either is unknown."""
-    if record is None or record.created_at_ns is None:
-        return None
-    return (record.started_at_ns - record.created_at_ns) / NS_PER_S
 
 
 def quantile(values: Sequence[float], q: float = REPORTED_QUANTILE) -> float | None:
