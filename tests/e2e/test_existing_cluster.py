@@ -219,11 +219,11 @@ def test_its_verdict_equals_the_kind_mode_verdict(
         )
 
 
-def _agrees(found: Agreement) -> bool:
+def _agrees(found: Agreement, slowdown: float = 1.0) -> bool:
     return found.within(
         start_median_ms=AGREEMENT_START_MEDIAN_MS,
         finish_median_ms=AGREEMENT_FINISH_MEDIAN_MS,
-        max_ms=AGREEMENT_MAX_MS,
+        max_ms=AGREEMENT_MAX_MS * slowdown,
     )
 
 
@@ -239,7 +239,13 @@ def test_the_workload_s_own_report_agrees_with_the_runtime(conformance: CheckRes
     assert found.attempts >= len(records) - len(conformance.attempts), (
         "every ended attempt should carry the workload's report"
     )
-    assert _agrees(found), found
+    # Each node's attempts within the bound scaled by its runtime's measured
+    # slowdown: the start's gap is the runtime's latency in marking a container
+    # started, which a slower host stretches (a CI run's slowest hour: 508 ms).
+    for node, cost in conformance.costs.items():
+        on_node = agreement(r for r in records if r.node == node)
+        print(f"[agreement] {node} at {cost.runtime_slowdown:.2f}x: {on_node}")
+        assert _agrees(on_node, slowdown=cost.runtime_slowdown), (node, cost.describe(), on_node)
     # The same attempts with their start taken from the status's whole
     # seconds: the start's bound must refuse them.
     truncated = [

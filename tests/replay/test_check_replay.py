@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import signal
+import statistics
 from datetime import timedelta
 from pathlib import Path
 
@@ -84,7 +85,8 @@ def test_a_late_median_over_the_first_five_at_the_cap_decides_nothing_early(
     checks = result.verdicts[subject].checks
     at_cap = [c for c in checks if c.curve_n >= 2 and c.expected_s == cap_s]
     first_five = sorted(c.margin_s for c in at_cap[:5] if c.margin_s is not None)
-    assert first_five[2] > cap_median_bound(curve, 5), "the trace holds what decided it live"
+    # Decided live against the bound then (1.2 s measured plus the share of five): 1.436 s.
+    assert first_five[2] > 1.436, "the trace holds what decided it live"
     assert result.decided == {}, result.decided
     _assert_as_live(trace, result)
 
@@ -351,11 +353,12 @@ def test_a_fast_worker_whose_levels_are_hidden_fails_for_want_of_them_not_its_de
     assert result.verdicts["reduced"].passed
 
 
-def test_restarts_at_the_cap_later_than_a_sound_kubelet_s_fail_on_their_median(
+def test_a_curve_a_tick_short_fails_on_its_windows_and_its_median_is_within_the_tick(
     quick: Trace, tmp_path: Path
 ) -> None:
-    # The fast kubelet's 2s restarts judged as a 1.3s kubelet's: most fit the
-    # 1.3s level's window (up to 3.45s), their median sits 1.38s past the cap.
+    # The fast kubelet's 2s restarts judged as a 1.3s kubelet's: a few pass the
+    # 1.3s level's window (up to 3.45s); their median, 1.38s past the 1.3s cap, is
+    # within what one sync tick lets a sound kubelet's reach, so the windows decide.
     told = {"fast": BackoffCurve(initial=timedelta(seconds=1.3), maximum=timedelta(seconds=1.3))}
     levels = rewrite_backoff_messages({"crash-fast"}, "1.3s")
     result = replay_check(quick, tmp_path / "run", Changes(curves=told, edit=levels))
@@ -363,9 +366,7 @@ def test_restarts_at_the_cap_later_than_a_sound_kubelet_s_fail_on_their_median(
     assert result.status == "failed"
     late = [check for check in fast.checks if not check.passed]
     assert 0 < len(late) < len(fast.checks) // 4, fast.failures
-    (median,) = [p for p in fast.problems if "cap came" in p]
-    assert median.startswith("the 54 restarts at the 1.3s cap came 1.382s past it in median")
-    assert "over the 1.2s a kubelet keeping to 1.3s shows" in median
+    assert not any("cap came" in p for p in fast.problems), fast.problems
     # Told the truth, the same restarts pass.
     assert replay_check(quick, tmp_path / "told-2s").verdicts["fast"].passed
 
@@ -373,7 +374,9 @@ def test_restarts_at_the_cap_later_than_a_sound_kubelet_s_fail_on_their_median(
 NEIGHBOURS_135 = "v1.35.8-neighbour-caps"
 
 
-def test_a_real_3s_kubelet_with_its_messages_hidden_fails_on_its_delays(tmp_path: Path) -> None:
+def test_a_real_3s_kubelet_with_its_messages_hidden_fails_on_its_missing_levels(
+    tmp_path: Path,
+) -> None:
     """The fast worker's kubelet ran at 3s, told 2s; the watch made to miss every level."""
     trace = Trace.load(NEIGHBOURS_135)
     live = replay_check(trace, tmp_path / "as-live")
@@ -384,10 +387,14 @@ def test_a_real_3s_kubelet_with_its_messages_hidden_fails_on_its_delays(tmp_path
     fast = result.verdicts["fast"]
     assert result.status == "failed"
     assert "fast" in result.decided
-    # Its delays alone give it away: their median at the 2s cap, not the level.
-    (median,) = [p for p in fast.problems if "cap came" in p]
-    assert "restarts at the 2s cap came" in median
-    assert not any("reported" in failure for failure in fast.failures)
+    assert any(p.startswith("levels unconfirmed") for p in fast.problems), fast.problems
+    # Its delays alone do not give it away: their median at the 2s cap sits within
+    # the one sync tick a sound kubelet's may add (bound sync_tick).
+    cap_s = result.curves["fast"].maximum.total_seconds()
+    margins = [c.margin_s for c in fast.checks if c.expected_s == cap_s and c.curve_n >= 2]
+    median = statistics.median(m for m in margins if m is not None)
+    assert 1.0 < median < cap_median_bound(result.curves["fast"], len(margins)), median
+    assert not any("cap came" in p for p in fast.problems)
 
 
 def test_an_existing_cluster_s_paused_node_is_an_error_read_from_its_lease(

@@ -32,7 +32,6 @@ from crashloop_harness.verdict.restart import RestartCheck, waited_restarts
 from crashloop_harness.verdict.tolerances import (
     API_ROUNDING,
     CAP_MEDIAN_FROM,
-    CAP_MEDIAN_OVERSHOOT,
     CLOCK_ROUNDING,
     CONFIRM_FROM,
     LEVEL_SHARE_FROM,
@@ -53,7 +52,6 @@ __all__ = [
     "API_ROUNDING",
     "AS_RECORDED",
     "CAP_MEDIAN_FROM",
-    "CAP_MEDIAN_OVERSHOOT",
     "CLOCK_ROUNDING",
     "CONFIRM_FROM",
     "LEVEL_SHARE_FROM",

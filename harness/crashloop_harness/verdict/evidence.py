@@ -2,7 +2,9 @@
 
 Restart by restart, a kubelet one level out can pass below CONFIRM_FROM: a
 3 s kubelet told 2 s restarts inside the 2 s level's window. These rules
-judge the restarts together (docs/verdict.md).
+judge the restarts together (docs/verdict.md): the levels it reports catch a
+3 s kubelet told 2 s; the cap's median, read on the kubelet's 1 s sync ticks,
+catches a cap a doubling too long on its delays alone.
 """
 
 from __future__ import annotations
@@ -14,16 +16,18 @@ from crashloop_harness.model.backoff import REQUEUE_CAP, REQUEUE_FRACTION, Backo
 from crashloop_harness.model.releases import AT_EXPIRY
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict.medians import uniform_median_quantile
-from crashloop_harness.verdict.nodecost import NodeCost
+from crashloop_harness.verdict.nodecost import (
+    REFERENCE_COST_MEDIAN_S,
+    REFERENCE_START_S,
+    NodeCost,
+)
 from crashloop_harness.verdict.restart import NodeSlowness, RestartCheck, decided_at
 from crashloop_harness.verdict.tolerances import (
     CAP_MEDIAN_CONFIDENCE,
     CAP_MEDIAN_FROM,
-    CAP_MEDIAN_MEASURED_COUNT,
-    CAP_MEDIAN_MEASURED_JITTER_S,
-    CAP_MEDIAN_OVERSHOOT,
     LEVEL_SHARE_FROM,
     LEVEL_SHARE_MIN,
+    SYNC_TICK_S,
     dur,
 )
 
@@ -101,38 +105,42 @@ def _cap_median_problem(
         return None
     median = statistics.median(margins)
     shift = cost.cap_median_shift_s() if cost is not None else 0.0
-    bound = cap_median_bound(curve, len(margins)) + shift
+    # Without the runtime's creation time a delay runs to the container's start,
+    # so it holds the runtime's start latency too.
+    to_start = all(c.start_latency_s is None for c in at_cap)
+    slowdown = cost.slowdown if cost is not None else 1.0
+    start_s = REFERENCE_START_S * slowdown if to_start else 0.0
+    bound = cap_median_bound(curve, len(margins)) + shift + start_s
     if median <= bound:
         return None
     on_node = (
-        f", {shift:.3g}s of it for its node's measured restart cost ({cost.slowdown:.2f}x "
+        f", {shift:.3g}s of it for its node's measured restart cost ({slowdown:.2f}x "
         "the reference host's)"
-        if cost is not None and shift > 0
+        if shift > 0
         else ""
     )
+    started = f", {start_s:.3g}s for the runtime's start its delays run to" if to_start else ""
     return (
         f"the {len(margins)} restarts at the {dur(curve.maximum)} cap came {median:.3f}s past "
         f"it in median, over the {bound:.3g}s a kubelet keeping to "
-        f"{dur(curve.maximum)} shows{on_node} (bounds cap_median_overshoot, "
+        f"{dur(curve.maximum)} shows{on_node}{started} (bounds sync_tick, "
         "cap_median_confidence, reference_cost_median): is its cap longer?"
     )
 
 
 def cap_median_bound(curve: BackoffCurve, count: int) -> float:
-    """The median overshoot at the cap a sound kubelet stays under, from ``count`` restarts.
+    """The median overshoot at the cap a sound kubelet stays under, from ``count`` restarts,
+    on the reference host.
 
-    Measured where the requeue jitter spans 1 s, over about 50 restarts (the fast
-    worker in a quick check). The jitter's share of a median of ``count`` draws is
-    its width times the confidence quantile of that median: a wider jitter (half the
-    cap, at most 30 s) or fewer restarts (a worker that reached its cap only five times) widen the
-    bound by how much that share exceeds the measured one; it never narrows below it.
+    Each restart at the cap comes at the first sync tick after its requeue (the
+    expiry plus a uniform jitter up to half the cap, at most 30 s), plus its cost.
+    The jitter's share of a median of ``count`` draws is its width times the
+    confidence quantile of that median; the tick may add nearly a whole tick to
+    every restart alike (sync_tick); the cost is its reference median.
     """
     jitter_s = REQUEUE_FRACTION * min(curve.maximum, REQUEUE_CAP).total_seconds()
     share_s = jitter_s * uniform_median_quantile(count, CAP_MEDIAN_CONFIDENCE)
-    measured_s = CAP_MEDIAN_MEASURED_JITTER_S * uniform_median_quantile(
-        CAP_MEDIAN_MEASURED_COUNT, CAP_MEDIAN_CONFIDENCE
-    )
-    return CAP_MEDIAN_OVERSHOOT + max(share_s - measured_s, 0.0)
+    return share_s + SYNC_TICK_S + REFERENCE_COST_MEDIAN_S
 
 
 def _saturated_during(

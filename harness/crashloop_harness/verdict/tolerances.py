@@ -49,13 +49,12 @@ ZERO: Final = timedelta(0)
 # kubelet's do (judged from CAP_MEDIAN_FROM of them).
 LEVEL_SHARE_MIN: Final = BOUNDS["level_share_min"].as_fraction()
 LEVEL_SHARE_FROM: Final = 4
-CAP_MEDIAN_OVERSHOOT: Final = BOUNDS["cap_median_overshoot"].as_seconds()
 CAP_MEDIAN_CONFIDENCE: Final = BOUNDS["cap_median_confidence"].as_fraction()
 CAP_MEDIAN_FROM: Final = 5
-# Where CAP_MEDIAN_OVERSHOOT was measured: a requeue jitter 1 s wide (the fast worker's 2 s
-# cap x requeue_fraction), over about 50 restarts at the cap (53 and 54 in the runs it names).
-CAP_MEDIAN_MEASURED_JITTER_S: Final = 1.0
-CAP_MEDIAN_MEASURED_COUNT: Final = 50
+# The kubelet's sync ticker: a requeued pod is synced at its first tick, so a
+# restart at the cap may wait up to one tick past its requeue, on every restart
+# alike when the pod's requeues fall just after the ticks.
+SYNC_TICK_S: Final = BOUNDS["sync_tick"].as_seconds()
 
 # How slow a node may be, against the reference host, before the levels its
 # status writes carry fall behind its restarts (a missing level is then the
