@@ -25,6 +25,7 @@ from crashloop_harness.cluster.remote import RemoteCluster, connect
 from crashloop_harness.core import pins
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.resources import DEFAULT_SPEC_NAME, spec_path
+from crashloop_harness.model.durations import DurationError, parse_duration
 from crashloop_harness.outputs.steps import StepLines
 from crashloop_harness.recording.recorder import OBSERVERS
 from crashloop_harness.runs.lifecycle import Target
@@ -194,6 +195,30 @@ def positive_int(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of runs of at least 1")
+    return value
+
+
+def seconds(text: str) -> float:
+    """A duration as every other duration here is written ("90s", "2m"), or bare seconds."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return parse_duration(text).total_seconds()
+    except DurationError as error:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a duration: write it as Go does (90s, 2m, 1m30s) or in seconds"
+        ) from error
+
+
+def positive_number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number above 0")
     return value
 
 

@@ -28,10 +28,10 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
     )
     demo.add_argument(
         "--duration",
-        type=float,
+        type=common.seconds,
         default=DEFAULT_DURATION_S,
-        help=f"observation window in seconds (default {DEFAULT_DURATION_S:g}, "
-        f"at most {MAX_DURATION_S:g})",
+        help=f"observation window, e.g. 3m or 180 (seconds; default {DEFAULT_DURATION_S:g}s, "
+        f"at most {MAX_DURATION_S:g}s)",
     )
     demo.add_argument(
         "--scenarios",
@@ -57,7 +57,7 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
     )
     demo.add_argument(
         "--speed",
-        type=float,
+        type=common.positive_number,
         default=1.0,
         help="with --replay: how many times faster than it happened (default 1)",
     )
@@ -84,7 +84,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     if not 30 <= args.duration <= MAX_DURATION_S:
         raise HarnessError(
             f"--duration {args.duration:g}s is outside 30..{MAX_DURATION_S:g}s",
-            f"give a duration in seconds between 30 and {MAX_DURATION_S:g}",
+            f"give a duration between 30s and {MAX_DURATION_S:g}s, e.g. --duration 3m",
         )
     options = DemoOptions(
         spec=spec,

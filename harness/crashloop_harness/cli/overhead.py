@@ -66,8 +66,8 @@ def _add_overhead(commands: common.Commands, parents: common.Parents) -> None:
     )
     overhead.add_argument(
         "--duration",
-        type=float,
-        metavar="S",
+        type=common.seconds,
+        metavar="DURATION",
         help=(
             "each crashing cell's measured window (default per worker: 180s, or its cap "
             "plus 10%% where that is longer; a baseline's is 60s)"

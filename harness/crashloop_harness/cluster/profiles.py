@@ -74,7 +74,9 @@ class ProfileError(ValueError):
         self.problem = problem
         self.fix = fix
         where = f"{path}: worker {worker!r}" if worker is not None else str(path)
-        super().__init__(f"{where}: field {field}: {problem}. Fix: {fix}")
+        # A place in the file ("line 2, column 6") rather than a field, for a parse error.
+        at = field if field.startswith("line ") else f"field {field}"
+        super().__init__(f"{where}: {at}: {problem}. Fix: {fix}")
 
 
 @dataclass(frozen=True)
@@ -324,10 +326,11 @@ def _read_mapping(path: Path, worker: str | None, what: str) -> dict[str, Any]:
         # A SafeLoader subclass: as safe as yaml.safe_load, plus duplicate-key checks.
         doc = yaml.load(text, Loader=_StrictLoader)
     except yaml.YAMLError as error:
+        where, problem = _yaml_problem(error)
         raise ProfileError(
             path,
-            "(document)",
-            f"not valid YAML: {error}".replace("\n", " "),
+            where,
+            f"not valid YAML: {problem}",
             f"write the {what} as a single YAML mapping",
             worker=worker,
         ) from error
@@ -340,6 +343,15 @@ def _read_mapping(path: Path, worker: str | None, what: str) -> dict[str, Any]:
             worker=worker,
         )
     return doc
+
+
+def _yaml_problem(error: yaml.YAMLError) -> tuple[str, str]:
+    """Where in the file the parser stopped (1-based, as editors count) and what it expected."""
+    if not isinstance(error, yaml.MarkedYAMLError) or error.problem_mark is None:
+        return "(document)", " ".join(str(error).split())
+    mark = error.problem_mark
+    said = ", ".join(part for part in (error.context, error.problem) if part)
+    return f"line {mark.line + 1}, column {mark.column + 1}", said or "unreadable"
 
 
 def _refuse_unknown_fields(

@@ -46,7 +46,7 @@ def load_recording(run_dir: Path) -> Recording:
     if not attempts_file.is_file():
         raise HarnessError(
             f"{run_dir} holds no {ATTEMPTS_FILE}: it is not the run directory of a check",
-            "name a demo run (runs/<id>-check-demo-*), e.g. one `make demo-rehearse` recorded",
+            "name a demo run (runs/<id>-check-demo-*), e.g. one `crashloop demo` recorded",
         )
     summary = read_summary(run_dir)
     try:

@@ -12,6 +12,7 @@ from crashloop_harness.core.paths import cache_dir
 from crashloop_harness.core.proc import run, succeeds
 from crashloop_harness.core.progress import Progress
 from crashloop_harness.substrate.nodeimage.assemble import build_node_image, image_label
+from crashloop_harness.substrate.proxyversions import served
 
 
 def image_exists(image: str) -> bool:
@@ -35,16 +36,30 @@ def check_requested_image(image: str) -> None:
 
 
 def check_kubernetes_version(version: str) -> pins.KubernetesPin:
-    """The pinned release a version names ("1.34", "v1.34.11"); refused with the list."""
+    """The pinned release a version names ("1.34", "v1.34.11"); refused with the list.
+
+    A patch newer than its minor's pin must be one the Go module proxy serves:
+    the offline build fetches its source there, and a version it does not hold
+    (v1.35.99) is refused before anything is printed or created.
+    """
+    pinned = ", ".join(pin.version for pin in pins.KUBERNETES.values())
     try:
-        return pins.kubernetes_pin(version)
+        pin = pins.kubernetes_pin(version)
     except ValueError as error:
         raise HarnessError(
             str(error),
-            "use one of them, e.g. --kubernetes 1.34 (harness/crashloop_harness/core/pins.py holds "
-            "every "
-            "pinned version)",
+            "use one of them, e.g. --kubernetes 1.34 (`crashloop newest` lists the newer "
+            "patches a build can use)",
         ) from error
+    if pin.version != pins.KUBERNETES[pin.minor].version:
+        answer = served(pin.version)
+        if answer is not None:
+            raise HarnessError(
+                f"Kubernetes {pin.version} cannot be built here: the Go module proxy does not "
+                f"serve k8s.io/kubernetes {pin.version} ({answer})",
+                f"check the release exists, or use a pinned one: {pinned}",
+            )
+    return pin
 
 
 def choose_node_image(

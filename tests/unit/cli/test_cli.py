@@ -97,6 +97,20 @@ def test_a_pinned_release_is_found_by_minor_or_exact_version(text: str) -> None:
     assert nodeselect.check_kubernetes_version(text).version == "v1.34.11"
 
 
+def test_a_newer_patch_the_proxy_does_not_serve_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The proxy's answer stands in for the network here; the command itself is
+    # shown in docs/results.md (`crashloop config --kubernetes 1.35.99`).
+    answers = {"v1.35.99": "403 Forbidden: This module version is not available."}
+    monkeypatch.setattr(nodeselect, "served", answers.get)
+    with pytest.raises(HarnessError, match=r"v1\.35\.99 cannot be built here") as raised:
+        nodeselect.check_kubernetes_version("1.35.99")
+    assert "not available" in raised.value.problem
+    assert pins.KUBERNETES_VERSION in raised.value.fix
+    assert nodeselect.check_kubernetes_version("1.35.9").version == "v1.35.9"
+
+
 def test_the_default_kubernetes_version_is_accepted() -> None:
     assert nodeselect.check_kubernetes_version(pins.KUBERNETES_VERSION) == pins.DEFAULT_KUBERNETES
 
@@ -256,3 +270,29 @@ def test_a_bug_of_the_harness_exits_3_not_1_with_its_traceback(
     err = " ".join(capsys.readouterr().err.split())
     assert "Traceback" in err
     assert "internal error: ZeroDivisionError: division by zero" in err
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("3m", 180.0), ("1m30s", 90.0), ("90", 90.0)])
+def test_a_duration_is_written_as_every_other_duration_here(text: str, seconds: float) -> None:
+    args = build_parser().parse_args(["demo", "--duration", text])
+    assert args.duration == seconds
+
+
+def test_a_demo_duration_too_short_is_refused_in_its_own_syntax(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["demo", "--duration", "2s"]) == 2
+    error = " ".join(capsys.readouterr().err.split())
+    assert "--duration 2s is outside 30..360s" in error
+    assert "invalid float" not in error
+
+
+def test_a_replay_speed_of_zero_is_refused_before_anything_is_drawn(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["demo", "--replay", str(tmp_path), "--speed", "0"])
+    assert exited.value.code == 2
+    captured = capsys.readouterr()
+    assert "'0' is not a number above 0" in captured.err
+    assert captured.out == ""

@@ -61,7 +61,9 @@ def assert_names(error: ProfileError, path: Path, worker: str | None, field: str
     assert message.startswith(f"{path}: ")
     if worker is not None:
         assert f"worker {worker!r}" in message
-    assert f"field {field}: " in message
+    # A parse error names its place in the file instead of a field.
+    at = field if field.startswith("line ") else f"field {field}"
+    assert f": {at}: " in message
     assert "Fix: " in message
     assert error.fix
     assert isinstance(error, ValueError)
@@ -251,11 +253,11 @@ BAD_PATCHES = [
         PERIOD,
         "KubeletCrashLoopBackOffMax is disabled",
     ),
-    (HEADER.replace("KubeletConfiguration", "[unclosed"), "(document)", "not valid YAML"),
+    (HEADER.replace("KubeletConfiguration", "[unclosed"), "line 3, column 1", "not valid YAML"),
     ("- " + HEADER.split("\n", 1)[0] + "\n", "(document)", "not a mapping (got list)"),
     ("", "(document)", "not a mapping (got NoneType)"),
     ("just text\n", "(document)", "not a mapping (got str)"),
-    (HEADER + "---\n" + HEADER, "(document)", "not valid YAML"),
+    (HEADER + "---\n" + HEADER, "line 3, column 1", "not valid YAML"),
     (
         HEADER.replace("KubeletConfiguration", "KubeProxyConfiguration"),
         "kind",
@@ -272,7 +274,7 @@ BAD_PATCHES = [
     (HEADER + f"featuregates:\n  {REDUCE}: true\n", "featuregates", "misspelt field"),
     (
         with_period("2s") + "  maxContainerRestartPeriod: 3s\n",
-        "(document)",
+        "line 5, column 3",
         "duplicate key 'maxContainerRestartPeriod'",
     ),
     (
@@ -404,8 +406,8 @@ BAD_SPECS = [
         "profilesDir",
         "expected a directory path",
     ),
-    ("name: demo\nname: again\nworkers: []\n", None, "(document)", "duplicate key 'name'"),
-    ("name: [demo\n", None, "(document)", "not valid YAML"),
+    ("name: demo\nname: again\nworkers: []\n", None, "line 2, column 1", "duplicate key 'name'"),
+    ("name: [demo\n", None, "line 2, column 1", "not valid YAML"),
     ("- name: demo\n", None, "(document)", "not a mapping"),
 ]
 

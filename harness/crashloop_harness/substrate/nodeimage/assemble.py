@@ -160,8 +160,9 @@ def _check_image_list(pin: pins.KubernetesPin, kubernetes_bin: Path) -> None:
         raise HarnessError(
             f"kubeadm {pin.version} asks for {sorted(listed)}, the node image would "
             f"preload {sorted(ours)}",
-            "update the component versions in harness/crashloop_harness/core/pins.py to what "
-            "kubeadm lists",
+            f"use the pinned {pins.KUBERNETES[pin.minor].version} (--kubernetes {pin.minor}); a "
+            "newer patch whose kubeadm lists other components needs a harness release that "
+            "pins them",
         )
 
 
