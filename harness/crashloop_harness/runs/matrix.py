@@ -103,7 +103,7 @@ def matrix_from_runs(directories: Sequence[Path]) -> tuple[Matrix, Path]:
         raise HarnessError(
             f"no check run ({SUMMARY_FILE} of kind conformance) under "
             + ", ".join(map(str, directories)),
-            "name the runs/ directories of finished checks (crashloop check, crashloop conformance)",
+            "name the runs/ directories of finished checks (crashloop check or conformance)",
         )
     matrix = matrix_of_runs(runs)
     _run_id, matrix_dir = new_run_dir(f"matrix-{matrix.profile}")
