@@ -20,7 +20,7 @@ help:
 	@echo "make node-image  build the offline kind node image (no-op when up to date)"
 	@echo "make cluster     create or reuse the crashloop cluster"
 	@echo "make workload-image  build the workload image, load crashloop.local/workload:v1 into the cluster"
-	@echo "make manifests   write workloads/*.yaml (the talk's workloads for kubectl) from the harness's code"
+	@echo "make manifests   write workloads/*.yaml (the talk's workloads for kubectl) and clusters/ (kind configs, kubelet patches) from the harness's code"
 	@echo "make check       quick conformance check of every worker's backoff (a few minutes)"
 	@echo "make matrix      the quick check on each pinned Kubernetes release (VERSIONS=1.34,1.35)"
 	@echo "make flakiness   the quick check 10 times in a row: pass count, overshoot spread (~32 min)"
@@ -36,6 +36,8 @@ help:
 LOCK := requirements/dev.lock
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
+	# pytest-kind-ng ships the same pytest_kind module as pytest-kind, which it replaced.
+	$(BIN)/pip uninstall --quiet --yes pytest-kind 2>/dev/null || true
 	$(BIN)/pip install --quiet --require-hashes -r $(LOCK)
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
@@ -114,7 +116,7 @@ workload-image: $(STAMP)
 	$(CRASHLOOP) workload-image
 
 manifests: $(STAMP)
-	$(CRASHLOOP) manifests
+	$(CRASHLOOP) manifests --clusters-dir clusters
 
 check: $(STAMP)
 	$(CRASHLOOP) check --profile quick

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from crashloop_harness.cluster import lifecycle
-from crashloop_harness.cluster.kube import node_statuses
+from crashloop_harness.cluster.kube import api_client, node_statuses
 from crashloop_harness.cluster.profiles import load_cluster_spec
+from crashloop_harness.core import timeouts
 from crashloop_harness.core.conventions import WORKER_LABEL
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.model.backoff import curve_for
@@ -71,3 +73,44 @@ def test_a_changed_profile_is_never_silently_reused(
     # The refused cluster is untouched.
     assert lifecycle.node_containers(crashloop_cluster.name)
     assert all(s.ready for s in node_statuses(crashloop_cluster.api()))
+
+
+@pytest.mark.slow
+def test_the_checkout_s_plain_cluster_files_make_the_same_kubelets(
+    crashloop_cluster: lifecycle.Cluster, tmp_path: Path
+) -> None:
+    """clusters/crashloop/, taken by kind as it is from the checkout's root, no harness code."""
+    root = Path(__file__).resolve().parents[2]
+    name = "crashloop-plain"
+    kubeconfig = tmp_path / "kubeconfig"
+    kind = [str(crashloop_cluster.kind_bin)]
+    try:
+        subprocess.run(
+            [
+                *kind,
+                "create",
+                "cluster",
+                "--config",
+                "clusters/crashloop/kind-config.yaml",
+                "--image",
+                crashloop_cluster.image,
+                "--name",
+                name,
+                "--kubeconfig",
+                str(kubeconfig),
+                "--wait",
+                f"{timeouts.NODES_READY:.0f}s",
+            ],
+            cwd=root,
+            check=True,
+            timeout=timeouts.CLUSTER_CREATE,
+        )
+        api = api_client(kubeconfig)
+        rows = lifecycle.live_config_rows(api, crashloop_cluster.spec)
+        workers = {row.worker: row for row in rows if row.worker is not None}
+        assert sorted(workers) == sorted(w.name for w in crashloop_cluster.spec.workers)
+        assert [row.mismatches for row in rows if not row.matches] == []
+        for worker in crashloop_cluster.spec.workers:
+            assert workers[worker.name].curve == worker.curve, worker.name
+    finally:
+        subprocess.run([*kind, "delete", "cluster", "--name", name], check=False)

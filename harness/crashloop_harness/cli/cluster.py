@@ -22,6 +22,7 @@ from crashloop_harness.core.conventions import PROFILE_LABEL
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.paths import state_dir
 from crashloop_harness.core.resources import RESOURCES
+from crashloop_harness.outputs.clusterfiles import CLUSTERS_FOLDER, write_cluster_files
 from crashloop_harness.outputs.render import config_table
 from crashloop_harness.outputs.workloads import write_manifests
 from crashloop_harness.substrate.engine import engine_answers
@@ -58,6 +59,12 @@ def _add_printers(commands: common.Commands, parents: common.Parents) -> None:
     )
     manifests.add_argument(
         "--output-dir", default=REPLAY_DIR, help=f"where to write them (default ./{REPLAY_DIR})"
+    )
+    manifests.add_argument(
+        "--clusters-dir",
+        metavar="DIR",
+        help="also write each built-in cluster as a kind config and its workers' kubelet "
+        f"patches there (the checkout's ./{CLUSTERS_FOLDER}), to create by hand with kind",
     )
 
 
@@ -169,6 +176,8 @@ def _cmd_manifests(args: argparse.Namespace) -> int:
     """
     spec = common.spec_of(args)
     written = write_manifests(Path(args.output_dir), [worker.name for worker in spec.workers])
+    if args.clusters_dir:
+        written += write_cluster_files(Path(args.clusters_dir))
     for path in written:
         SCREEN.tables.print(str(path))
     return 0

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import yaml
 
-from crashloop_harness.cluster.profiles import ClusterSpec
+from crashloop_harness.cluster.profiles import ClusterSpec, Worker
 from crashloop_harness.core.conventions import (
     CONFIG_HASH_LABEL,
     CONFIG_HASH_LABEL_LENGTH,
@@ -62,15 +62,22 @@ def worker_patch_dir(patches_root: PurePath, worker_name: str) -> PurePath:
 
 
 def render_kind_config(
-    spec: ClusterSpec, patches_root: PurePath, cgroup_v1: bool = False
+    spec: ClusterSpec,
+    patches_root: PurePath,
+    cgroup_v1: bool = False,
+    *,
+    from_working_directory: bool = False,
 ) -> dict[str, Any]:
     """The kind cluster config: one control-plane, then the workers in spec order.
 
-    ``patches_root`` must be absolute: kind would resolve a relative host path
-    against its own working directory, not ours. ``cgroup_v1`` lets a v1.35
-    kubelet start on a cgroup v1 host, which it otherwise refuses.
+    ``patches_root`` must be absolute: kind resolves a relative host path
+    against its own working directory (filepath.Abs, its docker provider's
+    provision.go), not ours. Only a config meant to be run by hand from a
+    known directory (``from_working_directory``: the checkout's clusters/)
+    may name a relative one. ``cgroup_v1`` lets a v1.35 kubelet start on a
+    cgroup v1 host, which it otherwise refuses.
     """
-    if not patches_root.is_absolute():
+    if not patches_root.is_absolute() and not from_working_directory:
         raise ValueError(f"patches_root must be an absolute path, got {str(patches_root)!r}")
     hash_label = config_hash_label(spec)
     nodes: list[dict[str, Any]] = [
@@ -128,10 +135,22 @@ def render_kind_config(
 
 
 def render_kind_config_yaml(
-    spec: ClusterSpec, patches_root: PurePath, cgroup_v1: bool = False
+    spec: ClusterSpec,
+    patches_root: PurePath,
+    cgroup_v1: bool = False,
+    *,
+    from_working_directory: bool = False,
 ) -> str:
     """render_kind_config as YAML text for ``kind create cluster --config``."""
-    return _yaml_document(render_kind_config(spec, patches_root, cgroup_v1=cgroup_v1))
+    config = render_kind_config(
+        spec, patches_root, cgroup_v1=cgroup_v1, from_working_directory=from_working_directory
+    )
+    return _yaml_document(config)
+
+
+def worker_patch_yaml(worker: Worker) -> str:
+    """One worker's kubelet patch as the file kubeadm reads from its patches directory."""
+    return _yaml_document(worker.profile.patch())
 
 
 def write_worker_patches(spec: ClusterSpec, patches_root: Path) -> list[Path]:
@@ -145,7 +164,7 @@ def write_worker_patches(spec: ClusterSpec, patches_root: Path) -> list[Path]:
         directory = Path(worker_patch_dir(patches_root, worker.name))
         directory.mkdir(parents=True, exist_ok=True)
         target = directory / PATCH_FILE_NAME
-        target.write_text(_yaml_document(worker.profile.patch()), encoding="utf-8")
+        target.write_text(worker_patch_yaml(worker), encoding="utf-8")
         written.append(target)
     return written
 
