@@ -130,7 +130,9 @@ def account_kubeconfig(
     _delete_rbac(crashloop_api)
 
 
-def _run_without_docker(argv: list[str], runs: Path) -> subprocess.CompletedProcess[str]:
+def _run_without_docker(
+    argv: list[str], runs: Path, extra_env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """The CLI with its own environment's tools only: docker is not on its PATH."""
     bin_dir = Path(sys.executable).parent
     assert shutil.which("docker", path=str(bin_dir)) is None
@@ -139,6 +141,7 @@ def _run_without_docker(argv: list[str], runs: Path) -> subprocess.CompletedProc
         "HOME": os.environ.get("HOME", "/root"),
         "DOCKER_HOST": "unix:///nonexistent/docker.sock",
         "CRASHLOOP_RUNS_DIR": str(runs),
+        **(extra_env or {}),
     }
     return subprocess.run(
         [str(bin_dir / "crashloop"), *argv],
@@ -172,14 +175,13 @@ def existing_mode(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Any]:
     runs = tmp_path_factory.mktemp("existing-runs")
+    # kubectl's habit: the kubeconfig from $KUBECONFIG, a list whose first file is
+    # missing (passed over, as kubectl does), reached by --kubeconfig alone.
+    args = _existing_args(account_kubeconfig, crashloop_workload_image)
+    args[args.index("--kubeconfig") + 1 : args.index("--kubeconfig") + 2] = []
+    listed = f"{runs / 'missing.kubeconfig'}{os.pathsep}{account_kubeconfig}"
     done = _run_without_docker(
-        [
-            "check",
-            "--profile",
-            "quick",
-            *_existing_args(account_kubeconfig, crashloop_workload_image),
-        ],
-        runs,
+        ["check", "--profile", "quick", *args], runs, extra_env={"KUBECONFIG": listed}
     )
     assert done.stdout, done.stderr[-3000:]
     document: dict[str, Any] = json.loads(done.stdout)

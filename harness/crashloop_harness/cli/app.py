@@ -112,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     interrupt_on_hangup_and_terminate()
     args = build_parser().parse_args(argv)
+    common.resolve_kubeconfig(args)
     SCREEN.format = getattr(args, "output", "text")
     if args.runs_dir:
         os.environ["CRASHLOOP_RUNS_DIR"] = str(Path(args.runs_dir).resolve())

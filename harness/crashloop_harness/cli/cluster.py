@@ -13,9 +13,9 @@ from rich.table import Table
 
 from crashloop_harness.cli import common
 from crashloop_harness.cli.codes import KUBECONFIG_CODES, SETUP_CODES, STATUS_CODES
-from crashloop_harness.cli.out import SCREEN, emit
+from crashloop_harness.cli.out import SCREEN, answer, emit
 from crashloop_harness.cluster import lifecycle
-from crashloop_harness.cluster.kindconfig import render_kind_config_yaml
+from crashloop_harness.cluster.kindconfig import render_kind_config, render_kind_config_yaml
 from crashloop_harness.cluster.kube import api_client, node_statuses, unready_system_pods
 from crashloop_harness.cluster.profiles import ClusterSpec
 from crashloop_harness.core.conventions import PROFILE_LABEL
@@ -41,18 +41,26 @@ def _add_lifecycle(commands: common.Commands, parents: common.Parents) -> None:
         commands, "up", _cmd_up, codes=SETUP_CODES, parents=(parents.spec_and_image,)
     )
     up.add_argument("--recreate", action="store_true", help="delete an existing cluster first")
+    common.output_option(up)
     status = common.add_command(
         commands, "status", _cmd_status, codes=STATUS_CODES, parents=(parents.spec,)
     )
     common.output_option(status)
-    common.add_command(commands, "down", _cmd_down, codes=SETUP_CODES, parents=(parents.spec,))
+    down = common.add_command(
+        commands, "down", _cmd_down, codes=SETUP_CODES, parents=(parents.spec,)
+    )
+    common.output_option(down)
 
 
 def _add_printers(commands: common.Commands, parents: common.Parents) -> None:
-    common.add_command(commands, "config", _cmd_config, codes=SETUP_CODES, parents=(parents.spec,))
-    common.add_command(
+    config = common.add_command(
+        commands, "config", _cmd_config, codes=SETUP_CODES, parents=(parents.spec,)
+    )
+    common.output_option(config)
+    kubeconfig = common.add_command(
         commands, "kubeconfig", _cmd_kubeconfig, codes=KUBECONFIG_CODES, parents=(parents.spec,)
     )
+    common.output_option(kubeconfig)
     common.add_command(commands, "rbac", _cmd_rbac, codes=SETUP_CODES)
     manifests = common.add_command(
         commands, "manifests", _cmd_manifests, codes=SETUP_CODES, parents=(parents.spec,)
@@ -60,6 +68,7 @@ def _add_printers(commands: common.Commands, parents: common.Parents) -> None:
     manifests.add_argument(
         "--output-dir", default=REPLAY_DIR, help=f"where to write them (default ./{REPLAY_DIR})"
     )
+    common.output_option(manifests)
     manifests.add_argument(
         "--clusters-dir",
         metavar="DIR",
@@ -108,7 +117,9 @@ def _cmd_down(args: argparse.Namespace) -> int:
 
     Delete the cluster.
     """
-    lifecycle.delete(common.spec_of(args).name, common.progress)
+    name = common.spec_of(args).name
+    lifecycle.delete(name, common.progress)
+    emit({"cluster": name, "deleted": True})
     return 0
 
 
@@ -131,13 +142,37 @@ def config_text(spec: ClusterSpec, *, cgroup_v1: bool) -> str:
     return "---\n".join(documents)
 
 
+def config_document(spec: ClusterSpec, *, cgroup_v1: bool) -> dict[str, object]:
+    """What config_text prints, as one document: the kind config and each worker's patch."""
+    patches_root = (state_dir() / "patches" / spec.name).resolve()
+    return {
+        "cluster": spec.name,
+        "kubernetes": spec.kubernetes.version,
+        "kind_config": render_kind_config(spec, patches_root, cgroup_v1=cgroup_v1),
+        "workers": [
+            {
+                "worker": worker.name,
+                "profile": worker.profile.name,
+                "patch": worker.profile.patch(),
+                "expected_delays_s": [d.total_seconds() for d in worker.curve.delays(8)],
+            }
+            for worker in spec.workers
+        ],
+    }
+
+
 def _cmd_config(args: argparse.Namespace) -> int:
     """print the kind config and each worker's kubelet patch (creates nothing)
 
     Print what the harness applies, without creating anything: the kind cluster config and each
     worker's KubeletConfiguration patch, the recipe to copy to your own nodes.
     """
-    sys.stdout.write(config_text(common.spec_of(args), cgroup_v1=lifecycle.host_is_cgroup_v1()))
+    spec = common.spec_of(args)
+    cgroup_v1 = lifecycle.host_is_cgroup_v1()
+    if SCREEN.json:
+        emit(config_document(spec, cgroup_v1=cgroup_v1))
+    else:
+        sys.stdout.write(config_text(spec, cgroup_v1=cgroup_v1))
     return 0
 
 
@@ -153,7 +188,7 @@ def _cmd_kubeconfig(args: argparse.Namespace) -> int:
         raise HarnessError(
             f"no kubeconfig for cluster {spec.name} at {path}", common.no_cluster_hint(spec, args)
         )
-    print(path)
+    answer({"cluster": spec.name, "kubeconfig": str(path)}, str(path))
     return 0
 
 
@@ -180,6 +215,7 @@ def _cmd_manifests(args: argparse.Namespace) -> int:
         written += write_cluster_files(Path(args.clusters_dir))
     for path in written:
         SCREEN.tables.print(str(path))
+    emit({"written": [str(path) for path in written]})
     return 0
 
 

@@ -21,7 +21,7 @@ from rich.text import Text
 from crashloop_harness.cli.out import FORMATS
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.cluster.profiles import ClusterSpec, load_cluster_spec
-from crashloop_harness.cluster.remote import RemoteCluster, connect
+from crashloop_harness.cluster.remote import RemoteCluster, connect, kubectl_default_kubeconfig
 from crashloop_harness.core import pins
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.resources import DEFAULT_SPEC_NAME, spec_path
@@ -146,6 +146,18 @@ def kubernetes_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# --kubeconfig given without a path: kubectl's own kubeconfig, resolved once parsed.
+KUBECTL_DEFAULT: Final = "<kubectl's>"
+
+
+def resolve_kubeconfig(args: argparse.Namespace) -> None:
+    """kubectl's habits: --kubeconfig alone, or --context alone, read $KUBECONFIG or
+    ~/.kube/config; a path given is kept as given (a list included)."""
+    given = getattr(args, "kubeconfig", None)
+    if given == KUBECTL_DEFAULT or (given is None and getattr(args, "context", None)):
+        args.kubeconfig = str(kubectl_default_kubeconfig())
+
+
 def existing_cluster_options(parser: argparse.ArgumentParser) -> None:
     existing = parser.add_argument_group(
         "an existing cluster (no docker, no kind: the kubeconfig's credentials alone)"
@@ -153,10 +165,16 @@ def existing_cluster_options(parser: argparse.ArgumentParser) -> None:
     existing.add_argument(
         "--kubeconfig",
         metavar="PATH",
+        nargs="?",
+        const=KUBECTL_DEFAULT,
         help="measure the kubelets of the cluster this kubeconfig reaches instead of the "
-        "harness's own; each selected node is judged against its own live /configz",
+        "harness's own; each selected node is judged against its own live /configz. A "
+        "colon-separated list is merged as kubectl merges $KUBECONFIG; --kubeconfig alone, or "
+        "--context alone, reads kubectl's own ($KUBECONFIG, else ~/.kube/config)",
     )
-    existing.add_argument("--context", help="the kubeconfig context (default: its current one)")
+    existing.add_argument(
+        "--context", help="the kubeconfig context (default: its current one, as kubectl's)"
+    )
     existing.add_argument("--nodes", metavar="NODE[,NODE...]", help="the nodes to measure, by name")
     existing.add_argument(
         "--node-selector",
@@ -245,9 +263,10 @@ def target(args: argparse.Namespace) -> Target:
         return existing_cluster(args)
     if args.nodes or args.node_selector or args.context or args.namespace or args.workload_image:
         raise HarnessError(
-            "--nodes, --node-selector, --context, --namespace and --workload-image choose an "
-            "existing cluster's nodes and image, and need --kubeconfig",
-            "add --kubeconfig PATH, or leave them out to measure the harness's own cluster",
+            "--nodes, --node-selector, --namespace and --workload-image choose an existing "
+            "cluster's nodes and image, and need --kubeconfig or --context",
+            "add --kubeconfig PATH (or --kubeconfig alone for kubectl's), or leave them out to "
+            "measure the harness's own cluster",
         )
     return lifecycle.up(spec_of(args), progress, image=args.image)
 

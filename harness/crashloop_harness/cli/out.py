@@ -45,3 +45,12 @@ def emit(document: Mapping[str, Any]) -> None:
         json.dump(document, sys.stdout, indent=2, sort_keys=False, default=str)
         sys.stdout.write("\n")
         sys.stdout.flush()
+
+
+def answer(document: Mapping[str, Any], line: str) -> None:
+    """A command's one result: its document in JSON mode, else one line for a shell's $(...)."""
+    if SCREEN.json:
+        emit(document)
+    else:
+        sys.stdout.write(f"{line}\n")
+        sys.stdout.flush()

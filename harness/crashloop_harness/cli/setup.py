@@ -6,7 +6,7 @@ import argparse
 
 from crashloop_harness.cli import common
 from crashloop_harness.cli.codes import SETUP_CODES
-from crashloop_harness.cli.out import SCREEN
+from crashloop_harness.cli.out import SCREEN, answer, emit
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.core import pins
 from crashloop_harness.core.paths import state_dir
@@ -19,16 +19,19 @@ from crashloop_harness.substrate.workloadimage import STABLE_TAG, ensure_image, 
 
 def register(commands: common.Commands, parents: common.Parents) -> None:
     engine = common.add_command(commands, "engine", _cmd_engine, codes=SETUP_CODES)
+    common.output_option(engine)
     engine.add_argument(
         "--stop",
         action="store_true",
         help="stop the engine the harness started, with every container (a cluster then "
         "needs `crashloop up`)",
     )
-    common.add_command(
+    kind = common.add_command(
         commands, "kind", _cmd_kind, codes=SETUP_CODES, words={"kind": pins.KIND_VERSION}
     )
+    common.output_option(kind)
     image = common.add_command(commands, "node-image", _cmd_node_image, codes=SETUP_CODES)
+    common.output_option(image)
     image.add_argument(
         "--offline",
         action="store_true",
@@ -39,13 +42,14 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
         "--tag",
         help="tag of the offline build (with --offline; default crashloop.local/node:<version>)",
     )
-    common.add_command(
+    workload = common.add_command(
         commands,
         "workload-image",
         _cmd_workload_image,
         codes=SETUP_CODES,
         parents=(parents.spec_and_image,),
     )
+    common.output_option(workload)
 
 
 def _cmd_engine(args: argparse.Namespace) -> int:
@@ -55,12 +59,21 @@ def _cmd_engine(args: argparse.Namespace) -> int:
     capability a kind node asks for, a runc wrapper becomes the default runtime.
     """
     if args.stop:
-        common.console.print(f"stopped the docker engine (pid {stop_engine()}) and its containers")
+        pid = stop_engine()
+        common.console.print(f"stopped the docker engine (pid {pid}) and its containers")
+        emit({"stopped": True, "pid": pid})
         return 0
     engine = ensure_engine()
     where = "started by the harness" if engine.started_here else "already running"
     wrapper = ", capability wrapper on" if engine.capability_wrapper else ""
     common.console.print(f"docker engine {engine.version} ({where}{wrapper})")
+    emit(
+        {
+            "version": engine.version,
+            "started_here": engine.started_here,
+            "capability_wrapper": engine.capability_wrapper,
+        }
+    )
     return 0
 
 
@@ -69,7 +82,8 @@ def _cmd_kind(_args: argparse.Namespace) -> int:
 
     Print the path of the pinned kind, built from its Go module if needed.
     """
-    print(ensure_kind())
+    path = ensure_kind()
+    answer({"kind": str(path), "version": pins.KIND_VERSION}, str(path))
     return 0
 
 
@@ -83,9 +97,10 @@ def _cmd_node_image(args: argparse.Namespace) -> int:
     pin = check_kubernetes_version(args.kubernetes)
     ensure_engine()
     if args.offline:
-        print(build_node_image(common.progress, pin, tag=args.tag))
+        image = build_node_image(common.progress, pin, tag=args.tag)
     else:
-        print(choose_node_image(common.progress, None, pin))
+        image = choose_node_image(common.progress, None, pin)
+    answer({"image": image, "kubernetes": pin.version}, image)
     return 0
 
 
@@ -107,4 +122,12 @@ def _cmd_workload_image(args: argparse.Namespace) -> int:
     out.print(f"{STABLE_TAG} is loaded into every node of cluster {up.name}. In a shell:")
     out.print(f"  export KUBECONFIG={up.kubeconfig}", soft_wrap=True)
     out.print(f"  export PATH={link.parent}:$PATH", soft_wrap=True)
+    emit(
+        {
+            "image": STABLE_TAG,
+            "cluster": up.name,
+            "kubeconfig": str(up.kubeconfig),
+            "kubectl": str(link),
+        }
+    )
     return 0

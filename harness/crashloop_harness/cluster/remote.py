@@ -10,6 +10,7 @@ through the API with the kubeconfig's credentials; what each needs is in
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -51,15 +52,38 @@ class RemoteCluster:
         return remote_api(self.kubeconfig, self.context)
 
 
+def kubectl_default_kubeconfig() -> Path:
+    """The kubeconfig kubectl reads with no --kubeconfig: $KUBECONFIG, else ~/.kube/config.
+
+    $KUBECONFIG may list several files (colon-separated, as kubectl takes it);
+    the list is kept whole, and read merged (:func:`kubeconfig_files`).
+    """
+    listed = os.environ.get("KUBECONFIG", "")
+    return Path(listed) if listed.strip(os.pathsep) else Path.home() / ".kube" / "config"
+
+
+def kubeconfig_files(kubeconfig: Path) -> list[Path]:
+    """The files a kubeconfig names: one path, or a colon-separated list as in $KUBECONFIG."""
+    return [Path(part).expanduser() for part in str(kubeconfig).split(os.pathsep) if part]
+
+
 def require_kubeconfig(kubeconfig: Path) -> None:
-    """A kubeconfig path that is no file is named as such, before anything else is asked."""
-    if not kubeconfig.is_file():
-        what = "a directory, not a file" if kubeconfig.is_dir() else "no such file"
-        raise HarnessError(
-            f"kubeconfig {kubeconfig}: {what}",
-            "name an existing kubeconfig file, such as the one "
-            "`kubectl config view --raw --minify` writes for your cluster",
-        )
+    """A kubeconfig that names no file is named as such, before anything else is asked.
+
+    In a list, as in kubectl, missing files are passed over; one must exist.
+    """
+    files = kubeconfig_files(kubeconfig)
+    if any(path.is_file() for path in files):
+        return
+    found = "; ".join(
+        f"{path}: {'a directory, not a file' if path.is_dir() else 'no such file'}"
+        for path in files
+    )
+    raise HarnessError(
+        f"kubeconfig {found or '(empty)'}",
+        "name an existing kubeconfig file (--kubeconfig PATH, or a colon-separated list as in "
+        "$KUBECONFIG), such as the one `kubectl config view --raw --minify` writes",
+    )
 
 
 def remote_api(kubeconfig: Path, context: str | None) -> client.ApiClient:
@@ -86,20 +110,30 @@ def remote_api(kubeconfig: Path, context: str | None) -> client.ApiClient:
 
 
 def _contexts(kubeconfig: Path) -> tuple[list[str], str | None]:
-    """The kubeconfig's context names and its current context (None when unset)."""
-    try:
-        doc = yaml.safe_load(kubeconfig.read_text())
-    except (OSError, yaml.YAMLError) as error:
-        raise HarnessError(f"kubeconfig {kubeconfig}: {error}", "check the file") from error
-    if not isinstance(doc, dict):
-        raise HarnessError(f"kubeconfig {kubeconfig} is not a kubeconfig", "check the file")
-    names = [
-        str(entry["name"])
-        for entry in doc.get("contexts") or []
-        if isinstance(entry, dict) and "name" in entry
-    ]
-    current = doc.get("current-context")
-    return names, str(current) if current else None
+    """The kubeconfig's context names and its current context (None when unset).
+
+    Over a list of files, merged as kubectl merges them: every file's contexts,
+    the first to name a context keeping it; the first current-context set wins.
+    """
+    names: list[str] = []
+    current: str | None = None
+    for path in kubeconfig_files(kubeconfig):
+        if not path.is_file():
+            continue
+        try:
+            doc = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError) as error:
+            raise HarnessError(f"kubeconfig {path}: {error}", "check the file") from error
+        if not isinstance(doc, dict):
+            raise HarnessError(f"kubeconfig {path} is not a kubeconfig", "check the file")
+        names += [
+            str(entry["name"])
+            for entry in doc.get("contexts") or []
+            if isinstance(entry, dict) and "name" in entry and str(entry["name"]) not in names
+        ]
+        if current is None and doc.get("current-context"):
+            current = str(doc["current-context"])
+    return names, current
 
 
 def context_name(kubeconfig: Path, context: str | None) -> str:

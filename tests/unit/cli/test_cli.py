@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -296,3 +297,40 @@ def test_a_replay_speed_of_zero_is_refused_before_anything_is_drawn(
     captured = capsys.readouterr()
     assert "'0' is not a number above 0" in captured.err
     assert captured.out == ""
+
+
+# What prints content rather than a report (YAML to apply, a shell script) or draws a live
+# view for a room: no JSON form.
+NO_JSON = {"rbac": "YAML for kubectl apply", "completion": "a shell script", "demo": "a live view"}
+
+
+def test_every_command_that_reports_something_speaks_json() -> None:
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    without = {
+        name
+        for name, sub in commands.choices.items()
+        if not any("--output" in action.option_strings for action in sub._actions)
+    }
+    assert without == set(NO_JSON)
+
+
+def test_config_as_json_is_the_kind_config_and_each_worker_s_patch(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["config", "-o", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["kind_config"]["kind"] == "Cluster"
+    assert [w["worker"] for w in document["workers"]] == ["fast", "reduced", "default"]
+    assert document["workers"][0]["patch"]["crashLoopBackOff"] == {
+        "maxContainerRestartPeriod": "2s"
+    }
+
+
+def test_manifests_as_json_list_what_was_written(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "w"
+    assert cli.main(["manifests", "--output-dir", str(out), "-o", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert sorted(document["written"]) == sorted(str(p) for p in out.iterdir())

@@ -7,8 +7,16 @@ from pathlib import Path
 import pytest
 import yaml
 
+from crashloop_harness.cli.app import build_parser
+from crashloop_harness.cli.common import resolve_kubeconfig
 from crashloop_harness.cluster.kube import NodeStatus
-from crashloop_harness.cluster.remote import connect, remote_api, restarted_kubelets, select_nodes
+from crashloop_harness.cluster.remote import (
+    connect,
+    kubectl_default_kubeconfig,
+    remote_api,
+    restarted_kubelets,
+    select_nodes,
+)
 from crashloop_harness.core.errors import HarnessError
 
 
@@ -115,3 +123,53 @@ def test_an_api_server_that_does_not_answer_is_named(tmp_path: Path) -> None:
             workload_image="w",
             namespace=None,
         )
+
+
+def test_a_kubeconfig_list_is_read_merged_as_kubectl_merges_it(tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    first.mkdir()
+    second = tmp_path / "second"
+    second.mkdir()
+    missing = tmp_path / "missing"
+    _kubeconfig(first, current=None)
+    _kubeconfig(second, current="ops")
+    listed = Path(f"{missing}:{first / 'kubeconfig'}:{second / 'kubeconfig'}")
+    # The missing file is passed over; the second file's current context is the first set.
+    api = remote_api(listed, None)
+    assert api.configuration.host == "https://127.0.0.1:1"
+    with pytest.raises(HarnessError, match=r"(?s)no context 'prod'.*ops"):
+        remote_api(listed, "prod")
+
+
+def test_a_list_with_no_file_names_every_one(tmp_path: Path) -> None:
+    listed = Path(f"{tmp_path / 'a'}:{tmp_path}")
+    with pytest.raises(HarnessError) as raised:
+        remote_api(listed, None)
+    assert f"{tmp_path / 'a'}: no such file" in raised.value.problem
+    assert f"{tmp_path}: a directory, not a file" in raised.value.problem
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["check", "--kubeconfig"], "from-env"),
+        (["check", "--context", "ops"], "from-env"),
+        (["check", "--kubeconfig", "given"], "given"),
+        (["check"], None),
+    ],
+)
+def test_kubectl_s_own_kubeconfig_is_read_when_none_is_named(
+    argv: list[str], expected: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KUBECONFIG", "from-env")
+    args = build_parser().parse_args(argv)
+    resolve_kubeconfig(args)
+    assert args.kubeconfig == expected
+
+
+def test_without_kubeconfig_set_kubectl_s_default_file_is_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert kubectl_default_kubeconfig() == tmp_path / ".kube" / "config"
