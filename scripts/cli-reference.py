@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "harness"))
 
 from crashloop_harness.cli.app import build_parser  # noqa: E402
+from crashloop_harness.cli.helptext import GROUPS  # noqa: E402
 
 DOC = ROOT / "docs" / "cli.md"
 USAGE_WIDTH = 100
@@ -174,6 +175,7 @@ def render() -> str:
     commands = _subcommands(parser)
     expand = parser.formatter_class(prog=parser.prog)._expand_help
     summaries = {a.dest: expand(a) if a.help else "" for a in commands._choices_actions}
+    order = [name for _, names in GROUPS for name in names]
     lines = [_HEADER.rstrip(), "", "## crashloop"]
     lines += _block(_usage(parser))
     if parser.description:
@@ -181,13 +183,13 @@ def render() -> str:
     lines += ["", "| command | what it does |", "|---|---|"]
     lines += [
         f"| [`{name}`](#crashloop-{name}) | {_text(summaries[name]).replace('|', '&#124;')} |"
-        for name in commands.choices
+        for name in order
     ]
     lines += _options(parser)
     if parser.epilog:
         lines += _block(parser.epilog)
-    for name, sub in commands.choices.items():
-        lines += _command(name, summaries[name], sub)
+    for name in order:
+        lines += _command(name, summaries[name], commands.choices[name])
     return "\n".join(lines) + "\n"
 
 

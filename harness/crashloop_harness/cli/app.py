@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Sequence
@@ -35,6 +36,7 @@ from crashloop_harness.cli import (
     version_text,
 )
 from crashloop_harness.cli.codes import ENVIRONMENT, SETUP_CODES
+from crashloop_harness.cli.helptext import WrappingFormatter, command_listing
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster.profiles import ProfileError
 from crashloop_harness.core import timeouts
@@ -50,18 +52,27 @@ FAMILIES = (setup, cluster, kubelet, measure, mutants, flakiness, matrix, overhe
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="crashloop",
-        description="See, measure and check how the kubelet restarts crashing containers.",
+        # Written out: the command listing is under headings, so argparse would leave it out.
+        usage="%(prog)s [-h] [--version] [--runs-dir DIR] COMMAND ...",
         epilog=ENVIRONMENT,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=WrappingFormatter,
     )
     # Also answered before this module loads (crashloop_harness.cli.main).
     parser.add_argument("--version", action="version", version=version_text())
     parser.add_argument("--runs-dir", metavar="DIR", help=RUNS_DIR_HELP)
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS, prog="crashloop"
+    )
     shared = common.parents()
     for family in FAMILIES:
         family.register(commands, shared)
     _register_completion(commands, shared)
+    width = shutil.get_terminal_size().columns - 2  # argparse's own width
+    parser.description = (
+        "See, measure and check how the kubelet restarts crashing containers.\n\n"
+        + command_listing(common.COMMAND_SUMMARIES, width)
+        + "\n\n`crashloop COMMAND --help` says more, with an example."
+    )
     # A global flag works after the command too, as kubectl's do; given nowhere there,
     # it leaves the value before the command alone (SUPPRESS).
     for command in commands.choices.values():
@@ -86,7 +97,12 @@ def _cmd_completion(args: argparse.Namespace) -> int:
     Print a shell completion script: `crashloop completion bash > /etc/bash_completion.d/crashloop`,
     or `source <(crashloop completion bash)`.
     """
-    print(shtab.complete(build_parser(), shell=args.shell))
+    parser = build_parser()
+    # Shown again for shtab, which passes over a suppressed action: --help lists the
+    # commands under headings instead.
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        action.help = "the command"
+    print(shtab.complete(parser, shell=args.shell))
     return 0
 
 

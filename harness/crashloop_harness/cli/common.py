@@ -18,6 +18,7 @@ from typing import Final, TypeAlias
 from rich.console import Console
 from rich.text import Text
 
+from crashloop_harness.cli.helptext import WrappingFormatter, example_epilog
 from crashloop_harness.cli.out import FORMATS
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.cluster.profiles import ClusterSpec, load_cluster_spec
@@ -77,16 +78,24 @@ def add_command(
     codes as the epilog. ``words`` fill the docstring's ``{placeholders}`` (a pinned
     version, a threshold), so the help says the value the code uses."""
     summary, description = help_of(handler, words)
+    # `crashloop --help` lists the commands under headings (helptext.command_listing,
+    # from COMMAND_SUMMARIES); argparse's flat listing is hidden with the COMMAND
+    # positional, while help= keeps each command known to shell completion.
     parser = commands.add_parser(
         name,
         parents=list(parents),
         help=summary,
         description=description,
-        epilog=codes,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=example_epilog(name, codes),
+        formatter_class=WrappingFormatter,
     )
+    COMMAND_SUMMARIES[name] = summary
     parser.set_defaults(handler=handler)
     return parser
+
+
+# command -> its one-line help, as the commands register (the same every time).
+COMMAND_SUMMARIES: Final[dict[str, str]] = {}
 
 
 def help_of(handler: Handler, words: Mapping[str, object] | None = None) -> tuple[str, str]:

@@ -38,8 +38,10 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
         nargs="*",
         choices=SCENARIOS,
         default=list(TALK_SCENARIOS),
-        help="scenarios to run beside the bare curve (default: the talk's three, "
-        f"{', '.join(TALK_SCENARIOS)}; `--scenarios` with no name: only the curve)",
+        metavar="NAME",
+        help=f"scenarios to run beside the bare curve, of {', '.join(SCENARIOS)} (default: the "
+        f"talk's three, {', '.join(TALK_SCENARIOS)}; `--scenarios` with no name: only the "
+        "curve)",
     )
     demo.add_argument("--plain", action="store_true", help="plain timestamped lines, no live view")
     demo.add_argument("--down", action="store_true", help="delete the cluster afterwards")

@@ -38,7 +38,7 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
     what = kubelet.add_mutually_exclusive_group()
     what.add_argument("--patch", type=Path, metavar="FILE", help="a diff against the release")
     what.add_argument("--source", type=Path, metavar="DIR", help="a Kubernetes checkout")
-    what.add_argument("--binary", type=Path, metavar="PATH", help="a built kubelet")
+    what.add_argument("--binary", type=Path, metavar="BIN", help="a built kubelet binary")
     what.add_argument(
         "--restore", action="store_true", help="put the node image's own kubelet back"
     )

@@ -69,7 +69,8 @@ def _add_scenarios(commands: common.Commands, parents: common.Parents) -> None:
         nargs="+",
         choices=SCENARIOS,
         default=None,
-        help="which (default: all; with --kubeconfig all but "
+        metavar="NAME",
+        help=f"which, of {', '.join(SCENARIOS)} (default: all; with --kubeconfig all but "
         f"{', '.join(NODE_FILE_SCENARIOS)}, which needs the node's files)",
     )
     scenarios.add_argument(

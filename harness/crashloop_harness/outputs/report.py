@@ -29,12 +29,6 @@ from crashloop_harness.outputs.document import (
     write_report_pages,
 )
 from crashloop_harness.outputs.nodecosts import cost_blocks
-from crashloop_harness.outputs.plots import (
-    plot_delays,
-    plot_scenario_metrics,
-    plot_start_latency,
-    plot_timeline,
-)
 from crashloop_harness.outputs.render import restart_cells
 from crashloop_harness.outputs.summary import RunSummary, WorkerSummary, machine_restart_cost
 from crashloop_harness.recording.hostcpu import CpuSample, busy_at
@@ -353,6 +347,15 @@ def write_report(
 
     ``host_cpu`` (a demo's samples) adds the host's busy share at each restart's start.
     """
+    # Here, not at the top: matplotlib takes half a second to import, which every
+    # command that can write a report would otherwise pay at start-up (--help included).
+    from crashloop_harness.outputs.plots import (  # noqa: PLC0415
+        plot_delays,
+        plot_scenario_metrics,
+        plot_start_latency,
+        plot_timeline,
+    )
+
     run_dir = Path(run_dir)
     images = [
         Image(plot_delays(summary, run_dir / PLOT_DELAYS)[0], "restart delay per restart"),

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from crashloop_harness.core.atomicfile import write_atomically
 from crashloop_harness.core.version import produced_by
@@ -22,7 +22,6 @@ from crashloop_harness.outputs.document import (
     Table,
     write_report_pages,
 )
-from crashloop_harness.outputs.plots import OverheadSeries, plot_overhead
 from crashloop_harness.overhead.analysis import (
     PEAK_INTERVALS,
     Cell,
@@ -32,6 +31,9 @@ from crashloop_harness.overhead.analysis import (
     requests_over_time,
     talk_ratios,
 )
+
+if TYPE_CHECKING:
+    from crashloop_harness.outputs.plots import OverheadSeries
 
 OVERHEAD_FILE: Final = "overhead.json"
 # overhead.json's layout; bumped when a field changes meaning or goes.
@@ -137,6 +139,8 @@ def ratio_text(ratio: TalkRatio) -> str:
 
 
 def _series(cells: Sequence[Cell], value: Any) -> list[OverheadSeries]:
+    from crashloop_harness.outputs.plots import OverheadSeries  # noqa: PLC0415 (when drawn)
+
     lines = [
         OverheadSeries(
             worker,
@@ -172,6 +176,8 @@ def _largest_cells(cells: Sequence[Cell]) -> list[tuple[str, str, Cell]]:
 def _time_series(
     cells: Sequence[Cell], over_time: Callable[[Cell], list[tuple[float, float]]]
 ) -> list[OverheadSeries]:
+    from crashloop_harness.outputs.plots import OverheadSeries  # noqa: PLC0415 (when drawn)
+
     return [
         OverheadSeries(label, style, tuple(over_time(cell)))
         for label, style, cell in _largest_cells(cells)
@@ -188,6 +194,10 @@ def write_overhead(
     cells: Sequence[Cell],
 ) -> Path:
     """overhead.json, the plots and report.md/html; the HTML report's path."""
+    # Imported when drawn: matplotlib takes half a second to import, which every
+    # command would otherwise pay at start-up (--help included).
+    from crashloop_harness.outputs.plots import plot_overhead  # noqa: PLC0415
+
     document = {
         "schema_version": OVERHEAD_SCHEMA_VERSION,
         **produced_by(),

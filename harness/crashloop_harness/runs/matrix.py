@@ -24,7 +24,6 @@ from crashloop_harness.outputs.matrix import (
     matrix_of_runs,
     write_matrix,
 )
-from crashloop_harness.outputs.plots import plot_matrix
 from crashloop_harness.outputs.summary import (
     KIND_CONFORMANCE,
     SUMMARY_FILE,
@@ -65,7 +64,7 @@ def run_matrix(
         result = run_check(cluster, profile, progress)
         matrix.entries.append(entry_of(pin.version, read_summary(result.run_dir), result.run_dir))
         write_matrix(matrix_dir, matrix)
-        plot_matrix(matrix, matrix_dir / MATRIX_PLOT)
+        _plot(matrix, matrix_dir)
         progress(f"Kubernetes {pin.version}: {result.status}; {result.run_dir}")
         if not keep_clusters and pin != DEFAULT_KUBERNETES:
             lifecycle.delete(spec.name, progress)
@@ -108,5 +107,13 @@ def matrix_from_runs(directories: Sequence[Path]) -> tuple[Matrix, Path]:
     matrix = matrix_of_runs(runs)
     _run_id, matrix_dir = new_run_dir(f"matrix-{matrix.profile}")
     write_matrix(matrix_dir, matrix)
-    plot_matrix(matrix, matrix_dir / MATRIX_PLOT)
+    _plot(matrix, matrix_dir)
     return matrix, matrix_dir
+
+
+def _plot(matrix: Matrix, matrix_dir: Path) -> None:
+    # Imported when drawn: matplotlib takes half a second to import, which every
+    # command would otherwise pay at start-up (--help included).
+    from crashloop_harness.outputs.plots import plot_matrix  # noqa: PLC0415
+
+    plot_matrix(matrix, matrix_dir / MATRIX_PLOT)

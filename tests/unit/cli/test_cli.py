@@ -201,7 +201,8 @@ def test_every_command_has_its_handler_its_description_and_its_exit_codes() -> N
         assert callable(command.get_default("handler")), name
         assert command.description, f"{name} has no description"
         assert command.epilog, name
-        assert command.epilog.startswith("exit codes:"), name
+        assert command.epilog.startswith("example:\n  "), name
+        assert "\n\nexit codes:\n" in command.epilog, name
 
 
 def test_a_scenario_that_needs_the_node_s_files_is_refused_on_an_existing_cluster(

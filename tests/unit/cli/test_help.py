@@ -1,5 +1,4 @@
-"""A command's help is its handler's docstring: the first paragraph the one line
-`crashloop --help` lists, the rest what `crashloop COMMAND --help` says."""
+"""`crashloop --help` reads: grouped the way a user meets the commands, wrapped, an example each."""
 
 from __future__ import annotations
 
@@ -9,69 +8,58 @@ import sys
 
 import pytest
 
-from crashloop_harness.cli import common
 from crashloop_harness.cli.app import build_parser
+from crashloop_harness.cli.helptext import EXAMPLES, GROUPS
 
 
-def _documented(_args: argparse.Namespace) -> int:
-    """print the path of kind {kind},
-    building it if needed
-
-    Print the path of the pinned kind,
-    built from its Go module if needed.
-
-    A second paragraph.
-    """
-    return 0
-
-
-def _undocumented(_args: argparse.Namespace) -> int:
-    return 0
-
-
-def _summary_only(_args: argparse.Namespace) -> int:
-    """a one-line help and nothing of what the command does"""
-    return 0
-
-
-def test_the_first_paragraph_is_the_summary_and_the_rest_the_description() -> None:
-    summary, description = common.help_of(_documented, {"kind": "v0.33.0"})
-    assert summary == "print the path of kind v0.33.0, building it if needed"
-    assert description == (
-        "Print the path of the pinned kind, built from its Go module if needed.\n\n"
-        "A second paragraph."
-    )
-
-
-@pytest.mark.parametrize("handler", [_undocumented, _summary_only])
-def test_a_handler_without_both_parts_is_refused_by_name(
-    handler: common.Handler,
-) -> None:
-    with pytest.raises(TypeError, match=handler.__name__):
-        common.help_of(handler)
-
-
-def test_every_command_has_a_summary_and_a_description() -> None:
+def _commands() -> dict[str, argparse.ArgumentParser]:
     parser = build_parser()
-    commands = next(
-        action for action in parser._actions if isinstance(action, argparse._SubParsersAction)
-    )
-    listed = {choice.dest: choice.help for choice in commands._choices_actions}
-    for name, command in commands.choices.items():
-        assert listed[name], f"{name} has no one-line help"
-        assert command.description, f"{name} has no description"
-        assert "{" not in (command.description + str(listed[name])), (
-            f"{name}'s help has a placeholder its add_command did not fill"
-        )
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(commands.choices)
 
 
-def test_the_commands_still_run_when_python_strips_docstrings() -> None:
-    # python -OO drops every docstring, the help with them; `rbac` needs no cluster.
-    ran = subprocess.run(
-        [sys.executable, "-OO", "-m", "crashloop_harness.cli", "rbac"],
-        capture_output=True,
-        text=True,
-        check=False,
+def test_every_command_is_under_one_heading_with_an_example() -> None:
+    grouped = [name for _, names in GROUPS for name in names]
+    assert sorted(grouped) == sorted(_commands())
+    assert len(grouped) == len(set(grouped))
+    assert set(EXAMPLES) == set(grouped)
+    for name, command in _commands().items():
+        assert f"example:\n  {EXAMPLES[name]}" in command.format_help(), name
+
+
+def test_the_demo_and_the_check_come_first_and_plumbing_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    text = build_parser().format_help()
+    positions = {name: text.index(f"\n  {name} ") for name in ("demo", "check", "engine", "kind")}
+    assert positions["demo"] < positions["check"] < positions["engine"] < positions["kind"]
+    assert "usage: crashloop [-h] [--version] [--runs-dir DIR] COMMAND ..." in text
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_every_help_fits_the_terminal(columns: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    pages = {"": build_parser().format_help()}
+    pages |= {name: command.format_help() for name, command in _commands().items()}
+    # The usage lines are argparse's own, which keeps a group of exclusive options on one
+    # line (kubelet's --patch | --source | --binary | --restore: 81 columns).
+    too_wide = {
+        name: line
+        for name, text in pages.items()
+        for line in text.split("\n\n", 1)[1].splitlines()
+        if len(line) > columns
+    }
+    assert too_wide == {}
+
+
+def test_the_help_imports_no_plotting() -> None:
+    # matplotlib takes half a second to import: only a command that draws pays it.
+    probe = (
+        "import sys; from crashloop_harness.cli.app import build_parser; build_parser(); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))"
     )
-    assert ran.returncode == 0, ran.stderr
-    assert "kind: ServiceAccount" in ran.stdout
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
