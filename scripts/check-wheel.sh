@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The distribution as a user gets it: the wheel built from this checkout,
-# installed into a clean virtualenv outside it, its CLI run and its pytest
+# The distribution as a user gets it: the sdist and the wheel built from this
+# checkout, served as a package index and installed by name into a clean
+# virtualenv outside it, its CLI run and its pytest
 # fixtures used by a suite (examples/) that lives outside the checkout too.
 # The suite reuses a running cluster made from the same spec and keeps it
 # (the e2e tests that follow start from a fresh one of their own), under the
@@ -16,10 +17,41 @@ keep_on_failure() {
 trap keep_on_failure EXIT
 
 started=$SECONDS
-"$root/.venv/bin/pip" wheel --quiet --no-deps --wheel-dir "$work/dist" "$root"
+# The sdist, then the wheel built from it (so the sdist is proved whole), their metadata
+# checked as an index would render it.
+"$root/.venv/bin/python" -m build --outdir "$work/dist" "$root" >"$work/build.log" 2>&1
+"$root/.venv/bin/twine" check --strict "$work"/dist/*
+
+# Installed as a user installs it: by name, from a package index (a PEP 503 simple index
+# of dist/ served on 127.0.0.1); its dependencies from the index pip uses here.
+version=$("$root/.venv/bin/python" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["project"]["version"])' "$root/pyproject.toml")
+project="$work/index/simple/crashloop-harness"
+mkdir -p "$project"
+{
+  echo '<!DOCTYPE html><html><body>'
+  for file in "$work"/dist/*; do
+    cp "$file" "$project/"
+    echo "<a href=\"$(basename "$file")#sha256=$(sha256sum "$file" | cut -d' ' -f1)\">$(basename "$file")</a><br>"
+  done
+  echo '</body></html>'
+} >"$project/index.html"
+printf '<!DOCTYPE html><html><body><a href="crashloop-harness/">crashloop-harness</a></body></html>\n' \
+  >"$work/index/simple/index.html"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m http.server "$port" --bind 127.0.0.1 --directory "$work/index" >"$work/index.log" 2>&1 &
+server=$!
+trap 'status=$?; kill "$server" 2>/dev/null; (exit "$status"); keep_on_failure' EXIT
+index="http://127.0.0.1:$port/simple/"
+# Until the server answers (curl retries a refused connection, 10 s at most).
+curl --silent --fail --retry 30 --retry-connrefused --retry-max-time 10 --output /dev/null "$index"
 python3 -m venv "$work/venv"
-"$work/venv/bin/pip" install --quiet "$work"/dist/*.whl
-echo "wheel built and installed in $((SECONDS - started)) s: $(basename "$work"/dist/*.whl)"
+"$work/venv/bin/pip" install --quiet --index-url "$index" \
+  --extra-index-url "${PIP_INDEX_URL:-https://pypi.org/simple}" "crashloop-harness==$version"
+grep -q "GET /simple/crashloop-harness/crashloop_harness-$version" "$work/index.log" || {
+  echo "pip did not take crashloop-harness $version from the local index" >&2
+  exit 1
+}
+echo "sdist and wheel built, checked and installed from a local index in $((SECONDS - started)) s"
 
 cp -r "$root/examples" "$work/suite"
 cd "$work/suite"
