@@ -130,7 +130,7 @@ flakiness: $(STAMP)
 # `crashloop matrix` runs the same without pytest.
 VERSIONS ?= 1.33,1.34,1.35,1.36,1.37,1.38
 matrix: $(STAMP)
-	$(BIN)/pytest tests/e2e -m matrix -s --crashloop-versions $(VERSIONS)
+	$(BIN)/pytest tests/e2e -m crashloop_matrix -s --crashloop-versions $(VERSIONS)
 
 # The talk's cost analysis (slides 12-13): every worker alone with 0..a full node of
 # crash-looping pods, against as many running ones (PODS=0,10,30,60,full WORKERS=fast,...).

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 from kubernetes import client
 from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
@@ -17,8 +16,6 @@ from crashloop_harness.model.backoff import curve_for
 from crashloop_harness.model.kubeletconfig import KubeletBackoffConfig
 from crashloop_harness.model.releases import release_of
 from crashloop_harness.pods.skeleton import crashing_pod
-
-pytestmark = pytest.mark.e2e
 
 # The 2 s worker restarts at 0, 2, 2, 2 s: three restarts well inside this.
 THREE_RESTARTS_WITHIN_S = 60

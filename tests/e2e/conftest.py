@@ -7,7 +7,7 @@ one run, a mutated kubelet config caught, a kubelet whose code is patched
 caught, a stopped kubelet caught, the quick check
 through a kubeconfig alone. Tests marked ``slow`` (long, or a cluster of their
 own) run with ``--tier all`` (`make test-all`, the nightly) or when ``-m``
-names them; ``matrix`` tests only when ``-m`` names them.
+names them; ``crashloop_matrix`` tests only when ``-m`` names them (the plugin's rule).
 """
 
 from __future__ import annotations
@@ -21,14 +21,13 @@ from crashloop_harness.cluster.lifecycle import Cluster
 from crashloop_harness.plugin.options import (
     PYTEST_KIND_DEFAULT_NAME,
     ClusterOptions,
-    ours,
     read_cluster_options,
 )
 from crashloop_harness.plugin.options import (
     pytest_kind_option as kind_option,  # not as pytest_*: pytest would take it for a hook
 )
 from crashloop_harness.runs.check import CheckResult, run_check
-from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
+from crashloop_harness.runs.checkprofiles import CheckProfile
 from crashloop_harness.runs.scenarios import ScenarioRun, run_scenarios
 from crashloop_harness.scenarios import SCENARIOS, TALK_SCENARIOS, sized_registry
 from crashloop_harness.scenarios.statefulset_ordinal import SHORT_FAIL_TIMES
@@ -48,9 +47,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _wanted(config: pytest.Config, item: pytest.Item) -> bool:
+    # crashloop_matrix tests are the plugin's to leave out unless -m names them.
+    if item.get_closest_marker("crashloop_matrix"):
+        return True
     markexpr = config.getoption("markexpr") or ""
-    if item.get_closest_marker("matrix"):
-        return "matrix" in markexpr
     if item.get_closest_marker("slow"):
         return config.getoption("tier") == "all" or "slow" in markexpr
     return True
@@ -98,11 +98,12 @@ def crashloop_cluster_options(pytestconfig: pytest.Config) -> ClusterOptions:
 
 
 @pytest.fixture(scope="session")
-def conformance(crashloop_cluster: Cluster, pytestconfig: pytest.Config) -> CheckResult:
+def conformance(crashloop_cluster: Cluster, crashloop_check_profile: CheckProfile) -> CheckResult:
     """The kind-mode check of the session's cluster, run once: the conformance tests judge it,
     the existing-cluster tests compare their verdict with it."""
-    profile = CHECK_PROFILES[ours(pytestconfig, "check-profile")]
-    return run_check(crashloop_cluster, profile, lambda message: print(f"[check] {message}"))
+    return run_check(
+        crashloop_cluster, crashloop_check_profile, lambda message: print(f"[check] {message}")
+    )
 
 
 def _observe(cluster: Cluster, scenarios: tuple[str, ...]) -> ScenarioRun:

@@ -374,7 +374,7 @@ FREEZE_S = 25.0
 
 
 @pytest.mark.slow
-@pytest.mark.disruptive
+@pytest.mark.crashloop_disruptive
 def test_a_paused_node_is_an_error_not_the_kubelet_s_failure(
     account_kubeconfig: Path, crashloop_workload_image: str, crashloop_cluster: Cluster
 ) -> None:

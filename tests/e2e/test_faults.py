@@ -36,7 +36,7 @@ from crashloop_harness.runs.check import CheckResult, run_check
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 from tests.e2e.tcprelay import TcpRelay, server_address, through_port
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.disruptive]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.crashloop_disruptive]
 
 # Short observations: the fast worker's curve shows a lot in half a minute.
 FAST_ONLY = CheckProfile(

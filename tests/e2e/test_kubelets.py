@@ -26,7 +26,7 @@ from crashloop_harness.runs.mutants import build_all, run_mutants
 from crashloop_harness.substrate.kubeletbuild import kubelet_from_patch
 from crashloop_harness.substrate.mutantset import choose, mutant_set
 
-pytestmark = [pytest.mark.e2e, pytest.mark.conformance, pytest.mark.disruptive]
+pytestmark = [pytest.mark.e2e, pytest.mark.conformance, pytest.mark.crashloop_disruptive]
 
 # The fast worker decides at restart 2; the others are controls and need only restart.
 DRILL = dataclasses.replace(

@@ -12,14 +12,13 @@ import itertools
 
 import pytest
 
-from crashloop_harness.core.pins import kubernetes_pin
+from crashloop_harness.core.pins import KubernetesPin
 from crashloop_harness.core.resources import CLUSTERS_DIR
 from crashloop_harness.outputs.matrix import MATRIX_FILE
-from crashloop_harness.plugin.options import ours
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
 from crashloop_harness.runs.matrix import run_matrix
 
-pytestmark = [pytest.mark.e2e, pytest.mark.matrix, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.crashloop_matrix, pytest.mark.slow]
 
 # From source (shared/notes/kubelet-versions.md): before 1.35 the pod worker
 # retries a container in back-off every 10-15 s, so the 2 s worker's median
@@ -32,9 +31,10 @@ def _progress(message: str) -> None:
     print(f"[crashloop] {message}", flush=True)
 
 
-def test_every_release_keeps_its_own_release_s_curve(pytestconfig: pytest.Config) -> None:
-    names = [v for v in ours(pytestconfig, "versions").split(",") if v.strip()]
-    releases = [kubernetes_pin(name) for name in names]
+def test_every_release_keeps_its_own_release_s_curve(
+    crashloop_versions: list[KubernetesPin],
+) -> None:
+    releases = crashloop_versions
     matrix, where = run_matrix(
         CLUSTERS_DIR / "crashloop.yaml",
         releases,

@@ -41,7 +41,7 @@ from crashloop_harness.runs.check import CheckResult, run_check
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 from crashloop_harness.runs.lifecycle import worker_nodes
 
-pytestmark = [pytest.mark.e2e, pytest.mark.conformance, pytest.mark.disruptive]
+pytestmark = [pytest.mark.e2e, pytest.mark.conformance, pytest.mark.crashloop_disruptive]
 
 KUBELET_CONFIG = "/var/lib/kubelet/config.yaml"
 

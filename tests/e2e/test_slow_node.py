@@ -22,7 +22,7 @@ from crashloop_harness.core.proc import run
 from crashloop_harness.runs.check import CheckResult, run_check
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.disruptive]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.crashloop_disruptive]
 
 # The quota that doubles the fast node's restart cost here (docs/results.md, 2026-12-06:
 # overshoot median 0.58 s -> 0.99 s at 0.2 of a core, 1.70 s at 0.1).

@@ -11,8 +11,10 @@ the kubernetes client and the cluster code load when a fixture needs them.
 Fixtures (all prefixed ``crashloop_``; ``pytest --fixtures`` explains each):
 ``crashloop_cluster``, ``crashloop_api``, ``crashloop_node_configs``,
 ``crashloop_namespace``, ``crashloop_workload_image``, ``crashloop_kind_cluster``,
-``crashloop_cluster_options``, ``crashloop_progress``, and ``crashloop_existing_cluster``
-for a cluster reached by a kubeconfig alone.
+``crashloop_cluster_options``, ``crashloop_progress``, ``crashloop_check_profile``,
+``crashloop_versions``, and ``crashloop_existing_cluster`` for a cluster reached by a
+kubeconfig alone. Markers: ``crashloop_matrix`` (run only when ``-m`` names it) and
+``crashloop_disruptive`` (run last).
 """
 
 from __future__ import annotations
@@ -49,17 +51,19 @@ if TYPE_CHECKING:
 
     from crashloop_harness.cluster.lifecycle import Cluster
     from crashloop_harness.cluster.remote import RemoteCluster
+    from crashloop_harness.runs.checkprofiles import CheckProfile
 
 __all__ = ["ClusterOptions", "read_cluster_options", "session_cluster"]
 
+# Namespaced, so a user's own markers of any name are left to them; the plugin acts on
+# both: a matrix test runs only when -m names it, a disruptive one after every other.
+MATRIX_MARKER: Final = "crashloop_matrix"
+DISRUPTIVE_MARKER: Final = "crashloop_disruptive"
 MARKERS: Final = (
-    "e2e: needs a real kind cluster",
-    "conformance: the kubelet backoff conformance check (bare crashing container on every worker)",
-    "scenarios: the scenarios measured on every worker",
-    "matrix: the quick check on each pinned Kubernetes release (run only with -m matrix)",
-    "slow: left out of the fast tier; runs in the full suite and the nightly",
-    "disruptive: changes or breaks the cluster's nodes (kubelet config, stopped kubelet, paused "
-    "node); runs after every other test of the session",
+    f"{MATRIX_MARKER}: the check on each release of --crashloop-versions (runs only when -m "
+    f"names {MATRIX_MARKER})",
+    f"{DISRUPTIVE_MARKER}: changes or breaks the cluster's nodes (kubelet config, stopped "
+    "kubelet, paused node); runs after every other test of the session",
 )
 _CALL_FAILED = pytest.StashKey[bool]()
 _SESSION_STARTED = pytest.StashKey[str]()
@@ -137,9 +141,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             "the nodes and falsify the kubelet's measured delays; run them with -n 0 "
             "(or -p no:xdist)"
         )
+    # A matrix test (a cluster per release, tens of minutes) only when -m names it.
+    if MATRIX_MARKER not in (config.getoption("markexpr") or ""):
+        left_out = [item for item in items if item.get_closest_marker(MATRIX_MARKER)]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = [item for item in items if not item.get_closest_marker(MATRIX_MARKER)]
     # A test that changes or breaks nodes goes last: should its clean-up fail,
     # it spoils no other test's measurement. The sort is stable.
-    items.sort(key=lambda item: item.get_closest_marker("disruptive") is not None)
+    items.sort(key=lambda item: item.get_closest_marker(DISRUPTIVE_MARKER) is not None)
     if not record(config).used and any(
         name.startswith("crashloop_")
         for item in items
@@ -230,6 +240,21 @@ def session_cluster(request: pytest.FixtureRequest, options: ClusterOptions) -> 
 def crashloop_cluster_options(pytestconfig: pytest.Config) -> ClusterOptions:
     """The session's cluster options (spec, release, image, keep policy); override to change."""
     return pytestconfig.stash[_OPTIONS]
+
+
+@pytest.fixture(scope="session")
+def crashloop_check_profile(pytestconfig: pytest.Config) -> CheckProfile:
+    """The check profile --crashloop-check-profile names (quick or full): what to observe."""
+    from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
+
+    return CHECK_PROFILES[ours(pytestconfig, "check-profile")]
+
+
+@pytest.fixture(scope="session")
+def crashloop_versions(pytestconfig: pytest.Config) -> list[pins.KubernetesPin]:
+    """The releases --crashloop-versions names (every pinned one by default), in order."""
+    names = [v for v in ours(pytestconfig, "versions").split(",") if v.strip()]
+    return [pins.kubernetes_pin(name) for name in names]
 
 
 @pytest.fixture(scope="session")

@@ -23,21 +23,103 @@ def test_both_plugins_load_together_and_offer_their_options(pytester: pytest.Pyt
         assert text.count(option) >= 1
 
 
-def test_the_markers_are_registered_for_strict_markers(pytester: pytest.Pytester) -> None:
+def test_only_its_namespaced_markers_are_registered(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
         import pytest
 
-        @pytest.mark.conformance
-        @pytest.mark.scenarios
-        @pytest.mark.e2e
-        @pytest.mark.matrix
+        @pytest.mark.crashloop_matrix
+        @pytest.mark.crashloop_disruptive
         def test_marked():
             pass
         """
     )
-    result = pytester.runpytest("--strict-markers")
+    pytester.runpytest("--strict-markers", "-m", "crashloop_matrix").assert_outcomes(passed=1)
+    markers = pytester.runpytest("--markers").stdout.str()
+    assert "@pytest.mark.crashloop_matrix" in markers
+    for generic in ("e2e", "slow", "matrix", "disruptive", "conformance", "scenarios"):
+        assert f"@pytest.mark.{generic}:" not in markers, generic
+
+
+def test_a_user_s_own_marker_of_a_generic_name_is_theirs(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nmarkers =\n    slow: this project's own slow tests\n")
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.slow
+        def test_theirs():
+            pass
+        """
+    )
+    result = pytester.runpytest("--strict-markers", "--markers")
+    assert "this project's own slow tests" in result.stdout.str()
+    pytester.runpytest("--strict-markers").assert_outcomes(passed=1)
+
+
+def test_a_matrix_test_runs_only_when_m_names_it(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.crashloop_matrix
+        def test_every_release():
+            pass
+
+        def test_other():
+            pass
+        """
+    )
+    pytester.runpytest().assert_outcomes(passed=1, deselected=1)
+    pytester.runpytest("-m", "crashloop_matrix").assert_outcomes(passed=1, deselected=1)
+
+
+def test_a_disruptive_test_runs_after_every_other(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.crashloop_disruptive
+        def test_a_breaks_nodes():
+            pass
+
+        def test_b_measures():
+            pass
+        """
+    )
+    result = pytester.runpytest("-v")
+    lines = [line for line in result.outlines if "PASSED" in line]
+    assert ["test_b_measures" in lines[0], "test_a_breaks_nodes" in lines[1]] == [True, True]
+
+
+def test_the_check_profile_and_the_versions_come_from_the_plugin(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        def test_options(crashloop_check_profile, crashloop_versions):
+            assert crashloop_check_profile.name == "full"
+            assert [pin.minor for pin in crashloop_versions] == ["1.34", "1.35"]
+        """
+    )
+    result = pytester.runpytest(
+        "--crashloop-check-profile", "full", "--crashloop-versions", "1.34,1.35"
+    )
     result.assert_outcomes(passed=1)
+    pytester.makeini("[pytest]\ncrashloop_check_profile = full\ncrashloop_versions = 1.34,1.35\n")
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_every_pinned_release_is_the_default_of_versions(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        f"""
+        PINNED = {list(pins.SUPPORTED_KUBERNETES_VERSIONS)!r}
+
+        def test_versions(crashloop_versions):
+            assert [p.version for p in crashloop_versions] == PINNED
+        """
+    )
+    pytester.runpytest().assert_outcomes(passed=1)
 
 
 def test_ini_settings_choose_the_release_and_the_command_line_wins(
@@ -101,6 +183,8 @@ def test_every_fixture_is_prefixed_and_explained(pytester: pytest.Pytester) -> N
         "crashloop_existing_cluster",
         "crashloop_cluster_options",
         "crashloop_progress",
+        "crashloop_check_profile",
+        "crashloop_versions",
     ):
         line = next(line for line in text.splitlines() if line.startswith(fixture + " "))
         following = text.splitlines()[text.splitlines().index(line) + 1]
