@@ -13,7 +13,8 @@ from crashloop_harness.cli.codes import COMPARE_CODES, OVERHEAD_CODES
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.core.errors import HarnessError
-from crashloop_harness.outputs.document import Table, to_markdown
+from crashloop_harness.outputs.document import Table
+from crashloop_harness.outputs.render import document_table
 from crashloop_harness.overhead.analysis import (
     PEAK_INTERVALS,
     REPEAT_WITHIN,
@@ -172,7 +173,7 @@ def _rewrite(path: Path) -> int:
 
 
 def _show(cells: Sequence[Cell], status: str, run_dir: Path) -> int:
-    SCREEN.tables.print(to_markdown([overhead_table(cells)]), soft_wrap=True)
+    SCREEN.tables.print(document_table(overhead_table(cells)))
     for worker in workers_of(cells):
         for ratio in talk_ratios(cells, worker):
             SCREEN.tables.print(f"{worker}: {ratio_text(ratio)}")
@@ -364,7 +365,7 @@ def cmd_overhead_compare(args: argparse.Namespace) -> int:
         "left after the pace",
         f"after the pace {within}",
     )
-    SCREEN.tables.print(to_markdown([Table(headers, rows)]), soft_wrap=True)
+    SCREEN.tables.print(document_table(Table(headers, rows)))
     # The exit is on what the pace leaves: on this machine the same work costs up to
     # 70 % more CPU at one hour than another, so a raw 20 % would fail on the hour,
     # not on the kubelet; the raw figures stay beside them, and a pace outside the

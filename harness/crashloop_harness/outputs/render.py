@@ -10,6 +10,7 @@ from rich.text import Text
 from crashloop_harness.cluster.liveconfig import NodeConfigRow
 from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.model.durations import format_duration
+from crashloop_harness.outputs.document import Table as DocumentTable
 from crashloop_harness.outputs.flakiness import FlakinessReport
 from crashloop_harness.outputs.matrix import TABLE_HEADERS, Matrix, table_rows
 from crashloop_harness.outputs.summary import RunSummary
@@ -176,3 +177,12 @@ def matrix_table(matrix: Matrix) -> Table:
     for row in table_rows(matrix):
         table.add_row(*row)
     return table
+
+
+def document_table(table: DocumentTable) -> Table:
+    """A report's table for the terminal: columns that wrap to its width, where the report's
+    Markdown keeps one line per row (readable in a file, not at 100 columns)."""
+    rendered = Table(*table.headers, show_lines=False)
+    for row in table.rows:
+        rendered.add_row(*row)
+    return rendered

@@ -54,6 +54,12 @@ def _write_sweeps(directory: Path, sweeps: dict[str, list[Cell]]) -> None:
         )
 
 
+@pytest.fixture(autouse=True)
+def _a_terminal_wide_enough_for_a_row_per_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The table wraps its cells to the terminal; these tests read a row on one line.
+    monkeypatch.setenv("COLUMNS", "400")
+
+
 def test_a_figure_agrees_up_to_the_limit_and_not_past_it() -> None:
     assert pytest.approx(0.20) == REPEAT_WITHIN
     assert FigureApart("fast", "x", "x", 2.0, 2.4).agrees is True  # +20 %
@@ -298,7 +304,7 @@ def test_the_command_decides_on_what_the_pace_leaves_and_shows_the_raw_move(
     assert "(-20%)" in text
     assert "2.78x (node-bound)" in text
     assert "1.23x (on its curve)" in text
-    assert "+24% | NO" in text  # the raw move, still shown
+    assert "+24% │ NO" in text  # the raw move, still shown
     document = json.loads(out.out)
     assert document["agree"] is True
     fast_cpu = next(f for f in document["figures"] if f["worker"] == "fast" and f["unit"] == "x")
