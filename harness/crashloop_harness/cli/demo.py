@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Final
 
 from rich.console import Console
 
@@ -11,6 +12,7 @@ from crashloop_harness.cli import common
 from crashloop_harness.cli.codes import MEASURING_CODES
 from crashloop_harness.cli.measure import refuse_missing_api
 from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.core.resources import RESOURCES
 from crashloop_harness.live.demo import (
     DEFAULT_DURATION_S,
     MAX_DURATION_S,
@@ -20,6 +22,10 @@ from crashloop_harness.live.demo import (
 )
 from crashloop_harness.live.view import THEMES
 from crashloop_harness.scenarios import SCENARIOS, TALK_SCENARIOS
+
+# --replay alone: the recording the package ships (scripts/keep-demo.py keeps a new one).
+SHIPPED_DEMO: Final = "<shipped>"
+SHIPPED_DEMO_DIR: Final = RESOURCES / "demo"
 
 
 def register(commands: common.Commands, parents: common.Parents) -> None:
@@ -54,8 +60,11 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
     demo.add_argument(
         "--replay",
         metavar="RUN_DIR",
-        help="no cluster: show a recorded demo run (its runs/<id>-check-demo-* directory) "
-        "through the same live view, then the same takeaways",
+        nargs="?",
+        const=SHIPPED_DEMO,
+        help="no cluster, no engine, no network: show a recorded demo through the same live "
+        "view, then the same takeaways; alone, the recording the package ships (a real "
+        "v1.35.8 run), or a run directory (runs/<id>-check-demo-*)",
     )
     demo.add_argument(
         "--speed",
@@ -79,7 +88,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     console = Console(force_terminal=False) if args.plain else Console()
     if args.replay:
         return run_replay(
-            Path(args.replay), speed=args.speed, console=console, plain=args.plain, theme=args.theme
+            SHIPPED_DEMO_DIR if args.replay == SHIPPED_DEMO else Path(args.replay),
+            speed=args.speed,
+            console=console,
+            plain=args.plain,
+            theme=args.theme,
         )
     spec = common.spec_of(args)
     refuse_missing_api(spec.kubernetes.version, args.scenarios)

@@ -27,7 +27,7 @@ from crashloop_harness.cluster import lifecycle
 from crashloop_harness.cluster.profiles import ClusterSpec
 from crashloop_harness.core import timeouts
 from crashloop_harness.live.keys import HELP, keys_while_live
-from crashloop_harness.live.replay import AsOf, load_recording, replay
+from crashloop_harness.live.replay import AsOf, load_recording, replay, with_endings
 from crashloop_harness.live.view import LiveView, Theme, states_from, within
 from crashloop_harness.outputs.report import write_report
 from crashloop_harness.outputs.scenarioview import PodMap, ScenarioCell, scenario_cells
@@ -388,7 +388,7 @@ def run_replay(run_dir: Path, *, speed: float, console: Console, plain: bool, th
 
         def show(seen: AsOf, now_ns: int, elapsed_s: float) -> None:
             states = states_from(seen, recording.curves, now_ns, start_ns=recording.start_ns)
-            view.update(states, elapsed_s)
+            view.update(with_endings(states, seen, recording), elapsed_s)
 
         try:
             finished = replay(recording, speed=speed, show=show, pause=frame.wait)

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.live.view import WorkerState
 from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.model.durations import NS_PER_S
 from crashloop_harness.model.releases import release_of
@@ -127,3 +128,27 @@ def replay(
         if pause(frame_s):
             return False
         elapsed = min(elapsed + frame_s * speed, recording.duration_s)
+
+
+def with_endings(
+    states: Sequence[WorkerState], seen: AsOf, recording: Recording
+) -> list[WorkerState]:
+    """Workers whose restart is due but who have no later attempt in the recording, "ended".
+
+    Live, a due restart may still come; a replay knows it never did: the check
+    decided the worker early, or stopped observing it. Its panel says so, with
+    the worker's verdict, instead of a restart "due now" until the end.
+    """
+    verdicts = {w.worker: w for w in recording.summary.workers}
+    shown = []
+    for state in states:
+        recorded = recording.attempts.get(state.worker, ())
+        if state.state != "crashed" or len(seen.attempts.get(state.worker, ())) < len(recorded):
+            shown.append(state)
+            continue
+        verdict = verdicts.get(state.worker)
+        why = "passed" if verdict is not None and verdict.passed else "failed"
+        if verdict is not None and verdict.failures:
+            why = f"failed: {verdict.failures[0].split(': ', 1)[-1]}"
+        shown.append(dataclasses.replace(state, state="ended", ended=f"no more observed; {why}"))
+    return shown

@@ -30,19 +30,33 @@ from crashloop_harness.outputs.scenarioview import ScenarioCell
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict.tolerances import CLOCK_ROUNDING
 
-WorkerPhase = Literal["running", "waiting", "crashed"]
+WorkerPhase = Literal["running", "waiting", "crashed", "ended"]
 Theme = Literal["dark", "light"]
 THEMES: Final[tuple[Theme, ...]] = ("dark", "light")
 
 TIMELINE_WIDTH: Final = 40  # when no width is given
+# Under the panels: how to read each panel's |timeline| and its "start" line.
+TIMELINE_LEGEND: Final = (
+    "|timeline|: the window, ▁▃▅▇█ 1 to 5+ per cell, · past · start: create to start"
+)
 # Restarts per timeline cell, drawn denser the more fall into one cell.
 _MARKS: Final = "▁▃▅▇█"
 _ELAPSED_CELL: Final = "·"
 # High contrast on either background: yellow on white (and blue on black) cannot be read
 # from the back of a room.
 _PHASE_STYLE: Final[Mapping[Theme, Mapping[str, str]]] = {
-    "dark": {"running": "bold green", "waiting": "bold yellow", "crashed": "bold red"},
-    "light": {"running": "bold dark_green", "waiting": "bold blue", "crashed": "bold red3"},
+    "dark": {
+        "running": "bold green",
+        "waiting": "bold yellow",
+        "crashed": "bold red",
+        "ended": "bold magenta",
+    },
+    "light": {
+        "running": "bold dark_green",
+        "waiting": "bold blue",
+        "crashed": "bold red3",
+        "ended": "bold magenta",
+    },
 }
 _COUNTER_STYLE: Final[Mapping[Theme, str]] = {
     "dark": "bold black on bright_white",
@@ -73,8 +87,10 @@ class WorkerState:
     while it is in its back-off (``next_restart_in_s`` counts down), and
     "crashed" once the modelled back-off is over but no new attempt has been
     seen: the restart is due, or late. Before the first start the state is
-    "waiting" with no countdown. ``timeline`` holds restart times in seconds
-    since the run started.
+    "waiting" with no countdown. A replay, which knows the rest of the
+    recording, says "ended" where no later attempt was recorded: the worker
+    was decided, or its observation stopped (``ended`` says which). ``timeline``
+    holds restart times in seconds since the run started.
     """
 
     worker: str
@@ -95,6 +111,8 @@ class WorkerState:
     # The window the kubelet's code allows the last restart: from its back-off to the
     # bounds table's upper end (the requeue's jitter, the sync, the restart's cost).
     last_window_s: Window | None = None
+    # Why no attempt follows (a replay only): the worker's verdict, when it was decided.
+    ended: str | None = None
 
     @property
     def last_outside(self) -> bool:
@@ -257,6 +275,8 @@ def _secs(value: float | None) -> str:
 
 def next_restart_text(state: WorkerState) -> str:
     """e.g. "in 1.4s", "due now", or "-" while running or unknown."""
+    if state.state == "ended":
+        return state.ended or "none recorded"
     if state.state == "crashed":
         return "due now"
     if state.next_restart_in_s is None:
@@ -410,9 +430,10 @@ def render(
     for _ in states:
         row.add_column(ratio=1)
     row.add_row(*(_panel(s, elapsed_s, duration_s, theme) for s in states))
+    legend = Text(TIMELINE_LEGEND, style="dim", no_wrap=True, overflow="ellipsis")
     if not scenarios:
-        return Group(header, row)
-    return Group(header, row, scenario_table(scenarios))
+        return Group(header, row, legend)
+    return Group(header, row, legend, scenario_table(scenarios))
 
 
 def plain_line(states: Sequence[WorkerState], elapsed_s: float) -> str:

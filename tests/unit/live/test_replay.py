@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 from crashloop_harness.core.errors import HarnessError
-from crashloop_harness.live.replay import AsOf, Recording, as_of, load_recording, replay
+from crashloop_harness.live.replay import (
+    AsOf,
+    Recording,
+    as_of,
+    load_recording,
+    replay,
+    with_endings,
+)
+from crashloop_harness.live.view import next_restart_text, states_from
 from crashloop_harness.outputs.summaryfile import write_summary
 from crashloop_harness.recording.records import AttemptLog
 from tests.unit.factories import (
@@ -98,3 +106,36 @@ def test_a_speed_that_is_not_positive_is_refused(tmp_path: Path) -> None:
     recording = load_recording(_recorded(tmp_path))
     with pytest.raises(HarnessError, match="not positive"):
         replay(recording, speed=0, show=lambda *_: None, pause=lambda _s: False)
+
+
+def test_a_worker_with_no_later_attempt_is_never_shown_due_after_its_last(tmp_path: Path) -> None:
+    # The recording stops after the fifth attempt (a check that decided the worker early):
+    # every frame after that attempt's back-off is over says the worker ended, never "due now".
+    recording = load_recording(_recorded(tmp_path))
+    cut = dataclasses.replace(recording, attempts={"fast": recording.attempts["fast"][:5]})
+    last = cut.attempts["fast"][-1]
+    assert last.finished_at_ns is not None
+    phases = []
+    for after_s in (0.5, 3.0, 30.0, 150.0):
+        now_ns = last.finished_at_ns + int(after_s * 1e9)
+        seen = as_of(cut, now_ns)
+        states = states_from(seen, cut.curves, now_ns, start_ns=cut.start_ns)
+        (state,) = with_endings(states, seen, cut)
+        phases.append((state.state, next_restart_text(state)))
+    assert phases[0] == ("waiting", "in 1.5s")
+    assert all(phase == "ended" for phase, _ in phases[1:])
+    assert all(text.startswith("no more observed; passed") for _, text in phases[1:])
+    assert not any(text == "due now" for _, text in phases)
+
+
+def test_a_worker_whose_next_attempt_is_recorded_is_due_as_live(tmp_path: Path) -> None:
+    recording = load_recording(_recorded(tmp_path))
+    second = recording.attempts["fast"][1]
+    first = recording.attempts["fast"][0]
+    assert first.finished_at_ns is not None
+    # Past the first back-off, before the second start: live it is due, and so it is here.
+    now_ns = second.started_at_ns - 1
+    seen = as_of(recording, now_ns)
+    states = states_from(seen, recording.curves, now_ns, start_ns=recording.start_ns)
+    (state,) = with_endings(states, seen, recording)
+    assert state.state in ("crashed", "waiting")

@@ -273,8 +273,9 @@ def test_the_view_fits_a_projector_terminal_without_wrapping(
     for states in (sample_states(), _long_run_states()):
         lines = _at(width, height, states, theme).splitlines()
         assert max(len(line) for line in lines) <= width
-        # A header and one row of panels: 7 rows inside, 2 borders; a wrapped row adds lines.
-        assert len(lines) == 1 + 9
+        # A header, one row of panels (7 rows inside, 2 borders) and the timeline's legend;
+        # a wrapped row adds lines.
+        assert len(lines) == 1 + 9 + 1
         assert sum(line.count("restarts ") for line in lines) == len(states)
 
 
