@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from kubernetes import client
 
@@ -43,6 +44,11 @@ class RunEnding:
     errors: tuple[str, ...]
     stopped: tuple[str, ...]
     engine_gone: str | None
+
+
+# The ending of a run whose ending could not be read (its reading raised): no pass or fail
+# may be claimed, and the cluster is still asked for its evidence and its clean-up.
+NO_ENDING_READ: Final = RunEnding(("the run's ending could not be read",), (), None)
 
 
 def run_ending(kubelets_before: Mapping[str, kubeletstate.KubeletProcess | None]) -> RunEnding:

@@ -11,16 +11,21 @@ does the rest, always in this order, whatever happened before:
 4. and then always: ``stop`` the readers, read how the run ended (a kubelet
    restarted or stopped, the engine gone), ``conclude`` on what was measured,
    the trace's outcome, the outputs (summary, JUnit), evidence of a failure,
-   and the clean-up of the run's namespace.
+   and the clean-up of the run's namespace: each of them even when one before
+   it raised (the run then ends ``error`` naming that step, and its exception
+   goes on after the clean-up).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Protocol, TypeVar
 
 from crashloop_harness.runs.ending import (
+    NO_ENDING_READ,
+    KubeletsAtStart,
     RunEnding,
     ending_of,
     gather_evidence,
@@ -90,15 +95,65 @@ def execute(
         result.reason = f"{type(error).__name__}: {error}"
         raise
     finally:
-        steps.stop(setup, result)
-        ending = ending_of(kubelets, confirm=_blamed_nodes(setup, result))
-        steps.conclude(setup, result, ending)
-        result.finished_at = now()
-        trace_outcome(setup.recorder.trace, result, ending)
-        setup.recorder.trace.close()
-        steps.write(setup, result, cluster)
-        gather_evidence(setup.api, cluster, setup.namespace, result, ending)
-        clean_up(
-            setup.api, setup.namespace, ending.engine_gone, owns_namespace=setup.owns_namespace
-        )
+        _finish(cluster, setup, result, steps, kubelets=kubelets, now=now)
     return result
+
+
+def _finish(
+    cluster: Target,
+    setup: RunSetup,
+    result: R,
+    steps: RunSteps[R],
+    *,
+    kubelets: KubeletsAtStart,
+    now: Callable[[], datetime],
+) -> None:
+    """The ending, every step of it whatever an earlier one raised, the clean-up last.
+
+    A step that raises does not skip the ones after it (the evidence and the
+    namespace's clean-up above all); the run ends ``error`` naming it, and the
+    first such exception goes on once every step was taken, the others as its notes.
+    """
+    failed: list[tuple[str, Exception]] = []
+
+    def step(name: str, action: Callable[[], None]) -> None:
+        try:
+            action()
+        except Exception as error:
+            failed.append((name, error))
+            if result.status != "error":
+                result.status = "error"
+                result.reason = f"the run's {name} failed: {type(error).__name__}: {error}"
+
+    ending = NO_ENDING_READ
+
+    def read_ending() -> None:
+        nonlocal ending
+        ending = ending_of(kubelets, confirm=_blamed_nodes(setup, result))
+
+    step("stop", lambda: steps.stop(setup, result))
+    step("reading of its ending", read_ending)
+    if failed:
+        # The verdict must not overwrite them: they stand as the ending's errors.
+        said = tuple(f"the run's {name} failed: {type(e).__name__}: {e}" for name, e in failed)
+        ending = dataclasses.replace(ending, errors=(*ending.errors, *said))
+    step("verdict", lambda: steps.conclude(setup, result, ending))
+    result.finished_at = now()
+    step("trace's outcome", lambda: trace_outcome(setup.recorder.trace, result, ending))
+    step("trace's close", setup.recorder.trace.close)
+    step("outputs", lambda: steps.write(setup, result, cluster))
+    step(
+        "evidence",
+        lambda: gather_evidence(setup.api, cluster, setup.namespace, result, ending),
+    )
+    step(
+        "clean-up",
+        lambda: clean_up(
+            setup.api, setup.namespace, ending.engine_gone, owns_namespace=setup.owns_namespace
+        ),
+    )
+    if failed:
+        first = failed[0][1]
+        for name, error in failed[1:]:
+            first.add_note(f"then the run's {name} failed too: {type(error).__name__}: {error}")
+        raise first

@@ -91,6 +91,10 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def _run(calls: list[str], steps: _Steps) -> RunState:
+    return _run_into(calls, steps, RunState(run_id="r", run_dir=Path("runs/r")))
+
+
+def _run_into(calls: list[str], steps: _Steps, result: RunState) -> RunState:
     setup = cast(
         RunSetup,
         type(
@@ -105,7 +109,6 @@ def _run(calls: list[str], steps: _Steps) -> RunState:
             },
         )(),
     )
-    result = RunState(run_id="r", run_dir=Path("runs/r"))
     return execute(cast(Target, None), setup, result, steps, now=lambda: FINISHED)
 
 
@@ -155,3 +158,55 @@ def test_the_ending_has_its_say_after_the_verdicts(
     restarted = RunEnding(("the kubelet of node n1 restarted",), (), None)
     monkeypatch.setattr(lifecycle_module, "ending_of", lambda _kubelets, confirm=(): restarted)
     assert _run(calls, _Steps(calls)).status == "error"
+
+
+@dataclass
+class _FailingEndStep(_Steps):
+    """Steps whose ending step ``fail_at_end`` raises."""
+
+    fail_at_end: str = "write"
+
+    def stop(self, setup: RunSetup, result: RunState) -> None:
+        self.calls.append("stop")
+        if self.fail_at_end == "stop":
+            raise OSError("the recorder would not stop")
+
+    def write(self, setup: RunSetup, result: RunState, cluster: Target) -> None:
+        self.calls.append("write")
+        if self.fail_at_end == "write":
+            raise OSError("disk full")
+
+
+def test_outputs_that_fail_still_leave_evidence_and_a_clean_namespace(calls: list[str]) -> None:
+    with pytest.raises(OSError, match="disk full"):
+        _run(calls, _FailingEndStep(calls, fail_at_end="write"))
+    assert _ending(calls) == THE_ENDING
+
+
+def test_a_stop_that_fails_ends_the_run_in_error_whatever_the_verdicts(
+    calls: list[str],
+) -> None:
+    steps = _FailingEndStep(calls, fail_at_end="stop")
+    result = RunState(run_id="r", run_dir=Path("runs/r"))
+    with pytest.raises(OSError, match="would not stop") as raised:
+        _run_into(calls, steps, result)
+    assert _ending(calls) == THE_ENDING
+    # The verdict saw the failure as the ending's error: no pass may be claimed.
+    assert "conclude (error)" in calls
+    assert result.status == "error"
+    assert "the run's stop failed" in result.reason
+    assert not getattr(raised.value, "__notes__", [])
+
+
+def test_every_later_failure_is_a_note_on_the_first(
+    calls: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_cleanup(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("namespace stuck")
+
+    monkeypatch.setattr(lifecycle_module, "clean_up", no_cleanup)
+    with pytest.raises(OSError, match="disk full") as raised:
+        _run(calls, _FailingEndStep(calls, fail_at_end="write"))
+    assert raised.value.__notes__ == [
+        "then the run's clean-up failed too: RuntimeError: namespace stuck"
+    ]
