@@ -74,13 +74,13 @@ OPTIONS: Final = (
     ),
     OurOption(
         "check-profile",
-        "conformance observation length: quick (minutes) or full (about 11 minutes)",
+        "the crashloop_check_profile fixture: quick (minutes) or full (about 11 minutes)",
         "quick",
         choices=CHECK_PROFILE_NAMES,
     ),
     OurOption(
         "versions",
-        "releases the `matrix` tests check, in order",
+        "the crashloop_versions fixture: the releases crashloop_matrix tests check, in order",
         ",".join(pin.minor for pin in pins.KUBERNETES.values()),
     ),
     OurOption("runs-dir", "where run directories are written (default ./runs)", ""),

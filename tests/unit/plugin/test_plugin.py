@@ -300,3 +300,66 @@ def test_an_option_of_ours_given_is_use_enough_for_the_header(pytester: pytest.P
     pytester.makepyfile("def test_theirs(): pass\n")
     result = pytester.runpytest("--crashloop-keep", "never")
     assert "keep never" in result.stdout.str()
+
+
+_KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: ops, context: {cluster: c, user: u}}]
+current-context: ops
+"""
+
+
+def test_the_existing_context_is_the_one_asked_for(pytester: pytest.Pytester) -> None:
+    kubeconfig = pytester.path / "kubeconfig"
+    kubeconfig.write_text(_KUBECONFIG)
+    pytester.makepyfile("def test_it(crashloop_existing_cluster): pass\n")
+    result = pytester.runpytest(
+        "--crashloop-existing-kubeconfig",
+        str(kubeconfig),
+        "--crashloop-existing-context",
+        "prod",
+        "--crashloop-existing-nodes",
+        "n1",
+    )
+    result.assert_outcomes(errors=1)
+    assert "has no context 'prod'" in result.stdout.str()
+
+
+def test_nodes_named_and_selected_at_once_are_refused(pytester: pytest.Pytester) -> None:
+    kubeconfig = pytester.path / "kubeconfig"
+    kubeconfig.write_text(_KUBECONFIG)
+    pytester.makeini("[pytest]\ncrashloop_existing_node_selector = pool=batch\n")
+    pytester.makepyfile("def test_it(crashloop_existing_cluster): pass\n")
+    result = pytester.runpytest(
+        "--crashloop-existing-kubeconfig", str(kubeconfig), "--crashloop-existing-nodes", "n1"
+    )
+    result.assert_outcomes(errors=1)
+    assert "both named and selected" in result.stdout.str()
+
+
+def test_reuse_from_the_flag_or_the_ini_key(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        def test_options(crashloop_cluster_options):
+            assert crashloop_cluster_options.reuse
+        """
+    )
+    pytester.runpytest("--crashloop-reuse").assert_outcomes(passed=1)
+    pytester.makeini("[pytest]\ncrashloop_reuse = true\n")
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_the_runs_dir_is_where_runs_go(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        from crashloop_harness.core.paths import runs_path
+
+        def test_where(crashloop_progress, tmp_path_factory):
+            assert runs_path().name == "elsewhere"
+        """
+    )
+    # In a process of its own: the option sets the environment the runs are written by.
+    result = pytester.runpytest_subprocess("--crashloop-runs-dir", "elsewhere")
+    result.assert_outcomes(passed=1)
