@@ -9,12 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Final
 
 from crashloop_harness.model.backoff import UNMEASURED, BackoffCurve, CostAllowance
 from crashloop_harness.model.durations import NS_PER_S, format_duration, to_ns
-from crashloop_harness.model.releases import AT_EXPIRY
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict.lateness import machine_lateness
 from crashloop_harness.verdict.tolerances import (
@@ -257,7 +254,19 @@ def _level_problem(
     """What is wrong with the level the kubelet reported for restart n, None when nothing."""
     expected_reported = curve.expected_reported_backoff(position)
     if reported is not None:
-        return _wrong_level(reported, expected_reported, position)
+        # "back-off 0s" posted before an immediate restart is the model's level: none.
+        expected_s = 0.0 if expected_reported is None else expected_reported.total_seconds()
+        if abs(reported - expected_s) <= REPORTED_EPSILON_S:
+            return None
+        if expected_reported is None:
+            return (
+                f"the kubelet reported a {reported:g}s back-off, but restart {position} "
+                "of the curve does not wait"
+            )
+        return (
+            f"the kubelet reported a {reported:g}s back-off, "
+            f"the model expects {dur(expected_reported)}"
+        )
     if not confirm_levels or expected_reported is None or expected_reported < CONFIRM_FROM:
         return None
     unconfirmed = (
@@ -267,33 +276,7 @@ def _level_problem(
     if node_slow.levels is not None:
         # Not the kubelet's: its node's status writes fell behind its restarts.
         return f"error: {unconfirmed}, but {node_slow.levels}"
-    if curve.requeue == AT_EXPIRY:
-        # Not known either way: the level is written in the very sync that restarts the
-        # container, and the status manager posts only the latest of its statuses.
-        return f"error: {unconfirmed}, {LEVEL_OVERTAKEN}"
     return f"unconfirmed: {unconfirmed}"
-
-
-def _wrong_level(reported: float, expected: timedelta | None, position: int) -> str | None:
-    # "back-off 0s" posted before an immediate restart is the model's level: none.
-    expected_s = 0.0 if expected is None else expected.total_seconds()
-    if abs(reported - expected_s) <= REPORTED_EPSILON_S:
-        return None
-    if expected is None:
-        return (
-            f"the kubelet reported a {reported:g}s back-off, but restart {position} "
-            "of the curve does not wait"
-        )
-    return f"the kubelet reported a {reported:g}s back-off, the model expects {dur(expected)}"
-
-
-# Why a level a v1.35 kubelet wrote can go unseen through no fault of its own.
-LEVEL_OVERTAKEN: Final = (
-    "and a kubelet that requeues at the back-off's expiry writes that level in the same sync "
-    "that restarts the container, while its status manager posts only the latest status it "
-    "holds (kubernetes v1.35.8 pkg/kubelet/status/status_manager.go lines 886-902): the "
-    "running status can overtake the waiting one, so the level is not known either way"
-)
 
 
 def decided_at(record: AttemptRecord) -> int:
