@@ -326,6 +326,9 @@ class ReplayRecorder:
     def listed_at_ns(self, node: str) -> int | None:
         return self.inner.listed_at_ns(node)
 
+    def levels_until_ns(self, node: str) -> int | None:
+        return self.inner.levels_until_ns(node)
+
     def unobserved(self, node: str) -> list[tuple[int, int]]:
         return self.inner.unobserved(node)
 

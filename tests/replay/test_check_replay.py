@@ -511,3 +511,22 @@ def test_a_sound_kubelet_on_a_starved_node_is_named_too_slow_never_failed(
     assert not before.passed
     assert not before.in_error
     assert any("too late" in failure for failure in before.failures), before.failures
+
+
+def test_a_restart_after_the_level_watch_stopped_is_judged_without_its_level(
+    tmp_path: Path,
+) -> None:
+    """A demo's last restart on the reduced worker (its 1m level) was created after the pod
+    watch stopped; the run's last listing found it. Live, its unseen level ended the run."""
+    trace = Trace.load("v1.35.8-demo-last-level")
+    assert trace.outcome["status"] == "error"
+    assert "reduced: restart 10" in trace.outcome["reason"]
+    result = replay_check(trace, tmp_path / "run")
+    assert result.status == "passed", result.reason
+    reduced = result.verdicts["reduced"]
+    last = result.attempts["reduced"][-1]
+    assert last.attempt == 10
+    assert last.created_at_ns is not None
+    assert last.created_at_ns > result.levels_until_ns["reduced"]
+    assert reduced.checks[-1].reported_s is None
+    assert reduced.checks[-1].passed

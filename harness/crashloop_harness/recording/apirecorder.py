@@ -129,6 +129,11 @@ class ApiRecorder(ClosesItsLog):
         """Not seen mid-run without node access; compared at the end (the kubelets' metrics)."""
         return KubeletChanges()
 
+    def levels_until_ns(self, node: str) -> int | None:
+        """None: every attempt it records comes through the watch that reads the levels."""
+        del node
+        return None
+
     def listed_at_ns(self, node: str) -> int | None:
         """A lower bound of the node's clock by which every started attempt is recorded.
 

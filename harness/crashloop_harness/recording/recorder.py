@@ -121,6 +121,7 @@ class AttemptRecorder(Protocol):
     def deleted_pods(self) -> dict[str, str]: ...
     def kubelet_changes(self) -> KubeletChanges: ...
     def listed_at_ns(self, node: str) -> int | None: ...
+    def levels_until_ns(self, node: str) -> int | None: ...
     def unobserved(self, node: str) -> list[tuple[int, int]]: ...
     def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]: ...
     def created_unstarted(self) -> dict[tuple[str, str], tuple[int, int]]: ...
@@ -162,6 +163,7 @@ class Recorder(ClosesItsLog):
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
+        self._watch_stopped_ns: int | None = None
         self._api_view: dict[AttemptKey, ApiView] = {}
         self._threads: list[threading.Thread] = []
         self._streams: list[NodeStream] = []
@@ -251,6 +253,9 @@ class Recorder(ClosesItsLog):
 
     def stop(self) -> None:
         """Stop reading, take one last listing of every node, close the log."""
+        # From now on no level is read: a restart the last listing finds after this
+        # moment cannot have shown its level (levels_until_ns).
+        self._watch_stopped_ns = time.time_ns()
         self._stop.set()
         for stream in self._streams:
             stream.stop()
@@ -337,6 +342,13 @@ class Recorder(ClosesItsLog):
         """
         with self._lock:
             return self._listed_at_ns.get(node)
+
+    def levels_until_ns(self, node: str) -> int | None:
+        """The node-clock time the pod watch, which reads the kubelet's levels, stopped;
+        None while it runs. The last listing may still find restarts made after it."""
+        if self._watch_stopped_ns is None:
+            return None
+        return self._watch_stopped_ns + self._clock_offset_ns.get(node, 0)
 
     def unobserved(self, node: str) -> list[tuple[int, int]]:
         """Node-clock spans (ns) in which the node was silent for over UNOBSERVED_GAP seconds."""

@@ -90,6 +90,8 @@ class CheckResult(RunState):
     created: dict[str, int] = field(default_factory=dict)
     # worker -> the node's clock at its last listing: "now" for overdue restarts.
     node_now_ns: dict[str, int] = field(default_factory=dict)
+    # worker -> the node's clock when the watch that reads levels stopped (None: running).
+    levels_until_ns: dict[str, int] = field(default_factory=dict)
     # worker -> node-clock spans in which its node was not observed (frozen, paused).
     unobserved: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     # Spans in which this host's CPUs were saturated (the busiest share in each).
@@ -345,6 +347,9 @@ def take_sample(result: CheckResult, recorder: AttemptRecorder) -> None:
         listed = recorder.listed_at_ns(node)
         if listed is not None:
             result.node_now_ns[worker] = listed
+        stopped = recorder.levels_until_ns(node)
+        if stopped is not None:
+            result.levels_until_ns[worker] = stopped
         result.unobserved[worker] = tuple(recorder.unobserved(node))
     result.saturated = recorder.saturated()
 
@@ -396,6 +401,7 @@ def _observation(result: CheckResult, worker: str, *, required_restarts: int) ->
         unobserved=result.unobserved.get(worker, ()),
         saturated=result.saturated,
         cost=result.costs.get(result.nodes[worker]),
+        levels_until_ns=result.levels_until_ns.get(worker),
     )
 
 

@@ -101,12 +101,22 @@ def check_restart(
     saturated: Sequence[tuple[int, int, float]] = (),
     allowance: CostAllowance = UNMEASURED,
     node_slow: NodeSlowness | None = None,
+    levels_until_ns: int | None = None,
 ) -> RestartCheck:
     """The best-fitting reading of restart n among the candidate positions.
 
     ``allowance`` is what the restart may cost its node (crashloop_harness.verdict.nodecost);
-    ``node_slow`` says what of the verdict the node was too slow to deliver.
+    ``node_slow`` says what of the verdict the node was too slow to deliver;
+    ``levels_until_ns`` when the watch that reads levels stopped (node clock): a
+    restart decided after it is not asked for its level.
     """
+    # The run's last listing can find a restart made after the level watch stopped
+    # (found on a sound reduced worker's 1m level, the last restart of two demo runs).
+    confirm_levels = confirm_levels and not (
+        current is not None
+        and levels_until_ns is not None
+        and decided_at(current) > levels_until_ns
+    )
     candidates = [
         _check_at(
             curve,

@@ -100,6 +100,9 @@ class Observation:
     # What a restart costs the node, measured in the run; None: the reference
     # host's cost (the sources' terms, restart 1 at a flat bound).
     cost: NodeCost | None = None
+    # Node clock: when the watch that reads the kubelet's levels stopped. A restart
+    # the run's last listing found after it cannot have shown its level.
+    levels_until_ns: int | None = None
 
     @property
     def allowance(self) -> CostAllowance:
@@ -181,6 +184,7 @@ def judge_worker(
             saturated=observation.saturated,
             allowance=observation.allowance,
             node_slow=slowness,
+            levels_until_ns=observation.levels_until_ns,
         )
         curve_n = check.curve_n
         checks.append(check)

@@ -67,6 +67,9 @@ class FakeRecorder:
     def listed_at_ns(self, _node: str) -> int | None:
         return None
 
+    def levels_until_ns(self, _node: str) -> int | None:
+        return None
+
     def unobserved(self, _node: str) -> list[tuple[int, int]]:
         return []
 

@@ -613,3 +613,18 @@ def test_a_restart_created_in_time_and_not_started_yet_is_not_overdue() -> None:
     assert judge_worker(records, FAST, observation=created_in_time).passed
     created_late = Observation(now_ns=now, pending_created_ns=last_exit + 5 * NS)
     assert not judge_worker(records, FAST, observation=created_late).passed
+
+
+def test_a_restart_made_after_the_level_watch_stopped_is_not_asked_for_its_level() -> None:
+    # The run's last listing finds a restart created after the pod watch stopped: its
+    # level could not be seen (two demo runs' last 1m restart on a sound reduced worker,
+    # 20261206T104150Z-check-demo-691a and 20261206T105220Z-check-demo-469c).
+    reports = expected_reports(REDUCED, 6)
+    reports[5] = None  # restart 6 waits 16s: its level must be seen while the watch runs
+    records = attempts(nominal(REDUCED, 6), reported=reports)
+    last = records[6]
+    before_it = Observation(levels_until_ns=last.started_at_ns - 1)
+    after_it = Observation(levels_until_ns=last.started_at_ns + 1)
+    assert judge_worker(records, REDUCED, observation=before_it).passed
+    (failure,) = judge_worker(records, REDUCED, observation=after_it).failures
+    assert "unconfirmed" in failure
