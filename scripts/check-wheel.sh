@@ -60,6 +60,8 @@ crashloop --version
 crashloop --help >/dev/null
 crashloop check --help >/dev/null
 crashloop config >/dev/null
+# The presenter's fallback: the shipped recording, with no engine to reach.
+DOCKER_HOST=unix:///nonexistent/docker.sock crashloop demo --replay --speed 20 --plain >/dev/null
 # Both plugins (ours and pytest-kind's) load with no -p workaround.
 pytest --co -q --strict-markers >/dev/null
 # A guest in the user's project: one with a harness/ package of its own (a common name for a

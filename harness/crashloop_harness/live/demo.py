@@ -380,7 +380,7 @@ def takeaways(
 def run_replay(run_dir: Path, *, speed: float, console: Console, plain: bool, theme: Theme) -> int:
     """A recorded demo, through the same live view, then the same takeaways; no cluster."""
     recording = load_recording(run_dir)
-    console.rule(f"crashloop-harness demo (replay of {run_dir.name}, {speed:g}x)")
+    console.rule(f"crashloop-harness demo (replay of {recording.summary.run_id}, {speed:g}x)")
     frame = threading.Event()  # never set: its wait paces the frames
     view_console = Console(force_terminal=False) if plain else console
     finished = False

@@ -22,6 +22,7 @@ from crashloop_harness.model.durations import NS_PER_S
 from crashloop_harness.model.releases import release_of
 from crashloop_harness.outputs.summary import RunSummary
 from crashloop_harness.outputs.summaryfile import read_summary
+from crashloop_harness.pods.skeleton import crashing_pod_name
 from crashloop_harness.recording.records import (
     ATTEMPTS_FILE,
     AttemptLogError,
@@ -66,7 +67,9 @@ def load_recording(run_dir: Path) -> Recording:
         )
     by_worker: dict[str, list[AttemptRecord]] = {}
     for record in records:
-        if record.worker in curves and "/" not in record.worker:
+        # Each worker's bare crashing pod: its panel, as live (not the variants beside it,
+        # nor the restart-cost probes recorded under the same worker).
+        if record.worker in curves and record.pod == crashing_pod_name(record.worker):
             by_worker.setdefault(record.worker, []).append(record)
     if not any(by_worker.values()):
         raise HarnessError(f"{run_dir} recorded no attempt of its workers", "record it again")

@@ -89,10 +89,15 @@ def pod_for_worker(
     }
 
 
+def crashing_pod_name(worker: str) -> str:
+    """The name of a worker's bare crash-looping pod (its subject in a check)."""
+    return f"crash-{worker}"
+
+
 def crashing_pod(worker: str, run_id: str, image: str, exit_code: int = 1) -> dict[str, Any]:
     """The bare conformance workload: a container that exits at once, forever."""
     args = ["--mode", "exit", "--exit-code", str(exit_code)]
-    return conformance_pod(f"crash-{worker}", worker, run_id, image, args)
+    return conformance_pod(crashing_pod_name(worker), worker, run_id, image, args)
 
 
 def on_existing_node(manifest: dict[str, Any], node: str) -> dict[str, Any]:

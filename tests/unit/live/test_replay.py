@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from crashloop_harness.cli import app as cli
+from crashloop_harness.cli.demo import SHIPPED_DEMO_DIR
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.live.replay import (
     AsOf,
@@ -35,13 +37,19 @@ def _recorded(tmp_path: Path) -> Path:
     write_summary(tmp_path, summary)
     with AttemptLog(tmp_path) as log:
         for record in attempts(FAST_DELAYS):
-            log.append(dataclasses.replace(record, worker="fast"))
+            log.append(dataclasses.replace(record, worker="fast", pod="crash-fast"))
+        # A restart-cost probe on the same worker: never on its panel.
+        for record in attempts([0.5]):
+            log.append(
+                dataclasses.replace(record, worker="fast", pod="probe-fast-0", pod_uid="probe")
+            )
     return tmp_path
 
 
 def test_a_recording_has_its_workers_attempts_and_curves(tmp_path: Path) -> None:
     recording = load_recording(_recorded(tmp_path))
     assert len(recording.attempts["fast"]) == len(FAST_DELAYS) + 1
+    assert {r.pod for r in recording.attempts["fast"]} == {"crash-fast"}
     assert recording.curves["fast"].delays(4) == FAST.delays(4)
     assert recording.start_ns == T0
     assert recording.duration_s > 0
@@ -139,3 +147,16 @@ def test_a_worker_whose_next_attempt_is_recorded_is_due_as_live(tmp_path: Path) 
     states = states_from(seen, recording.curves, now_ns, start_ns=recording.start_ns)
     (state,) = with_endings(states, seen, recording)
     assert state.state in ("crashed", "waiting")
+
+
+def test_the_shipped_recording_plays_with_no_cluster_and_no_engine(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    assert cli.main(["demo", "--replay", "--speed", "20", "--plain"]) == 0
+    out = capsys.readouterr().out
+    assert "-check-demo-" in out
+    recording = load_recording(SHIPPED_DEMO_DIR)
+    assert set(recording.attempts) == {"fast", "reduced", "default"}
+    assert "-check-demo-" in recording.summary.run_id
+    assert recording.summary.cluster.kubernetes_version == "v1.35.8"
