@@ -36,7 +36,7 @@ help:
 LOCK := requirements/dev.lock
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	# pytest-kind-ng ships the same pytest_kind module as pytest-kind, which it replaced.
+	@# pytest-kind-ng ships the same pytest_kind module as pytest-kind, which it replaced.
 	$(BIN)/pip uninstall --quiet --yes pytest-kind 2>/dev/null || true
 	$(BIN)/pip install --quiet --require-hashes -r $(LOCK)
 	$(BIN)/pip install --quiet --no-deps -e .
