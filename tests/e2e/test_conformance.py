@@ -83,9 +83,15 @@ def test_the_back_off_counts_from_the_exit_not_the_start(
     assert len(attempts) >= 5
     for finished in attempts[:-1]:
         assert finished.finished_at_ns is not None
-        # The runtime stamps the start once runc has started the process, whose
-        # own 5s timer is already running then (seen 0.4 ms short).
-        assert finished.finished_at_ns - finished.started_at_ns >= 5 * NS_PER_S - _START_STAMP_NS
+        # Each ran its 5s by its own clock: the runtime stamps the start once runc has
+        # started the process, whose own timer is already running then (0.4 ms short at
+        # idle, 124.7 ms on a loaded CI run, 20261206T113630Z-check-quick-921f).
+        if finished.self_started_at_ns is not None and finished.self_finished_at_ns is not None:
+            ran_ns = finished.self_finished_at_ns - finished.self_started_at_ns
+            assert ran_ns >= 5 * NS_PER_S, (finished.attempt, ran_ns)
+        else:
+            ran_ns = finished.finished_at_ns - finished.started_at_ns
+            assert ran_ns >= 5 * NS_PER_S - _START_STAMP_NS, (finished.attempt, ran_ns)
     # Restart 1 is immediate on every curve; from restart 2 on each waits its
     # whole back-off after the exit (a kubelet counting from the start would
     # restart 5s sooner).
@@ -129,14 +135,16 @@ def test_outputs_are_complete(conformance: CheckResult) -> None:
     [
         # 2s delays are too early for 3s; whichever restart came in under 3s first.
         ("fast", neighbour_curve(3), "restart "),
-        ("reduced", neighbour_curve(30, reduced=True), "restart 7"),  # 32s reported, 30s modelled
+        # 32s reported, 30s modelled at restart 7; where its level went unseen its delay
+        # fits both, and the next (60s, reported or pending, or too late) gives it away.
+        ("reduced", neighbour_curve(30, reduced=True), ("restart 7", "restart 8", "restart 9")),
         # Quick sees the default curve up to 80s: a 40s cap is the step it can show.
         ("default", neighbour_curve(40), "restart 5"),  # 80s reported, 40s modelled
     ],
     ids=["fast-3s", "reduced-max-30s", "default-max-40s"],
 )
 def test_the_verdict_fails_a_model_one_step_off(
-    conformance: CheckResult, worker: str, wrong: BackoffCurve, first_failing: str
+    conformance: CheckResult, worker: str, wrong: BackoffCurve, first_failing: str | tuple[str, ...]
 ) -> None:
     """What a correct kubelet measured, judged against its neighbour's curve, must fail."""
     pending = conformance.pending.get(worker)
@@ -148,4 +156,5 @@ def test_the_verdict_fails_a_model_one_step_off(
     )
     assert not verdict.passed
     message = verdict.failures[0]
-    assert message.startswith(f"{worker}: {first_failing}"), message
+    allowed = (first_failing,) if isinstance(first_failing, str) else first_failing
+    assert any(message.startswith(f"{worker}: {prefix}") for prefix in allowed), message
