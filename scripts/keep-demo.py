@@ -25,7 +25,11 @@ sys.path.insert(0, str(ROOT / "harness"))
 from crashloop_harness.live.replay import load_recording  # noqa: E402
 from crashloop_harness.pods.skeleton import crashing_pod_name  # noqa: E402
 from crashloop_harness.recording.hostcpu import HOST_CPU_FILE  # noqa: E402
-from crashloop_harness.recording.records import ATTEMPTS_FILE  # noqa: E402
+from crashloop_harness.recording.records import (  # noqa: E402
+    ATTEMPTS_FILE,
+    AttemptLog,
+    read_attempts,
+)
 
 SHIPPED = ROOT / "harness" / "crashloop_harness" / "resources" / "demo"
 SUMMARY_FILE = "summary.json"
@@ -46,18 +50,12 @@ def main() -> int:
     shutil.copyfile(args.run_dir / SUMMARY_FILE, args.into / SUMMARY_FILE)
     if (args.run_dir / HOST_CPU_FILE).is_file():
         shutil.copyfile(args.run_dir / HOST_CPU_FILE, args.into / HOST_CPU_FILE)
-    lines = (args.run_dir / ATTEMPTS_FILE).read_text(encoding="utf-8").splitlines()
-    # The header line, then each worker's bare crashing pod's records (not the variants
-    # beside it nor the restart-cost probes), as the replay reads them.
-    # The log appends a line per update of an attempt; the last one of each is what a
-    # reader takes, so only it is kept.
-    latest: dict[tuple[str, str, int], str] = {}
-    for line in lines[1:]:
-        record = json.loads(line)
-        if record.get("pod") == crashing_pod_name(record.get("worker", "")):
-            latest[(record["pod_uid"], record["container"], record["attempt"])] = line
-    kept = [lines[0], *latest.values()]
-    (args.into / ATTEMPTS_FILE).write_text("\n".join(kept) + "\n", encoding="utf-8")
+    # The latest record of each attempt of each worker's bare crashing pod (not the
+    # variants beside it nor the restart-cost probes), as the replay reads them.
+    with AttemptLog(args.into) as log:
+        for record in read_attempts(args.run_dir / ATTEMPTS_FILE):
+            if record.pod == crashing_pod_name(record.worker):
+                log.append(record)
     recording = load_recording(args.into)
     size = sum(p.stat().st_size for p in args.into.iterdir())
     attempts = sum(len(group) for group in recording.attempts.values())

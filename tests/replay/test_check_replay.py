@@ -530,3 +530,4 @@ def test_a_restart_after_the_level_watch_stopped_is_judged_without_its_level(
     assert last.created_at_ns > result.levels_until_ns["reduced"]
     assert reduced.checks[-1].reported_s is None
     assert reduced.checks[-1].passed
+    assert reduced.checks[-1].reason.endswith("its level not read: made after the watch stopped")

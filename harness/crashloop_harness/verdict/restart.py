@@ -7,6 +7,7 @@ restart may be read at more than one curve position, the best fit kept.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -112,11 +113,12 @@ def check_restart(
     """
     # The run's last listing can find a restart made after the level watch stopped
     # (found on a sound reduced worker's 1m level, the last restart of two demo runs).
-    confirm_levels = confirm_levels and not (
+    after_watch = (
         current is not None
         and levels_until_ns is not None
         and decided_at(current) > levels_until_ns
     )
+    confirm_levels = confirm_levels and not after_watch
     candidates = [
         _check_at(
             curve,
@@ -132,7 +134,14 @@ def check_restart(
         )
         for p in positions
     ]
-    return next((c for c in candidates if c.passed), candidates[0])
+    chosen = next((c for c in candidates if c.passed), candidates[0])
+    level = curve.expected_reported_backoff(chosen.curve_n)
+    if after_watch and chosen.passed and chosen.reported_s is None and level is not None:
+        # A pass says what it did not cover: this level was never readable.
+        return dataclasses.replace(
+            chosen, reason=f"{chosen.reason}; its level not read: made after the watch stopped"
+        )
+    return chosen
 
 
 def _check_at(
