@@ -14,7 +14,7 @@ Fixtures (all prefixed ``crashloop_``; ``pytest --fixtures`` explains each):
 ``crashloop_cluster_options``, ``crashloop_progress``, ``crashloop_check_profile``,
 ``crashloop_versions``, and ``crashloop_existing_cluster`` for a cluster reached by a
 kubeconfig alone. Markers: ``crashloop_matrix`` (run only when ``-m`` names it) and
-``crashloop_disruptive`` (run last).
+``crashloop_disruptive`` (run last), registered only once a test module names one.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ MARKERS: Final = (
 _CALL_FAILED = pytest.StashKey[bool]()
 _SESSION_STARTED = pytest.StashKey[str]()
 _OPTIONS = pytest.StashKey[ClusterOptions]()
+_MARKERS_ON = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -75,9 +76,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Markers, then every option checked, before any test or cluster exists."""
-    for marker in MARKERS:
-        config.addinivalue_line("markers", marker)
+    """Every option checked, before any test or cluster exists."""
+    if asked_for(config):
+        _register_markers(config)
     if timeouts.SCALE_PROBLEM is not None:
         raise pytest.UsageError(timeouts.SCALE_PROBLEM)
     runs = ours(config, "runs-dir")
@@ -93,6 +94,31 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_OPTIONS] = read_cluster_options(config)
     if asked_for(config):
         _used(config)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> None:
+    """Registers the markers just before the first test module that names one is imported.
+
+    A project that never names them sees no extra marker, even in ``pytest --markers``;
+    one that does gets them registered in time for ``--strict-markers``, which checks a
+    marker when the module's decorators run at import. Reading the file costs what
+    pytest's own assertion rewriting costs it anyway.
+    """
+    if file_path.suffix != ".py" or _MARKERS_ON in parent.config.stash:
+        return
+    try:
+        text = file_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return  # pytest reports an unreadable module itself
+    if MATRIX_MARKER in text or DISRUPTIVE_MARKER in text:
+        _register_markers(parent.config)
+
+
+def _register_markers(config: pytest.Config) -> None:
+    if _MARKERS_ON not in config.stash:
+        config.stash[_MARKERS_ON] = True
+        for marker in MARKERS:
+            config.addinivalue_line("markers", marker)
 
 
 def _used(config: pytest.Config) -> None:

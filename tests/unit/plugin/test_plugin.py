@@ -35,10 +35,17 @@ def test_only_its_namespaced_markers_are_registered(pytester: pytest.Pytester) -
         """
     )
     pytester.runpytest("--strict-markers", "-m", "crashloop_matrix").assert_outcomes(passed=1)
-    markers = pytester.runpytest("--markers").stdout.str()
+    markers = pytester.runpytest("--markers", "--crashloop-keep", "never").stdout.str()
     assert "@pytest.mark.crashloop_matrix" in markers
     for generic in ("e2e", "slow", "matrix", "disruptive", "conformance", "scenarios"):
         assert f"@pytest.mark.{generic}:" not in markers, generic
+
+
+def test_a_project_that_names_no_marker_of_ours_sees_none(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_theirs(): pass\n")
+    pytester.runpytest("--strict-markers").assert_outcomes(passed=1)
+    markers = pytester.runpytest("--markers").stdout.str()
+    assert "crashloop" not in markers
 
 
 def test_a_user_s_own_marker_of_a_generic_name_is_theirs(pytester: pytest.Pytester) -> None:
