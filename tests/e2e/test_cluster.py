@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from crashloop_harness.cluster import lifecycle
+from crashloop_harness.cluster import lifecycle, liveconfig, nodecontainers
 from crashloop_harness.cluster.kube import api_client, node_statuses
 from crashloop_harness.cluster.profiles import load_cluster_spec
 from crashloop_harness.core import timeouts
@@ -31,7 +31,7 @@ EXPECTED_LIVE = {
 def test_every_worker_runs_its_profile(
     crashloop_cluster: lifecycle.Cluster, crashloop_node_configs: dict[str, dict[str, Any]]
 ) -> None:
-    rows = lifecycle.live_config_rows(crashloop_cluster.api(), crashloop_cluster.spec)
+    rows = liveconfig.live_config_rows(crashloop_cluster.api(), crashloop_cluster.spec)
     assert [row.mismatches for row in rows if not row.matches] == []
     workers = {
         status.labels[WORKER_LABEL]: status.name
@@ -71,7 +71,7 @@ def test_a_changed_profile_is_never_silently_reused(
         )
     assert "--recreate" in raised.value.fix
     # The refused cluster is untouched.
-    assert lifecycle.node_containers(crashloop_cluster.name)
+    assert nodecontainers.node_containers(crashloop_cluster.name)
     assert all(s.ready for s in node_statuses(crashloop_cluster.api()))
 
 
@@ -106,7 +106,7 @@ def test_the_checkout_s_plain_cluster_files_make_the_same_kubelets(
             timeout=timeouts.CLUSTER_CREATE,
         )
         api = api_client(kubeconfig)
-        rows = lifecycle.live_config_rows(api, crashloop_cluster.spec)
+        rows = liveconfig.live_config_rows(api, crashloop_cluster.spec)
         workers = {row.worker: row for row in rows if row.worker is not None}
         assert sorted(workers) == sorted(w.name for w in crashloop_cluster.spec.workers)
         assert [row.mismatches for row in rows if not row.matches] == []

@@ -10,13 +10,13 @@ import yaml
 from kubernetes import client
 from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from crashloop_harness.cluster.lifecycle import Cluster
-from crashloop_harness.core import timeouts
-from crashloop_harness.outputs.evidence import (
+from crashloop_harness.cluster.evidence import (
     ERRORS_FILE,
     collect_namespace_evidence,
     collect_node_configs,
 )
+from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.core import timeouts
 from crashloop_harness.pods.skeleton import MAIN_CONTAINER, crashing_pod
 from crashloop_harness.substrate.workloadimage import ensure_image, load_into
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from crashloop_harness.cluster.kube import worker_nodes
 from crashloop_harness.cluster.kubeletput import put_image_kubelet_back, put_kubelet
 from crashloop_harness.cluster.kubeletswap import read_node_kubelet
 from crashloop_harness.cluster.lifecycle import Cluster
@@ -21,7 +22,6 @@ from crashloop_harness.core import timeouts
 from crashloop_harness.outputs.summaryfile import read_summary
 from crashloop_harness.runs.check import run_check
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, Need
-from crashloop_harness.runs.lifecycle import worker_nodes
 from crashloop_harness.runs.mutants import build_all, run_mutants
 from crashloop_harness.substrate.kubeletbuild import kubelet_from_patch
 from crashloop_harness.substrate.mutantset import choose, mutant_set

@@ -30,8 +30,9 @@ import pytest
 import yaml
 from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from crashloop_harness.cluster.kube import node_statuses
-from crashloop_harness.cluster.lifecycle import Cluster, live_config_rows
+from crashloop_harness.cluster.kube import node_statuses, worker_nodes
+from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.cluster.liveconfig import live_config_rows
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.proc import run
 from crashloop_harness.model.backoff import BackoffCurve
@@ -39,7 +40,6 @@ from crashloop_harness.model.durations import parse_duration
 from crashloop_harness.model.releases import KUBELET_CRASHLOOP_BACKOFF_MAX
 from crashloop_harness.runs.check import CheckResult, run_check
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
-from crashloop_harness.runs.lifecycle import worker_nodes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.conformance, pytest.mark.crashloop_disruptive]
 

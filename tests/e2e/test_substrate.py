@@ -14,7 +14,7 @@ import pytest
 from kubernetes import client
 from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from crashloop_harness.cluster import lifecycle
+from crashloop_harness.cluster import lifecycle, nodecontainers
 from crashloop_harness.cluster.kube import (
     create_namespace,
     delete_namespace,
@@ -113,4 +113,4 @@ def test_a_missing_node_image_is_refused_before_anything_is_created(
         HarnessError, match=r"'crashloop\.local/node:does-not-exist' does not exist"
     ):
         lifecycle.up(spec, lambda _message: None, image="crashloop.local/node:does-not-exist")
-    assert lifecycle.node_containers(spec.name) == {}
+    assert nodecontainers.node_containers(spec.name) == {}

@@ -39,6 +39,7 @@ from kubernetes import client
 # import, and must see the real datetime then.
 from kubernetes.client.models.v1_pod import V1Pod
 
+from crashloop_harness.cluster.target import RunEnding
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.model.backoff import BackoffCurve, curve_from_fields
 from crashloop_harness.model.durations import NS_PER_S
@@ -53,7 +54,7 @@ from crashloop_harness.recording.scope import RecordingScope
 from crashloop_harness.recording.trace import Tap, TraceEntry, read_trace
 from crashloop_harness.runs.check import CheckResult, conclude, observe
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need, NeedRule
-from crashloop_harness.runs.ending import RunEnding, apply_ending
+from crashloop_harness.runs.ending import apply_ending
 from tests.fakeclock import REAL_TIME_FOR
 
 TRACES = Path(__file__).parents[1] / "data" / "traces"

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from crashloop_harness.cli.app import interrupt_on_hangup_and_terminate
+from crashloop_harness.cluster.target import RunEnding
 from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.model.releases import AT_EXPIRY
 from crashloop_harness.recording.trace import TraceEntry
 from crashloop_harness.runs.check import CheckResult
-from crashloop_harness.runs.ending import RunEnding
 from crashloop_harness.verdict import judge_worker
 from crashloop_harness.verdict.evidence import cap_median_bound
 from crashloop_harness.verdict.tolerances import clock

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from crashloop_harness.cluster.info import ClusterInfo
 from crashloop_harness.cluster.liveconfig import NodeConfigRow
 from crashloop_harness.model.backoff import BackoffCurve, curve_for
 from crashloop_harness.model.kubeletconfig import KubeletBackoffConfig
@@ -13,7 +14,7 @@ from crashloop_harness.model.releases import (
     KUBELET_CRASHLOOP_BACKOFF_MAX,
     REDUCE_DEFAULT_CRASHLOOP_BACKOFF_DECAY,
 )
-from crashloop_harness.outputs.summary import ClusterInfo, MetricSummary, RunSummary, summarize
+from crashloop_harness.outputs.summary import MetricSummary, RunSummary, summarize
 from crashloop_harness.outputs.summaryfile import read_summary
 from crashloop_harness.recording.records import AttemptRecord, read_attempts
 from crashloop_harness.scenarios.headline import ScenarioMetric

@@ -14,7 +14,7 @@ from rich.table import Table
 from crashloop_harness.cli import common
 from crashloop_harness.cli.codes import KUBECONFIG_CODES, SETUP_CODES, STATUS_CODES
 from crashloop_harness.cli.out import SCREEN, answer, emit
-from crashloop_harness.cluster import lifecycle
+from crashloop_harness.cluster import lifecycle, liveconfig
 from crashloop_harness.cluster.kindconfig import render_kind_config, render_kind_config_yaml
 from crashloop_harness.cluster.kube import api_client, node_statuses, unready_system_pods
 from crashloop_harness.cluster.profiles import ClusterSpec
@@ -243,7 +243,7 @@ def print_status(kubeconfig: Path, spec: ClusterSpec) -> dict[str, object]:
         if not waiting
         else f"kube-system waiting: {waiting}"
     )
-    rows = lifecycle.live_config_rows(api, spec)
+    rows = liveconfig.live_config_rows(api, spec)
     SCREEN.tables.print(config_table(rows))
     document: dict[str, object] = {
         "cluster": spec.name,
@@ -272,5 +272,5 @@ def print_status(kubeconfig: Path, spec: ClusterSpec) -> dict[str, object]:
             for row in rows
         ],
     }
-    lifecycle.check_live_configs(rows)
+    liveconfig.check_live_configs(rows)
     return document

@@ -23,13 +23,13 @@ from crashloop_harness.cli.out import FORMATS
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.cluster.profiles import ClusterSpec, load_cluster_spec
 from crashloop_harness.cluster.remote import RemoteCluster, connect, kubectl_default_kubeconfig
+from crashloop_harness.cluster.target import RunTarget
 from crashloop_harness.core import pins
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.resources import DEFAULT_SPEC_NAME, spec_path
 from crashloop_harness.model.durations import DurationError, parse_duration
 from crashloop_harness.outputs.steps import StepLines
 from crashloop_harness.recording.recorder import OBSERVERS
-from crashloop_harness.runs.lifecycle import Target
 from crashloop_harness.substrate.nodeselect import check_kubernetes_version
 from crashloop_harness.substrate.workloadimage import image_tag
 
@@ -266,7 +266,7 @@ def existing_cluster(args: argparse.Namespace) -> RemoteCluster:
     )
 
 
-def target(args: argparse.Namespace) -> Target:
+def target(args: argparse.Namespace) -> RunTarget:
     """The existing cluster the options name, else the harness's own (made or reused)."""
     if args.kubeconfig:
         return existing_cluster(args)

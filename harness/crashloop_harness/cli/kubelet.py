@@ -12,12 +12,11 @@ from crashloop_harness.cli import common
 from crashloop_harness.cli.codes import SETUP_CODES
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster import lifecycle
-from crashloop_harness.cluster.kube import node_statuses
+from crashloop_harness.cluster.kube import node_statuses, worker_nodes
 from crashloop_harness.cluster.kubeletput import put_image_kubelet_back, put_kubelet
 from crashloop_harness.cluster.kubeletswap import NodeKubelet, read_node_kubelet
 from crashloop_harness.cluster.profiles import ClusterSpec
 from crashloop_harness.core.errors import HarnessError
-from crashloop_harness.runs.lifecycle import worker_nodes
 from crashloop_harness.substrate.kubeletbuild import (
     Kubelet,
     kubelet_from_binary,

@@ -12,6 +12,7 @@ from crashloop_harness.cli import common
 from crashloop_harness.cli.codes import MEASURING_CODES
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster import lifecycle
+from crashloop_harness.cluster.target import RunTarget
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.model.releases import release_of
 from crashloop_harness.outputs.coverage import uncovered
@@ -24,7 +25,7 @@ from crashloop_harness.outputs.summaryfile import read_summary
 from crashloop_harness.recording.recorder import Observer
 from crashloop_harness.runs.check import CheckResult, run_check
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
-from crashloop_harness.runs.lifecycle import Target, point_latest_at
+from crashloop_harness.runs.lifecycle import point_latest_at
 from crashloop_harness.runs.scenarios import ScenarioRun, run_scenarios
 from crashloop_harness.scenarios import (
     FIRST_MINOR,
@@ -132,7 +133,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def run_and_report_check(
-    up: Target, profile_name: str, observer: Observer = "events"
+    up: RunTarget, profile_name: str, observer: Observer = "events"
 ) -> tuple[CheckResult, RunSummary]:
     """One check on ``up``, its progress, tables and verdict on the screen."""
     profile = CHECK_PROFILES[profile_name]
@@ -172,7 +173,7 @@ def run_and_report_check(
 
 
 def run_scenarios_one_by_one(
-    up: Target, names: Sequence[str], catalog: Mapping[str, Scenario] = REGISTRY
+    up: RunTarget, names: Sequence[str], catalog: Mapping[str, Scenario] = REGISTRY
 ) -> list[ScenarioRun]:
     """Each scenario on its own: together they load two cores past the verdict's tolerance."""
     runs = []

@@ -14,6 +14,7 @@ import urllib3
 from kubernetes import client, config
 
 from crashloop_harness.core import timeouts
+from crashloop_harness.core.conventions import WORKER_LABEL
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.polling import poll_true
 
@@ -191,3 +192,12 @@ def delete_namespace(api: client.ApiClient, name: str) -> None:
             f"see `kubectl get namespace {name} -o yaml` (its finalizers and conditions); "
             "`crashloop status` names what is left",
         )
+
+
+def worker_nodes(api: client.ApiClient) -> dict[str, str]:
+    """worker name -> node name, from the nodes' worker labels."""
+    return {
+        status.labels[WORKER_LABEL]: status.name
+        for status in node_statuses(api)
+        if WORKER_LABEL in status.labels
+    }

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from crashloop_harness.cluster.kube import node_statuses
 from crashloop_harness.cluster.kubeletswap import NodeKubelet, read_node_kubelet, restore, swap
-from crashloop_harness.cluster.lifecycle import Cluster, live_config_rows
+from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.cluster.liveconfig import live_config_rows
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.polling import poll_true

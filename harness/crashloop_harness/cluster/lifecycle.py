@@ -10,38 +10,53 @@ creation deletes what it made unless the caller asks to keep it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kubernetes import client
 from pytest_kind import KindCluster
 
+from crashloop_harness.cluster.evidence import collect_failure_evidence, export_kind_logs
+from crashloop_harness.cluster.info import ClusterInfo
 from crashloop_harness.cluster.kindconfig import (
     config_hash_label,
     render_kind_config_yaml,
     write_worker_patches,
 )
+from crashloop_harness.cluster.kindkubelets import KindKubelets
 from crashloop_harness.cluster.kube import (
     NodeStatus,
     api_client,
-    node_configz,
-    node_statuses,
     wait_nodes_ready,
     wait_system_pods_ready,
+    worker_nodes,
 )
 from crashloop_harness.cluster.kubeletswap import read_node_kubelet
-from crashloop_harness.cluster.liveconfig import NodeConfigRow, row_for
+from crashloop_harness.cluster.liveconfig import (
+    NodeConfigRow,
+    check_live_configs,
+    live_config_rows,
+)
+from crashloop_harness.cluster.nodecontainers import (
+    moved_nodes,
+    node_container_ips,
+    node_containers,
+)
 from crashloop_harness.cluster.profiles import ClusterSpec
 from crashloop_harness.cluster.reusehealth import (
     api_refusal,
     control_plane_uptime,
     reuse_health_wait,
 )
-from crashloop_harness.core import timeouts
+from crashloop_harness.cluster.runnamespace import clear_leftover_runs, create_run_namespace
+from crashloop_harness.cluster.target import NodeRows, RunNamespace
+from crashloop_harness.core import pins, timeouts
 from crashloop_harness.core.conventions import CONFIG_HASH_LABEL
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.paths import state_dir
@@ -50,6 +65,7 @@ from crashloop_harness.core.progress import Progress
 from crashloop_harness.substrate.engine import engine_cgroup_v1, ensure_engine
 from crashloop_harness.substrate.kindbin import ensure_kind
 from crashloop_harness.substrate.nodeselect import choose_node_image, kubectl_for
+from crashloop_harness.substrate.workloadimage import ensure_image, load_into
 
 # Multi-node kind clusters run out of inotify instances at distro defaults.
 _INOTIFY_MINIMUMS = {
@@ -80,6 +96,66 @@ class Cluster:
             image=self.image,
             kind_path=self.kind_bin,
             kubectl_path=self.kubectl_bin,
+        )
+
+    # What a run asks of it (crashloop_harness.cluster.target.RunTarget): worker profiles,
+    # node containers to read kubelets in, kind's own logs.
+
+    @property
+    def reads_nodes(self) -> bool:
+        return True
+
+    def node_rows(
+        self, api: client.ApiClient, progress: Progress, *, require_profiles: bool
+    ) -> NodeRows:
+        """Each worker's live config against its profile, and which kubelet binary it runs
+        (the summary says so of a swapped one above all)."""
+        rows = live_config_rows(api, self.spec)
+        if require_profiles:
+            check_live_configs(rows)
+        rows = [dataclasses.replace(row, binary=read_node_kubelet(row.node)) for row in rows]
+        for row in rows:
+            if row.binary is not None and row.binary.swapped is not None:
+                progress(f"{row.node} runs a swapped kubelet: {row.binary.swapped}")
+        return NodeRows(rows, worker_nodes(api))
+
+    def profile_of(self, subject: str) -> str | None:
+        return self.spec.worker(subject).profile.name
+
+    def profile_names(self) -> frozenset[str] | None:
+        return frozenset(worker.profile.name for worker in self.spec.workers)
+
+    def ready_image(self, progress: Progress) -> str:
+        progress("workload image")
+        image = ensure_image()
+        load_into(self.name, self.kind_bin, image)
+        return image
+
+    def run_namespace(
+        self, api: client.ApiClient, what: str, run_id: str, progress: Progress
+    ) -> RunNamespace:
+        """A fresh one, once namespaces of runs whose owner is gone are removed."""
+        clear_leftover_runs(api, progress)
+        return RunNamespace(create_run_namespace(api, what, run_id), owned=True)
+
+    def place(self, manifest: dict[str, Any], subject: str) -> dict[str, Any]:
+        del subject  # the pods select their worker by its label already
+        return manifest
+
+    def kubelets_at_start(self, api: client.ApiClient, nodes: Sequence[str]) -> KindKubelets:
+        return KindKubelets.read(api, nodes)
+
+    def gather_evidence(self, api: client.ApiClient, namespace: str, into: Path) -> None:
+        collect_failure_evidence(api, [namespace], into)
+        export_kind_logs(self.kind_bin, self.name, into / "kind-logs")
+
+    def describe(self, rows: Sequence[NodeConfigRow]) -> ClusterInfo:
+        return ClusterInfo(
+            name=self.name,
+            node_image=self.image,
+            kubernetes_version=self.spec.kubernetes.version,
+            kubelets=tuple(row.binary for row in rows if row.binary is not None),
+            kind_version=pins.KIND_VERSION,
         )
 
 
@@ -127,65 +203,6 @@ def kubeconfig_path(name: str) -> Path:
 
 def kind_clusters(kind_bin: Path) -> list[str]:
     return run([str(kind_bin), "get", "clusters"], timeout=timeouts.TOOL_QUERY).split()
-
-
-def node_containers(name: str) -> dict[str, tuple[str, str]]:
-    """Container name -> (state, image) for every node of a kind cluster."""
-    out = run(
-        [
-            "docker",
-            "ps",
-            "-a",
-            "--filter",
-            f"label=io.x-k8s.kind.cluster={name}",
-            "--format",
-            "{{.Names}}\t{{.State}}\t{{.Image}}",
-        ],
-        timeout=timeouts.ENGINE_PROBE,
-    )
-    containers = {}
-    for line in out.splitlines():
-        container, state, image = line.split("\t")
-        containers[container] = (state, image)
-    return containers
-
-
-def node_container_ips(containers: list[str]) -> dict[str, str]:
-    """Container name -> its current IP address on the kind network."""
-    if not containers:
-        return {}
-    out = run(
-        [
-            "docker",
-            "inspect",
-            "--format",
-            "{{.Name}}\t{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}",
-            *containers,
-        ],
-        timeout=timeouts.ENGINE_PROBE,
-    )
-    ips = {}
-    for line in out.splitlines():
-        container, addresses = line.split("\t")
-        ips[container.removeprefix("/")] = addresses.split()[0] if addresses.split() else ""
-    return ips
-
-
-def moved_nodes(statuses: list[NodeStatus], container_ips: dict[str, str]) -> list[str]:
-    """Nodes whose container has another address than the one the API server knows.
-
-    The engine hands out addresses again when containers restart, in whatever
-    order they start: two workers can swap addresses, and the API server then
-    reaches one worker's kubelet under the other's name (its configz, logs,
-    exec), which the run would take for a wrong kubelet config.
-    """
-    return [
-        f"{status.name}: the API server has {status.internal_ip}, the container has {ip}"
-        for status in statuses
-        if status.internal_ip is not None
-        and (ip := container_ips.get(status.name)) is not None
-        and ip != status.internal_ip
-    ]
 
 
 def _export_kubeconfig(kind_bin: Path, name: str, path: Path) -> Path:
@@ -362,29 +379,3 @@ def up(
             raise HarnessError(f"creating cluster {name} failed: {error}") from error
         raise
     return cluster
-
-
-def live_config_rows(api: client.ApiClient, spec: ClusterSpec) -> list[NodeConfigRow]:
-    """Every node's live kubelet backoff settings, checked against its profile."""
-    return [
-        row_for(
-            status.name,
-            status.labels,
-            node_configz(api, status.name),
-            spec,
-            status.kubelet_version,
-        )
-        for status in node_statuses(api)
-    ]
-
-
-def check_live_configs(rows: list[NodeConfigRow]) -> None:
-    """Fail, naming the node and the field, when a kubelet does not run its profile."""
-    problems = [problem for row in rows for problem in row.mismatches]
-    if problems:
-        raise HarnessError(
-            "live kubelet config differs from the profile:\n  " + "\n  ".join(problems),
-            "check the worker's profile patch (`crashloop config` prints it) and recreate the "
-            "cluster (`crashloop up --recreate`); a per-node KubeletConfiguration patch is "
-            "ignored on join",
-        )

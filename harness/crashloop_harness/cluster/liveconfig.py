@@ -11,9 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubernetes import client
+
+from crashloop_harness.cluster.kube import node_configz, node_statuses
 from crashloop_harness.cluster.kubeletswap import NodeKubelet
 from crashloop_harness.cluster.profiles import ClusterSpec
 from crashloop_harness.core.conventions import PROFILE_LABEL, WORKER_LABEL
+from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.model.backoff import BackoffCurve, curve_for
 from crashloop_harness.model.durations import format_duration
 from crashloop_harness.model.kubeletconfig import BACKOFF_GATES, KubeletBackoffConfig
@@ -132,3 +136,29 @@ def _compare(
 
 def _show(value: Any) -> str:
     return "unset" if value is None else format_duration(value)
+
+
+def live_config_rows(api: client.ApiClient, spec: ClusterSpec) -> list[NodeConfigRow]:
+    """Every node's live kubelet backoff settings, checked against its profile."""
+    return [
+        row_for(
+            status.name,
+            status.labels,
+            node_configz(api, status.name),
+            spec,
+            status.kubelet_version,
+        )
+        for status in node_statuses(api)
+    ]
+
+
+def check_live_configs(rows: list[NodeConfigRow]) -> None:
+    """Fail, naming the node and the field, when a kubelet does not run its profile."""
+    problems = [problem for row in rows for problem in row.mismatches]
+    if problems:
+        raise HarnessError(
+            "live kubelet config differs from the profile:\n  " + "\n  ".join(problems),
+            "check the worker's profile patch (`crashloop config` prints it) and recreate the "
+            "cluster (`crashloop up --recreate`); a per-node KubeletConfiguration patch is "
+            "ignored on join",
+        )

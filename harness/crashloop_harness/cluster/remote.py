@@ -12,21 +12,28 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import urllib3
 import yaml
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
+from crashloop_harness.cluster.evidence import collect_failure_evidence
+from crashloop_harness.cluster.info import ClusterInfo
 from crashloop_harness.cluster.kube import NodeStatus, node_configz, node_statuses
+from crashloop_harness.cluster.kubeletswap import NodeKubelet
 from crashloop_harness.cluster.liveconfig import NodeConfigRow, row_for
 from crashloop_harness.cluster.profiles import ClusterSpec
+from crashloop_harness.cluster.runnamespace import create_run_namespace, refuse_busy_namespace
+from crashloop_harness.cluster.target import NodeRows, RunEnding, RunNamespace
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import HarnessError, first_line
+from crashloop_harness.core.progress import Progress
+from crashloop_harness.pods.skeleton import on_existing_node
 
 RBAC_HINT: Final = (
     "grant the check's role (harness/crashloop_harness/resources/rbac/crashloop-check.yaml: nodes "
@@ -50,6 +57,76 @@ class RemoteCluster:
 
     def api(self) -> client.ApiClient:
         return remote_api(self.kubeconfig, self.context)
+
+    # What a run asks of it (crashloop_harness.cluster.target.RunTarget): the API alone.
+
+    @property
+    def reads_nodes(self) -> bool:
+        return False
+
+    def node_rows(
+        self, api: client.ApiClient, progress: Progress, *, require_profiles: bool
+    ) -> NodeRows:
+        """Each chosen node judged against its own live config: no profile to require."""
+        del progress, require_profiles
+        chosen = [status for status in node_statuses(api) if status.name in self.nodes]
+        return NodeRows(live_rows(api, chosen), {status.name: status.name for status in chosen})
+
+    def profile_of(self, subject: str) -> str | None:
+        del subject
+        return None
+
+    def profile_names(self) -> frozenset[str] | None:
+        return None
+
+    def ready_image(self, progress: Progress) -> str:
+        """The image the operator made pullable (its nodes cannot be loaded from here)."""
+        del progress
+        return self.workload_image
+
+    def run_namespace(
+        self, api: client.ApiClient, what: str, run_id: str, progress: Progress
+    ) -> RunNamespace:
+        del progress
+        if self.namespace is not None:
+            refuse_busy_namespace(api, self.namespace)
+            return RunNamespace(self.namespace, owned=False)
+        return RunNamespace(create_run_namespace(api, what, run_id), owned=True)
+
+    def place(self, manifest: dict[str, Any], subject: str) -> dict[str, Any]:
+        return on_existing_node(manifest, subject)
+
+    def kubelets_at_start(self, api: client.ApiClient, nodes: Sequence[str]) -> RemoteKubelets:
+        return RemoteKubelets(api, kubelet_start_times(api, nodes))
+
+    def gather_evidence(self, api: client.ApiClient, namespace: str, into: Path) -> None:
+        collect_failure_evidence(api, [namespace], into)
+
+    def describe(self, rows: Sequence[NodeConfigRow]) -> ClusterInfo:
+        """Named by its kubelets' versions, each as its Node object reports it (the
+        binaries are out of reach)."""
+        versions = sorted({row.kubelet_version for row in rows if row.kubelet_version})
+        return ClusterInfo(
+            name=self.name,
+            node_image="-",
+            kubernetes_version=", ".join(versions) or "-",
+            kubelets=tuple(NodeKubelet(row.node, row.kubelet_version or "-", "-") for row in rows),
+        )
+
+
+@dataclass(frozen=True)
+class RemoteKubelets:
+    """The judged nodes' kubelets as a run on an existing cluster starts: their start times."""
+
+    api: client.ApiClient
+    start_times: Mapping[str, float | None]
+
+    def ending(self, confirm: Collection[str] = ()) -> RunEnding:
+        """A kubelet that restarted, seen in its metrics. (Frozen nodes are read from their
+        Leases throughout the run, so ``confirm`` adds nothing here.)"""
+        del confirm
+        after = kubelet_start_times(self.api, list(self.start_times))
+        return RunEnding(tuple(restarted_kubelets(self.start_times, after)), (), None)
 
 
 def kubectl_default_kubeconfig() -> Path:

@@ -27,7 +27,7 @@ from typing import Annotated, Any, Final, Literal, cast, get_args
 
 from pydantic import Field
 
-from crashloop_harness.cluster.kubeletswap import NodeKubelet
+from crashloop_harness.cluster.info import ClusterInfo
 from crashloop_harness.cluster.liveconfig import NodeConfigRow
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.version import harness_version
@@ -100,24 +100,6 @@ def utc_iso(moment: datetime) -> str:
         raise ValueError(f"expected a timezone-aware datetime, got naive {moment.isoformat()}")
     text = moment.astimezone(UTC).isoformat(timespec="milliseconds")
     return text.replace("+00:00", "Z")
-
-
-@dataclass(frozen=True, kw_only=True)
-class ClusterInfo:
-    """Which cluster ran the measurements, and which kubelet binary each node ran."""
-
-    name: str
-    node_image: str
-    kubernetes_version: str
-    # Read in each node at the run's start; empty on an existing cluster (its
-    # binaries are out of reach) and in summaries written before they were kept.
-    kubelets: tuple[NodeKubelet, ...] = ()
-    # The kind that made the cluster ("-": an existing cluster, or a summary from before).
-    kind_version: str = "-"
-
-    @property
-    def swapped_kubelets(self) -> tuple[NodeKubelet, ...]:
-        return tuple(k for k in self.kubelets if k.swapped is not None)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,13 +14,13 @@ from typing import Final
 
 from kubernetes import client
 
-from crashloop_harness.cluster.kube import node_configz
-from crashloop_harness.cluster.lifecycle import Cluster, live_config_rows
+from crashloop_harness.cluster.kube import node_configz, worker_nodes
+from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.cluster.liveconfig import live_config_rows
 from crashloop_harness.cluster.profiles import ClusterSpec
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.model.backoff import BackoffCurve
-from crashloop_harness.runs.lifecycle import worker_nodes
 
 # A baseline's window: running pods' cost holds steady (0.069 and 0.070 cores in
 # two runs).

@@ -36,6 +36,7 @@ from kubernetes import client
 
 from crashloop_harness.cluster.kube import force_delete_pods
 from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.cluster.target import RunEnding, RunTarget
 from crashloop_harness.core.conventions import SAMPLED_LABEL
 from crashloop_harness.core.progress import Progress
 from crashloop_harness.overhead.analysis import (
@@ -70,9 +71,9 @@ from crashloop_harness.overhead.waits import (
 from crashloop_harness.recording.apirecorder import ApiRecorder
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.recording.scope import RecordingScope
-from crashloop_harness.runs.ending import RunEnding, apply_ending
+from crashloop_harness.runs.ending import apply_ending
 from crashloop_harness.runs.execute import execute
-from crashloop_harness.runs.lifecycle import RunSetup, RunState, Target, prepare_run
+from crashloop_harness.runs.lifecycle import RunSetup, RunState, prepare_run
 
 
 @dataclass(kw_only=True)
@@ -164,7 +165,7 @@ class _SweepSteps:
         # A cell measured across a kubelet's restart reads two processes as one.
         apply_ending(result, ending)
 
-    def write(self, setup: RunSetup, result: OverheadRun, cluster: Target) -> None:
+    def write(self, setup: RunSetup, result: OverheadRun, cluster: RunTarget) -> None:
         del setup, cluster
         write_overhead_run(result)
 

@@ -23,12 +23,18 @@ import os
 import time
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from crashloop_harness.core import pins, timeouts
 from crashloop_harness.core.paths import runs_dir, runs_path
+from crashloop_harness.plugin.markers import (
+    DISRUPTIVE_MARKER,
+    MATRIX_MARKER,
+    pytest_collect_file,
+    register_markers,
+)
 from crashloop_harness.plugin.options import (
     ClusterOptions,
     add_options,
@@ -53,22 +59,11 @@ if TYPE_CHECKING:
     from crashloop_harness.cluster.remote import RemoteCluster
     from crashloop_harness.runs.checkprofiles import CheckProfile
 
-__all__ = ["ClusterOptions", "read_cluster_options", "session_cluster"]
+__all__ = ["ClusterOptions", "pytest_collect_file", "read_cluster_options", "session_cluster"]
 
-# Namespaced, so a user's own markers of any name are left to them; the plugin acts on
-# both: a matrix test runs only when -m names it, a disruptive one after every other.
-MATRIX_MARKER: Final = "crashloop_matrix"
-DISRUPTIVE_MARKER: Final = "crashloop_disruptive"
-MARKERS: Final = (
-    f"{MATRIX_MARKER}: the check on each release of --crashloop-versions (runs only when -m "
-    f"names {MATRIX_MARKER})",
-    f"{DISRUPTIVE_MARKER}: changes or breaks the cluster's nodes (kubelet config, stopped "
-    "kubelet, paused node); runs after every other test of the session",
-)
 _CALL_FAILED = pytest.StashKey[bool]()
 _SESSION_STARTED = pytest.StashKey[str]()
 _OPTIONS = pytest.StashKey[ClusterOptions]()
-_MARKERS_ON = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -78,7 +73,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Every option checked, before any test or cluster exists."""
     if asked_for(config):
-        _register_markers(config)
+        register_markers(config)
     if timeouts.SCALE_PROBLEM is not None:
         raise pytest.UsageError(timeouts.SCALE_PROBLEM)
     runs = ours(config, "runs-dir")
@@ -94,31 +89,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_OPTIONS] = read_cluster_options(config)
     if asked_for(config):
         _used(config)
-
-
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> None:
-    """Registers the markers just before the first test module that names one is imported.
-
-    A project that never names them sees no extra marker, even in ``pytest --markers``;
-    one that does gets them registered in time for ``--strict-markers``, which checks a
-    marker when the module's decorators run at import. Reading the file costs what
-    pytest's own assertion rewriting costs it anyway.
-    """
-    if file_path.suffix != ".py" or _MARKERS_ON in parent.config.stash:
-        return
-    try:
-        text = file_path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return  # pytest reports an unreadable module itself
-    if MATRIX_MARKER in text or DISRUPTIVE_MARKER in text:
-        _register_markers(parent.config)
-
-
-def _register_markers(config: pytest.Config) -> None:
-    if _MARKERS_ON not in config.stash:
-        config.stash[_MARKERS_ON] = True
-        for marker in MARKERS:
-            config.addinivalue_line("markers", marker)
 
 
 def _used(config: pytest.Config) -> None:
@@ -380,12 +350,12 @@ def crashloop_namespace(
     When the test failed, its pods, logs, events and the nodes' kubelet logs
     are collected first, into runs/<session>-pytest-evidence/<test>/.
     """
-    from crashloop_harness.cluster.kube import create_namespace, delete_namespace
-    from crashloop_harness.outputs.evidence import (
+    from crashloop_harness.cluster.evidence import (
         collect_failure_evidence,
         evidence_dir,
         export_kind_logs,
     )
+    from crashloop_harness.cluster.kube import create_namespace, delete_namespace
 
     name = create_namespace(crashloop_api, "crashloop")
     yield name

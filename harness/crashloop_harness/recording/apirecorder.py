@@ -32,7 +32,7 @@ from crashloop_harness.model.bounds import BOUNDS
 from crashloop_harness.model.durations import NS_PER_S
 from crashloop_harness.recording.closing import ClosesItsLog, RecorderErrors
 from crashloop_harness.recording.hostcpu import SaturatedSpan
-from crashloop_harness.recording.leases import LeaseReader
+from crashloop_harness.recording.leasereader import LeaseReader
 from crashloop_harness.recording.observercost import CpuReading, ObserverCost, read_cpu
 from crashloop_harness.recording.podwatch import Ended, PodNote, PodWatch
 from crashloop_harness.recording.recorder import ApiView, note_into, pending_from
@@ -154,7 +154,7 @@ class ApiRecorder(ClosesItsLog):
 
     def unobserved(self, node: str) -> list[tuple[int, int]]:
         """Node-clock spans between two of its Lease's renewals further apart than a live
-        kubelet's (see :mod:`crashloop_harness.recording.leases`)."""
+        kubelet's (see :mod:`crashloop_harness.recording.leasereader`)."""
         return self.leases.unobserved(node)
 
     def saturated(self) -> tuple[SaturatedSpan, ...]:

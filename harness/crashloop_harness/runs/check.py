@@ -22,9 +22,8 @@ from typing import Any, Final
 
 from kubernetes import client
 
-from crashloop_harness.cluster.lifecycle import Cluster
 from crashloop_harness.cluster.liveconfig import NodeConfigRow
-from crashloop_harness.cluster.remote import RemoteCluster
+from crashloop_harness.cluster.target import RunEnding, RunTarget
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.progress import Progress
 from crashloop_harness.model.backoff import BackoffCurve, curve_fields
@@ -34,19 +33,16 @@ from crashloop_harness.pods.skeleton import (
     MAIN_CONTAINER,
     conformance_pod,
     crashing_pod,
-    on_existing_node,
     probe_pod,
 )
 from crashloop_harness.recording.recorder import AttemptRecorder, Observer
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.runs.checkprofiles import CheckProfile, Need, check_variants_have_workers
-from crashloop_harness.runs.ending import RunEnding, apply_ending, stop_reason
+from crashloop_harness.runs.ending import apply_ending, stop_reason
 from crashloop_harness.runs.execute import execute
 from crashloop_harness.runs.lifecycle import (
     RunSetup,
     RunState,
-    Target,
-    cluster_info,
     prepare_run,
     publish,
 )
@@ -115,7 +111,7 @@ def _by_subject(
 
 
 def _subjects(
-    result: CheckResult, cluster: Target, run_id: str, image: str
+    result: CheckResult, cluster: RunTarget, run_id: str, image: str
 ) -> list[dict[str, Any]]:
     """Every pod of the check, registering each subject's curve, node, need and pod.
 
@@ -124,24 +120,19 @@ def _subjects(
     belong to the harness's own worker profiles).
     """
     pods: list[dict[str, Any]] = []
-    remote = isinstance(cluster, RemoteCluster)
     for worker in list(result.curves):
-        manifest = crashing_pod(worker, run_id, image)
-        if remote:
-            manifest = on_existing_node(manifest, worker)
+        manifest = cluster.place(crashing_pod(worker, run_id, image), worker)
         pods.append(manifest)
         result.needs[worker] = result.profile.need_for(worker, result.curves[worker])
         result.pods[manifest["metadata"]["name"]] = worker
-        profile_name = (
-            None if isinstance(cluster, RemoteCluster) else cluster.spec.worker(worker).profile.name
-        )
+        profile_name = cluster.profile_of(worker)
         for variant in result.profile.variants:
             if not variant.runs_beside(profile_name):
                 continue
             subject = variant.subject(worker)
             name = f"{variant.name}-{worker}"
             variant_pod = conformance_pod(name, worker, run_id, image, list(variant.args))
-            pods.append(on_existing_node(variant_pod, worker) if remote else variant_pod)
+            pods.append(cluster.place(variant_pod, worker))
             result.curves[subject] = result.curves[worker]
             result.nodes[subject] = result.nodes[worker]
             result.needs[subject] = variant.need
@@ -150,7 +141,7 @@ def _subjects(
 
 
 def run_check(
-    cluster: Target,
+    cluster: RunTarget,
     profile: CheckProfile,
     progress: Progress,
     *,
@@ -167,8 +158,7 @@ def run_check(
     configs, which are then not required to match the profiles: the mutation
     drill runs kubelets on a neighbour config and tells the check the original.
     """
-    if isinstance(cluster, Cluster):
-        check_variants_have_workers(profile, cluster)
+    check_variants_have_workers(profile, cluster)
     setup = prepare_run(
         cluster,
         f"check-{profile.name}",
@@ -192,7 +182,7 @@ def run_check(
 class _CheckSteps:
     """The check's part of the run lifecycle (crashloop_harness.runs.execute)."""
 
-    cluster: Target
+    cluster: RunTarget
     core: client.CoreV1Api
     observer: Observer
     on_sample: Callable[[CheckResult], None] | None
@@ -202,8 +192,8 @@ class _CheckSteps:
     def deploy(self, setup: RunSetup, result: CheckResult) -> None:
         for pod in _subjects(result, self.cluster, setup.run_id, setup.image):
             self.core.create_namespaced_pod(setup.namespace, pod)
-        # An existing cluster is always read through the API alone (prepare_run).
-        used = "selfreport" if isinstance(self.cluster, RemoteCluster) else self.observer
+        # A cluster read through the API alone records nothing else (prepare_run).
+        used = self.observer if self.cluster.reads_nodes else "selfreport"
         setup.recorder.trace.write("context", **check_context(result, setup.namespace, used))
 
     def observe(self, setup: RunSetup, result: CheckResult) -> None:
@@ -215,11 +205,11 @@ class _CheckSteps:
     def _probe(self, setup: RunSetup, result: CheckResult, elapsed_s: float) -> None:
         """One more restart-cost probe on every worker node, when one is due.
 
-        None on an existing cluster: read through the API alone, it has no
-        runtime timestamps to measure a node by (it is judged at the reference
-        host's cost), and probes would only load its nodes.
+        None on a cluster read through the API alone (an existing one): it has
+        no runtime timestamps to measure a node by (it is judged at the
+        reference host's cost), and probes would only load its nodes.
         """
-        if isinstance(self.cluster, RemoteCluster):
+        if not self.cluster.reads_nodes:
             return
         nodes = _probe_nodes(result)
         made = len(result.probes) // max(len(nodes), 1)
@@ -240,7 +230,7 @@ class _CheckSteps:
         conclude(result, setup.recorder)
         apply_ending(result, ending)
 
-    def write(self, setup: RunSetup, result: CheckResult, cluster: Target) -> None:
+    def write(self, setup: RunSetup, result: CheckResult, cluster: RunTarget) -> None:
         write_outputs(result, cluster)
 
 
@@ -405,7 +395,7 @@ def _observation(result: CheckResult, worker: str, *, required_restarts: int) ->
     )
 
 
-def summary_of(result: CheckResult, cluster: Target) -> RunSummary:
+def summary_of(result: CheckResult, cluster: RunTarget) -> RunSummary:
     return summarize(
         run_id=result.run_id,
         kind="conformance",
@@ -413,7 +403,7 @@ def summary_of(result: CheckResult, cluster: Target) -> RunSummary:
         profile=result.profile.name,
         started_at=result.started_at,
         finished_at=result.finished_at or datetime.now(UTC),
-        cluster=cluster_info(cluster, result.rows),
+        cluster=cluster.describe(result.rows),
         verdicts=list(result.verdicts.values()),
         configs=result.rows,
         attempts_recorded={worker: len(records) for worker, records in result.attempts.items()},
@@ -436,7 +426,7 @@ def coverage(result: CheckResult) -> dict[str, tuple[RuleCoverage, ...]]:
     }
 
 
-def write_outputs(result: CheckResult, cluster: Target) -> RunSummary:
+def write_outputs(result: CheckResult, cluster: RunTarget) -> RunSummary:
     """summary.json and junit.xml in the run directory (attempts.jsonl is already there)."""
     return publish(result.run_dir, summary_of(result, cluster))
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Final
 
-from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.cluster.target import RunTarget
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.model.backoff import BackoffCurve
@@ -155,15 +155,21 @@ CHECK_PROFILES: Final = {
 }
 
 
-def check_variants_have_workers(profile: CheckProfile, cluster: Cluster) -> None:
-    """A variant whose worker profile no worker runs would silently not be checked: refuse."""
-    running = {worker.profile.name for worker in cluster.spec.workers}
+def check_variants_have_workers(profile: CheckProfile, cluster: RunTarget) -> None:
+    """A variant whose worker profile no worker runs would silently not be checked: refuse.
+
+    A cluster without profiles (an existing one) runs only the variants that run beside
+    every node; the others are its report's "not covered".
+    """
+    running = cluster.profile_names()
+    if running is None:
+        return
     missing = [v for v in profile.variants if v.profile is not None and v.profile not in running]
     if missing:
         wanted = sorted({str(v.profile) for v in missing})
         raise HarnessError(
             f"the {profile.name} check runs {', '.join(v.name for v in missing)} beside a worker "
             f"with profile {', '.join(wanted)}, and no worker of "
-            f"cluster {cluster.spec.name} has it (profiles: {', '.join(sorted(running))})",
+            f"cluster {cluster.name} has it (profiles: {', '.join(sorted(running))})",
             "give one worker that profile in the cluster spec",
         )

@@ -23,16 +23,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Protocol, TypeVar
 
-from crashloop_harness.runs.ending import (
-    NO_ENDING_READ,
-    KubeletsAtStart,
-    RunEnding,
-    ending_of,
-    gather_evidence,
-    kubelets_at_start,
-    trace_outcome,
-)
-from crashloop_harness.runs.lifecycle import RunSetup, RunState, Target, clean_up
+from crashloop_harness.cluster.target import KubeletWatch, RunEnding, RunTarget
+from crashloop_harness.runs.ending import NO_ENDING_READ, trace_outcome
+from crashloop_harness.runs.lifecycle import RunSetup, RunState, clean_up
 
 R = TypeVar("R", bound=RunState)
 R_contra = TypeVar("R_contra", bound=RunState, contravariant=True)
@@ -60,7 +53,7 @@ class RunSteps(Protocol[R_contra]):
         """Judge what was measured, then let the ending (``apply_ending``) have its say."""
         ...
 
-    def write(self, setup: RunSetup, result: R_contra, cluster: Target) -> None:
+    def write(self, setup: RunSetup, result: R_contra, cluster: RunTarget) -> None:
         """The run's outputs in its directory."""
         ...
 
@@ -71,8 +64,14 @@ def _blamed_nodes(setup: RunSetup, result: RunState) -> set[str]:
     return {node for worker, node in setup.nodes.items() if worker in decided}
 
 
+def _wants_evidence(result: RunState, ending: RunEnding) -> bool:
+    """A failed or errored run's evidence is kept before its namespace goes; none once the
+    engine is gone (there is nothing left to ask)."""
+    return result.status in ("failed", "error") and ending.engine_gone is None
+
+
 def execute(
-    cluster: Target,
+    cluster: RunTarget,
     setup: RunSetup,
     result: R,
     steps: RunSteps[R],
@@ -80,7 +79,7 @@ def execute(
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> R:
     """Run ``steps`` on ``cluster`` through the one lifecycle; never raises on a bad verdict."""
-    kubelets = kubelets_at_start(cluster, setup.api, list(setup.nodes.values()))
+    kubelets = cluster.kubelets_at_start(setup.api, list(setup.nodes.values()))
     try:
         setup.recorder.start()
         steps.deploy(setup, result)
@@ -100,12 +99,12 @@ def execute(
 
 
 def _finish(
-    cluster: Target,
+    cluster: RunTarget,
     setup: RunSetup,
     result: R,
     steps: RunSteps[R],
     *,
-    kubelets: KubeletsAtStart,
+    kubelets: KubeletWatch,
     now: Callable[[], datetime],
 ) -> None:
     """The ending, every step of it whatever an earlier one raised, the clean-up last.
@@ -129,7 +128,7 @@ def _finish(
 
     def read_ending() -> None:
         nonlocal ending
-        ending = ending_of(kubelets, confirm=_blamed_nodes(setup, result))
+        ending = kubelets.ending(confirm=_blamed_nodes(setup, result))
 
     step("stop", lambda: steps.stop(setup, result))
     step("reading of its ending", read_ending)
@@ -142,15 +141,13 @@ def _finish(
     step("trace's outcome", lambda: trace_outcome(setup.recorder.trace, result, ending))
     step("trace's close", setup.recorder.trace.close)
     step("outputs", lambda: steps.write(setup, result, cluster))
-    step(
-        "evidence",
-        lambda: gather_evidence(setup.api, cluster, setup.namespace, result, ending),
-    )
+    if _wants_evidence(result, ending):
+        into = setup.run_dir / "evidence"
+        step("evidence", lambda: cluster.gather_evidence(setup.api, setup.namespace, into))
+    owned = setup.owns_namespace
     step(
         "clean-up",
-        lambda: clean_up(
-            setup.api, setup.namespace, ending.engine_gone, owns_namespace=setup.owns_namespace
-        ),
+        lambda: clean_up(setup.api, setup.namespace, ending.engine_gone, owns_namespace=owned),
     )
     if failed:
         first = failed[0][1]

@@ -1,19 +1,18 @@
 """What every measured run (the check, the scenarios) shares, in one place.
 
-At the start: the live configs checked against the profiles, the
-worker-to-node map, a run directory, the workload image loaded into the
-cluster, a fresh restricted namespace and a recorder writing into the run
-directory. After: the run's summary of its cluster, and the clean-up. How a
-run ended (its kubelets and engine against the start, evidence) is
+At the start, each asked of the cluster whatever its kind
+(:class:`~crashloop_harness.cluster.target.RunTarget`): the judged nodes'
+live configs, a run directory, the workload image made pullable, the run's
+namespace, and a recorder writing into the run directory. After: the
+run's outputs published, and the clean-up. How a run ended is read by
+:mod:`crashloop_harness.runs.execute` from the cluster's kubelets and judged in
 :mod:`crashloop_harness.runs.ending`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,35 +20,20 @@ from typing import Final
 
 from kubernetes import client
 
-from crashloop_harness.cluster.kube import (
-    create_namespace,
-    delete_namespace,
-    force_delete_pods,
-    node_statuses,
-)
-from crashloop_harness.cluster.kubeletswap import NodeKubelet, read_node_kubelet
-from crashloop_harness.cluster.lifecycle import Cluster, check_live_configs, live_config_rows
+from crashloop_harness.cluster.kube import delete_namespace, force_delete_pods
 from crashloop_harness.cluster.liveconfig import NodeConfigRow
-from crashloop_harness.cluster.remote import (
-    RemoteCluster,
-    live_rows,
-)
-from crashloop_harness.core import pins, timeouts
-from crashloop_harness.core.conventions import RUN_LABEL, WORKER_LABEL
-from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.cluster.target import RunTarget
 from crashloop_harness.core.paths import runs_dir
 from crashloop_harness.core.progress import Progress
 from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.outputs.junit import write_junit
-from crashloop_harness.outputs.summary import ClusterInfo, RunSummary
+from crashloop_harness.outputs.summary import RunSummary
 from crashloop_harness.outputs.summaryfile import write_summary
 from crashloop_harness.recording.apirecorder import ApiRecorder
 from crashloop_harness.recording.norecorder import NoRecorder
 from crashloop_harness.recording.observercost import ObserverCost
 from crashloop_harness.recording.recorder import AttemptRecorder, Observer, Recorder
 from crashloop_harness.recording.scope import RecordingScope
-from crashloop_harness.runs import leftovers
-from crashloop_harness.substrate.workloadimage import ensure_image, load_into
 
 
 @dataclass(kw_only=True)
@@ -122,20 +106,8 @@ def point_latest_at(run_dir: Path) -> None:
     os.replace(staging, link)
 
 
-def worker_nodes(api: client.ApiClient) -> dict[str, str]:
-    """worker name -> node name, from the nodes' worker labels."""
-    return {
-        status.labels[WORKER_LABEL]: status.name
-        for status in node_statuses(api)
-        if WORKER_LABEL in status.labels
-    }
-
-
-Target = Cluster | RemoteCluster
-
-
 def prepare_run(
-    cluster: Target,
+    cluster: RunTarget,
     what: str,
     progress: Progress,
     *,
@@ -147,147 +119,37 @@ def prepare_run(
     ``require_profiles=False`` lets a kubelet run another config than its
     profile (the caller judges against curves of its own; the rows still say
     where they differ). ``observer=None``: the run records nothing as a whole
-    (the overhead sweep records each cell itself). An existing cluster
-    (:class:`RemoteCluster`) has no profiles: each selected node is judged
-    against its own live config, its attempts recorded from the API alone.
+    (the overhead sweep records each cell itself). A cluster read through the
+    API alone (an existing one) records each attempt from the API, whatever
+    the observer asked for.
     """
     api = cluster.api()
-    if isinstance(cluster, RemoteCluster):
-        chosen = [s for s in node_statuses(api) if s.name in cluster.nodes]
-        rows = live_rows(api, chosen)
-        nodes = {status.name: status.name for status in chosen}
-        observer = "selfreport"
-    else:
-        rows = live_config_rows(api, cluster.spec)
-        if require_profiles:
-            check_live_configs(rows)
-        # Which binary each kubelet is, so the summary can say (a swapped one most of all).
-        rows = [dataclasses.replace(row, binary=read_node_kubelet(row.node)) for row in rows]
-        for row in rows:
-            if row.binary is not None and row.binary.swapped is not None:
-                progress(f"{row.node} runs a swapped kubelet: {row.binary.swapped}")
-        nodes = worker_nodes(api)
-    curves = {row.worker: row.curve for row in rows if row.worker is not None}
+    judged = cluster.node_rows(api, progress, require_profiles=require_profiles)
+    curves = {row.worker: row.curve for row in judged.rows if row.worker is not None}
     run_id, run_dir = new_run_dir(what)
-    owns_namespace = True
-    if isinstance(cluster, RemoteCluster):
-        image = cluster.workload_image
-        if cluster.namespace is not None:
-            namespace, owns_namespace = cluster.namespace, False
-            refuse_busy_namespace(api, namespace)
-        else:
-            namespace = _run_namespace(api, what, run_id)
-    else:
-        progress("workload image")
-        image = ensure_image()
-        load_into(cluster.name, cluster.kind_bin, image)
-        clear_leftover_runs(api, progress)
-        namespace = _run_namespace(api, what, run_id)
-    progress(f"run {run_id}: namespace {namespace}, records in {run_dir}")
-    node_workers = {node: worker for worker, node in nodes.items()}
-    scope = RecordingScope(api, namespace, run_id, run_dir, node_workers)
+    image = cluster.ready_image(progress)
+    namespace = cluster.run_namespace(api, what, run_id, progress)
+    progress(f"run {run_id}: namespace {namespace.name}, records in {run_dir}")
+    node_workers = {node: worker for worker, node in judged.nodes.items()}
+    scope = RecordingScope(api, namespace.name, run_id, run_dir, node_workers)
     recorder: AttemptRecorder
     if observer is None:
         recorder = NoRecorder()
-    elif observer == "selfreport":
+    elif not cluster.reads_nodes or observer == "selfreport":
         recorder = ApiRecorder(scope)
     else:
         recorder = Recorder(scope, observer=observer)
     return RunSetup(
-        api, rows, nodes, curves, run_id, run_dir, image, namespace, recorder, owns_namespace
-    )
-
-
-def _run_namespace(api: client.ApiClient, what: str, run_id: str) -> str:
-    return create_namespace(
         api,
-        f"crashloop-{what.split('-', maxsplit=1)[0]}",
-        labels=leftovers.run_labels(run_id),
-        annotations=leftovers.run_annotations(),
-    )
-
-
-def refuse_busy_namespace(api: client.ApiClient, namespace: str) -> None:
-    """A prepared namespace must hold no pods of another run: they would load its nodes."""
-    try:
-        pods = client.CoreV1Api(api).list_namespaced_pod(
-            namespace, label_selector=RUN_LABEL, _request_timeout=timeouts.API_REQUEST
-        )
-    except client.ApiException as error:
-        if error.status == 404:
-            raise HarnessError(
-                f"namespace {namespace} does not exist",
-                "create it with its role "
-                "(harness/crashloop_harness/resources/rbac/crashloop-check.yaml), or "
-                "leave --namespace out to let the check create one",
-            ) from error
-        raise HarnessError(
-            f"cannot list pods in namespace {namespace}: {error.status} {error.reason}",
-            "grant the check's role in it "
-            "(harness/crashloop_harness/resources/rbac/crashloop-check.yaml)",
-        ) from error
-    runs = sorted({pod.metadata.labels.get(RUN_LABEL, "") for pod in pods.items})
-    if runs:
-        raise HarnessError(
-            f"namespace {namespace} still holds pods of run {', '.join(runs)}",
-            f"wait for that run, or delete them: kubectl -n {namespace} delete pods -l {RUN_LABEL}",
-        )
-
-
-def clear_leftover_runs(api: client.ApiClient, progress: Progress) -> None:
-    """Remove run namespaces whose owner is gone; refuse to start beside a live run.
-
-    Their crash-looping pods would load the workers and skew every delay.
-    """
-    listed = client.CoreV1Api(api).list_namespace(
-        label_selector=RUN_LABEL, _request_timeout=timeouts.API_REQUEST
-    )
-    found = [
-        ns
-        for item in listed.items
-        if (
-            ns := leftovers.from_metadata(
-                item.metadata.name,
-                item.metadata.labels,
-                item.metadata.annotations,
-                item.status.phase if item.status else "",
-            )
-        )
-        is not None
-    ]
-    decision = leftovers.classify(found, me=leftovers.owner_of_this_process())
-    if decision.busy:
-        raise HarnessError(
-            "another run is measuring on this cluster: "
-            + ", ".join(f"{ns.name} (run {ns.run_id}, owner {ns.owner})" for ns in decision.busy),
-            "wait for it to finish, or stop it; if its owner is gone, "
-            "`kubectl delete namespace NAME` with the harness's kubeconfig",
-        )
-    for ns in decision.remove:
-        progress(
-            f"removing namespace {ns.name} left by run {ns.run_id} (owner {ns.owner or 'unknown'} "
-            "is gone): its crash-looping pods would skew this run's delays"
-        )
-        delete_namespace(api, ns.name)
-
-
-def cluster_info(cluster: Target, rows: Sequence[NodeConfigRow]) -> ClusterInfo:
-    """The cluster as a run's summary names it; an existing one by its kubelets' versions."""
-    if isinstance(cluster, RemoteCluster):
-        versions = sorted({row.kubelet_version for row in rows if row.kubelet_version})
-        return ClusterInfo(
-            name=cluster.name,
-            node_image="-",
-            kubernetes_version=", ".join(versions) or "-",
-            # Each node's kubelet as its Node object reports it; its binary is out of reach.
-            kubelets=tuple(NodeKubelet(row.node, row.kubelet_version or "-", "-") for row in rows),
-        )
-    return ClusterInfo(
-        name=cluster.name,
-        node_image=cluster.image,
-        kubernetes_version=cluster.spec.kubernetes.version,
-        kubelets=tuple(row.binary for row in rows if row.binary is not None),
-        kind_version=pins.KIND_VERSION,
+        judged.rows,
+        judged.nodes,
+        curves,
+        run_id,
+        run_dir,
+        image,
+        namespace.name,
+        recorder,
+        namespace.owned,
     )
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from crashloop_harness.cluster.kube import worker_nodes
 from crashloop_harness.cluster.kubeletput import put_image_kubelet_back, put_kubelet
 from crashloop_harness.cluster.lifecycle import Cluster
 from crashloop_harness.core import pins
@@ -26,7 +27,6 @@ from crashloop_harness.outputs.summaryfile import read_summary
 from crashloop_harness.recording.trace import TRACE_FILE, read_trace
 from crashloop_harness.runs.check import run_check
 from crashloop_harness.runs.checkprofiles import CheckProfile
-from crashloop_harness.runs.lifecycle import worker_nodes
 from crashloop_harness.substrate.kubeletbuild import Kubelet, kubelet_from_patch
 from crashloop_harness.substrate.mutantset import Mutant
 

@@ -26,7 +26,7 @@ from typing import Final
 from kubernetes import client
 
 from crashloop_harness.cluster.liveconfig import NodeConfigRow
-from crashloop_harness.cluster.remote import RemoteCluster
+from crashloop_harness.cluster.target import RunEnding, RunTarget
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.conventions import RUN_LABEL
 from crashloop_harness.core.errors import HarnessError
@@ -43,17 +43,11 @@ from crashloop_harness.outputs.summary import (
 )
 from crashloop_harness.recording.apirecorder import ApiRecorder
 from crashloop_harness.recording.records import AttemptRecord
-from crashloop_harness.runs.ending import (
-    RunEnding,
-    apply_ending,
-    stop_reason,
-)
+from crashloop_harness.runs.ending import apply_ending, stop_reason
 from crashloop_harness.runs.execute import execute
 from crashloop_harness.runs.lifecycle import (
     RunSetup,
     RunState,
-    Target,
-    cluster_info,
     prepare_run,
     publish,
 )
@@ -91,7 +85,7 @@ class ScenarioRun(RunState):
 
 
 def run_scenarios(
-    cluster: Target,
+    cluster: RunTarget,
     progress: Progress,
     scenarios: Iterable[str] = SCENARIOS,
     *,
@@ -131,7 +125,7 @@ def run_scenarios(
         setup.image,
         setup.nodes,
         setup.recorder,
-        remote=isinstance(cluster, RemoteCluster),
+        remote=not cluster.reads_nodes,
         kubelet_versions={row.worker: row.kubelet_version for row in setup.rows if row.worker},
     )
     if stop is not None:
@@ -194,7 +188,7 @@ class _ScenarioSteps:
     def conclude(self, setup: RunSetup, result: ScenarioRun, ending: RunEnding) -> None:
         conclude_scenarios(result, self.live, self.watches, ending)
 
-    def write(self, setup: RunSetup, result: ScenarioRun, cluster: Target) -> None:
+    def write(self, setup: RunSetup, result: ScenarioRun, cluster: RunTarget) -> None:
         write_outputs(result, cluster)
         if result.observer is not None:
             self.progress(result.observer.headline())
@@ -314,7 +308,7 @@ def _conclude(result: ScenarioRun) -> None:
 # --- outputs ------------------------------------------------------------------------------
 
 
-def summary_of(result: ScenarioRun, cluster: Target) -> RunSummary:
+def summary_of(result: ScenarioRun, cluster: RunTarget) -> RunSummary:
     """summary.json in the model every run writes: each metric per scenario and worker."""
     return summarize(
         run_id=result.run_id,
@@ -322,7 +316,7 @@ def summary_of(result: ScenarioRun, cluster: Target) -> RunSummary:
         profile=PROFILE_SCENARIOS,
         started_at=result.started_at,
         finished_at=result.finished_at or datetime.now(UTC),
-        cluster=cluster_info(cluster, result.rows),
+        cluster=cluster.describe(result.rows),
         verdicts=[],
         configs=[],
         attempts_recorded={},
@@ -352,6 +346,6 @@ def summary_of(result: ScenarioRun, cluster: Target) -> RunSummary:
     )
 
 
-def write_outputs(result: ScenarioRun, cluster: Target) -> RunSummary:
+def write_outputs(result: ScenarioRun, cluster: RunTarget) -> RunSummary:
     """summary.json and junit.xml, as a check writes them (attempts.jsonl is already there)."""
     return publish(result.run_dir, summary_of(result, cluster))

@@ -14,7 +14,7 @@ import pytest
 from crashloop_harness.cli import app as cli
 from crashloop_harness.cli import cluster as cli_cluster
 from crashloop_harness.cli.app import build_parser
-from crashloop_harness.cluster import lifecycle
+from crashloop_harness.cluster import lifecycle, nodecontainers
 from crashloop_harness.cluster.kube import NodeStatus
 from crashloop_harness.core import pins
 from crashloop_harness.core.errors import HarnessError
@@ -174,11 +174,11 @@ def test_nodes_whose_addresses_swapped_after_a_restart_are_named() -> None:
         "crashloop-control-plane": "172.18.0.2",
         "crashloop-worker3": "172.18.0.5",
     }
-    assert lifecycle.moved_nodes(statuses, ips) == [
+    assert nodecontainers.moved_nodes(statuses, ips) == [
         "crashloop-worker: the API server has 172.18.0.3, the container has 172.18.0.4",
         "crashloop-worker2: the API server has 172.18.0.4, the container has 172.18.0.3",
     ]
-    assert lifecycle.moved_nodes(statuses[2:], ips) == []
+    assert nodecontainers.moved_nodes(statuses[2:], ips) == []
 
 
 def test_sigint_interrupts_even_when_inherited_as_ignored(

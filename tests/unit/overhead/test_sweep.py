@@ -7,12 +7,14 @@ tier's (tests/e2e/test_overhead.py); here each cell is a recorded call.
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 
+from crashloop_harness.cluster.target import RunEnding, RunTarget
 from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.overhead import sweep as sweep_module
 from crashloop_harness.overhead.analysis import Cell
@@ -20,9 +22,8 @@ from crashloop_harness.overhead.plan import OverheadPlan, WorkerTarget
 from crashloop_harness.overhead.sweep import OverheadRun, _Sweep, _SweepSteps
 from crashloop_harness.recording.norecorder import NoRecorder
 from crashloop_harness.runs import execute as lifecycle_module
-from crashloop_harness.runs.ending import RunEnding
 from crashloop_harness.runs.execute import execute
-from crashloop_harness.runs.lifecycle import RunSetup, Target
+from crashloop_harness.runs.lifecycle import RunSetup
 
 FAST = BackoffCurve(timedelta(seconds=1), timedelta(seconds=2))
 PLAN = OverheadPlan(
@@ -46,14 +47,33 @@ def cells(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, bool]]:
 
     monkeypatch.setattr(sweep_module, "_measure_cell", measure)
     monkeypatch.setattr(sweep_module, "write_overhead_run", lambda run: run.run_dir)
-    for name in ("kubelets_at_start", "trace_outcome", "gather_evidence", "clean_up"):
+    for name in ("trace_outcome", "clean_up"):
         monkeypatch.setattr(lifecycle_module, name, lambda *_a, **_k: None)
-    monkeypatch.setattr(lifecycle_module, "ending_of", lambda _kubelets, confirm=(): NO_ENDING)
     return measured
 
 
+@dataclass
+class _Cluster:
+    """The cluster-facing half of a run: kubelets read with the ending it is given."""
+
+    ending_is: RunEnding = NO_ENDING
+
+    def kubelets_at_start(self, api: object, nodes: object) -> _Cluster:
+        return self
+
+    def ending(self, confirm: object = ()) -> RunEnding:
+        return self.ending_is
+
+    def gather_evidence(self, api: object, namespace: str, into: Path) -> None:
+        pass
+
+
 def _sweep(
-    *, stop: threading.Event | None = None, on_cell: Any = None, tmp: Path = Path("runs/r")
+    *,
+    stop: threading.Event | None = None,
+    on_cell: Any = None,
+    tmp: Path = Path("runs/r"),
+    cluster: _Cluster | None = None,
 ) -> OverheadRun:
     setup = cast(
         RunSetup,
@@ -64,6 +84,7 @@ def _sweep(
                 "api": None,
                 "nodes": {"fast": "node-fast"},
                 "namespace": "ns",
+                "run_dir": tmp,
                 "owns_namespace": True,
                 "recorder": NoRecorder(),
             },
@@ -71,7 +92,8 @@ def _sweep(
     )
     sweep = _Sweep(None, "ns", "r", tmp, "img", PLAN, stop or threading.Event(), lambda _m: None)
     result = OverheadRun(run_id="r", run_dir=tmp, plan=PLAN)
-    return execute(cast(Target, None), setup, result, _SweepSteps(sweep, on_cell))
+    target = cast(RunTarget, cluster or _Cluster())
+    return execute(target, setup, result, _SweepSteps(sweep, on_cell))
 
 
 def test_every_cell_is_measured_in_the_plans_order_and_handed_on_at_once(
@@ -95,11 +117,10 @@ def test_a_stop_between_cells_ends_the_sweep_interrupted_with_what_it_measured(
 
 
 def test_a_kubelet_restarted_during_the_sweep_makes_it_an_error(
-    cells: list[tuple[str, int, bool]], monkeypatch: pytest.MonkeyPatch
+    cells: list[tuple[str, int, bool]],
 ) -> None:
     restarted = RunEnding(("the kubelet of node node-fast restarted",), (), None)
-    monkeypatch.setattr(lifecycle_module, "ending_of", lambda _kubelets, confirm=(): restarted)
-    run = _sweep()
+    run = _sweep(cluster=_Cluster(restarted))
     assert run.status == "error"
     assert "node-fast restarted" in run.reason
 

@@ -9,12 +9,8 @@ import pytest
 from freezegun import freeze_time
 from kubernetes import client
 
-from crashloop_harness.recording.leases import (
-    LEASE_POLL_S,
-    RENEW_GAP_NS,
-    LeaseReader,
-    stopped_renewing,
-)
+from crashloop_harness.cluster.leases import RENEW_GAP_NS, stopped_renewing
+from crashloop_harness.recording.leasereader import LEASE_POLL_S, LeaseReader
 from crashloop_harness.recording.trace import NoTrace
 from crashloop_harness.verdict import Observation, judge_worker
 from tests.fakeclock import REAL_TIME_FOR

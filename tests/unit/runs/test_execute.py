@@ -9,10 +9,10 @@ from typing import Any, cast
 
 import pytest
 
+from crashloop_harness.cluster.target import RunEnding, RunTarget
 from crashloop_harness.runs import execute as lifecycle_module
-from crashloop_harness.runs.ending import RunEnding
 from crashloop_harness.runs.execute import execute
-from crashloop_harness.runs.lifecycle import RunSetup, RunState, Target
+from crashloop_harness.runs.lifecycle import RunSetup, RunState
 
 FINISHED = datetime(2026, 12, 5, 5, 0, tzinfo=UTC)
 
@@ -54,7 +54,9 @@ class _Steps:
 
     def observe(self, setup: RunSetup, result: RunState) -> None:
         self._step("observe")
-        result.status = "observed"
+        result.status = self.verdict
+
+    verdict: str = "failed"
 
     def stop(self, setup: RunSetup, result: RunState) -> None:
         self._step("stop")
@@ -64,13 +66,47 @@ class _Steps:
         if ending.errors:
             result.status = "error"
 
-    def write(self, setup: RunSetup, result: RunState, cluster: Target) -> None:
+    def write(self, setup: RunSetup, result: RunState, cluster: RunTarget) -> None:
         self.calls.append("write")
+
+
+@dataclass
+class _Watch:
+    calls: list[str]
+    ending_is: RunEnding = field(default_factory=lambda: RunEnding((), (), None))
+    fail: bool = False
+
+    def ending(self, confirm: object = ()) -> RunEnding:
+        self.calls.append("ending read")
+        if self.fail:
+            raise OSError("kubelets unreadable")
+        return self.ending_is
+
+
+@dataclass
+class _Cluster:
+    """The cluster-facing part of a run, each call recorded (RunTarget's run-time half)."""
+
+    calls: list[str]
+    watch: _Watch = field(init=False)
+    fail_in: str | None = None
+
+    def __post_init__(self) -> None:
+        self.watch = _Watch(self.calls, fail=self.fail_in == "ending read")
+
+    def kubelets_at_start(self, api: object, nodes: object) -> _Watch:
+        self.calls.append("kubelets read")
+        return self.watch
+
+    def gather_evidence(self, api: object, namespace: str, into: Path) -> None:
+        self.calls.append("evidence")
+        if self.fail_in == "evidence":
+            raise OSError("evidence unreadable")
 
 
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every step execute() takes, the cluster-facing ones replaced by records of the call."""
+    """Every step execute() takes, the ones beyond the cluster replaced by records of the call."""
     seen: list[str] = []
 
     def record(name: str, value: Any = None) -> Any:
@@ -80,21 +116,18 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
         return step
 
-    monkeypatch.setattr(lifecycle_module, "kubelets_at_start", record("kubelets read"))
-    monkeypatch.setattr(
-        lifecycle_module, "ending_of", record("ending read", RunEnding((), (), None))
-    )
     monkeypatch.setattr(lifecycle_module, "trace_outcome", record("outcome traced"))
-    monkeypatch.setattr(lifecycle_module, "gather_evidence", record("evidence"))
     monkeypatch.setattr(lifecycle_module, "clean_up", record("cleaned up"))
     return seen
 
 
-def _run(calls: list[str], steps: _Steps) -> RunState:
-    return _run_into(calls, steps, RunState(run_id="r", run_dir=Path("runs/r")))
+def _run(calls: list[str], steps: _Steps, cluster: _Cluster | None = None) -> RunState:
+    return _run_into(calls, steps, RunState(run_id="r", run_dir=Path("runs/r")), cluster)
 
 
-def _run_into(calls: list[str], steps: _Steps, result: RunState) -> RunState:
+def _run_into(
+    calls: list[str], steps: _Steps, result: RunState, cluster: _Cluster | None = None
+) -> RunState:
     setup = cast(
         RunSetup,
         type(
@@ -104,12 +137,14 @@ def _run_into(calls: list[str], steps: _Steps, result: RunState) -> RunState:
                 "api": None,
                 "nodes": {"fast": "n1"},
                 "namespace": "ns",
+                "run_dir": Path("runs/r"),
                 "owns_namespace": True,
                 "recorder": _Recorder(calls),
             },
         )(),
     )
-    return execute(cast(Target, None), setup, result, steps, now=lambda: FINISHED)
+    target = cast(RunTarget, cluster or _Cluster(calls))
+    return execute(target, setup, result, steps, now=lambda: FINISHED)
 
 
 THE_ENDING = [
@@ -132,8 +167,13 @@ def test_the_steps_run_once_each_in_their_order(calls: list[str]) -> None:
     result = _run(calls, _Steps(calls))
     assert calls[:4] == ["kubelets read", "recorder started", "deploy", "observe"]
     assert _ending(calls) == THE_ENDING
-    assert "conclude (observed)" in calls
+    assert "conclude (failed)" in calls
     assert result.finished_at == FINISHED
+
+
+def test_a_passed_run_gathers_no_evidence(calls: list[str]) -> None:
+    _run(calls, _Steps(calls, verdict="passed"))
+    assert _ending(calls) == [step for step in THE_ENDING if step != "evidence"]
 
 
 def test_an_interruption_is_judged_written_and_cleaned_up_like_any_run(calls: list[str]) -> None:
@@ -141,7 +181,8 @@ def test_an_interruption_is_judged_written_and_cleaned_up_like_any_run(calls: li
     result = _run(calls, steps)
     assert result.status == "interrupted"
     assert result.reason == steps.interrupted_reason
-    assert _ending(calls) == THE_ENDING
+    # Nothing failed: an interrupted run keeps what it measured and needs no evidence.
+    assert _ending(calls) == [step for step in THE_ENDING if step != "evidence"]
 
 
 def test_an_unexpected_error_ends_the_run_in_error_then_goes_on(calls: list[str]) -> None:
@@ -152,12 +193,10 @@ def test_an_unexpected_error_ends_the_run_in_error_then_goes_on(calls: list[str]
     assert _ending(calls) == THE_ENDING
 
 
-def test_the_ending_has_its_say_after_the_verdicts(
-    calls: list[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    restarted = RunEnding(("the kubelet of node n1 restarted",), (), None)
-    monkeypatch.setattr(lifecycle_module, "ending_of", lambda _kubelets, confirm=(): restarted)
-    assert _run(calls, _Steps(calls)).status == "error"
+def test_the_ending_has_its_say_after_the_verdicts(calls: list[str]) -> None:
+    cluster = _Cluster(calls)
+    cluster.watch.ending_is = RunEnding(("the kubelet of node n1 restarted",), (), None)
+    assert _run(calls, _Steps(calls, verdict="passed"), cluster).status == "error"
 
 
 @dataclass
@@ -171,7 +210,7 @@ class _FailingEndStep(_Steps):
         if self.fail_at_end == "stop":
             raise OSError("the recorder would not stop")
 
-    def write(self, setup: RunSetup, result: RunState, cluster: Target) -> None:
+    def write(self, setup: RunSetup, result: RunState, cluster: RunTarget) -> None:
         self.calls.append("write")
         if self.fail_at_end == "write":
             raise OSError("disk full")
@@ -210,3 +249,49 @@ def test_every_later_failure_is_a_note_on_the_first(
     assert raised.value.__notes__ == [
         "then the run's clean-up failed too: RuntimeError: namespace stuck"
     ]
+
+
+@dataclass
+class _FailingAt(_Steps):
+    """Steps that raise in their own ending step ``at``, if it is one of theirs."""
+
+    at: str = "write"
+
+    def stop(self, setup: RunSetup, result: RunState) -> None:
+        self._at("stop")
+
+    def conclude(self, setup: RunSetup, result: RunState, ending: RunEnding) -> None:
+        super().conclude(setup, result, ending)
+        if self.at == "conclude":
+            raise ValueError("a verdict bug")
+
+    def write(self, setup: RunSetup, result: RunState, cluster: RunTarget) -> None:
+        self._at("write")
+
+    def _at(self, name: str) -> None:
+        self.calls.append(name)
+        if self.at == name:
+            raise OSError(f"{name} broke")
+
+
+@pytest.mark.parametrize("broken", [s for s in THE_ENDING if s != "cleaned up"])
+def test_evidence_and_clean_up_run_whatever_ending_step_raised(
+    calls: list[str], monkeypatch: pytest.MonkeyPatch, broken: str
+) -> None:
+    def raising(*_args: object, **_kwargs: object) -> None:
+        calls.append(broken)
+        raise OSError(f"{broken} broke")
+
+    if broken == "outcome traced":
+        monkeypatch.setattr(lifecycle_module, "trace_outcome", raising)
+    if broken == "trace closed":
+        monkeypatch.setattr(_Trace, "close", lambda _self: raising())
+    cluster = _Cluster(calls, fail_in=broken)
+    result = RunState(run_id="r", run_dir=Path("runs/r"))
+    # Evidence is gathered only for a failure: that case starts from one.
+    verdict = "failed" if broken == "evidence" else "passed"
+    with pytest.raises((OSError, ValueError)):
+        _run_into(calls, _FailingAt(calls, verdict=verdict, at=broken), result, cluster)
+    # A raising step makes the run an error, and an error's evidence is gathered.
+    assert result.status == "error"
+    assert _ending(calls) == THE_ENDING, broken

@@ -74,8 +74,11 @@ def test_an_override_replaces_the_rule_for_that_worker_only() -> None:
 
 
 def _cluster(*profiles: str) -> Any:
-    workers = [SimpleNamespace(profile=SimpleNamespace(name=p)) for p in profiles]
-    return SimpleNamespace(spec=SimpleNamespace(name="c", workers=workers))
+    return SimpleNamespace(name="c", profile_names=lambda: frozenset(profiles))
+
+
+def test_a_cluster_without_profiles_runs_only_the_variants_beside_every_node() -> None:
+    check_variants_have_workers(FULL, SimpleNamespace(name="ops", profile_names=lambda: None))
 
 
 def test_a_variant_without_its_worker_is_refused_before_anything_runs() -> None:

@@ -1,4 +1,4 @@
-"""Evidence collection (crashloop_harness.outputs.evidence): explain(), never raising, no
+"""Evidence collection (crashloop_harness.cluster.evidence): explain(), never raising, no
 cluster."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from crashloop_harness.outputs.evidence import (
+from crashloop_harness.cluster.evidence import (
     ERRORS_FILE,
     KIND_LOGS_MARKER,
     collect_failure_evidence,
@@ -263,7 +263,7 @@ class FakeCore:
 
 @pytest.fixture
 def fake_core(monkeypatch: pytest.MonkeyPatch) -> Iterator[client.ApiClient]:
-    # crashloop_harness.outputs.evidence builds its CoreV1Api from the client module at call
+    # crashloop_harness.cluster.evidence builds its CoreV1Api from the client module at call
     # time; monkeypatch restores the real class after the test.
     monkeypatch.setattr(client, "CoreV1Api", FakeCore)
     # A real ApiClient only for its model serialisation; it never connects.

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import pytest
 
 from crashloop_harness.cli.app import interrupt_on_hangup_and_terminate
+from crashloop_harness.cluster import leftovers
+from crashloop_harness.cluster.leftovers import RunNamespace, classify, from_metadata
 from crashloop_harness.core.conventions import OWNER_ANNOTATION
-from crashloop_harness.runs import leftovers
-from crashloop_harness.runs.leftovers import RunNamespace, classify, from_metadata
 
 ME = "laptop/100"
 

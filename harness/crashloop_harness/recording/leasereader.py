@@ -1,13 +1,11 @@
-"""The nodes' Leases: when each kubelet last said it was alive, read through the API alone.
+"""The run's nodes' Leases read throughout a run: spans a node was not observed, silent nodes.
 
 On a cluster reached by a kubeconfig alone no node is read directly, so a
 node frozen mid-run (paused, overloaded, cut off) would read as a kubelet
-that stopped restarting. Every kubelet renews its node's Lease in
-``kube-node-lease`` every 10 s (see the ``lease_renew_gap`` bound), writing
-``spec.renewTime`` from the node's own clock. This reader polls the Leases
-of the run's nodes; a gap between two renewals longer than the bound is a
-span in which the node was not observed (node clock, ns), and a node whose
-Lease has not moved for longer than a run tolerates is silent.
+that stopped restarting. This reader polls the Leases of the run's nodes
+(:mod:`crashloop_harness.cluster.leases`); a gap between two renewals longer
+than the bound is a span in which the node was not observed (node clock, ns),
+and a node whose Lease has not moved for longer than a run tolerates is silent.
 
 Each renewal seen is kept in the run's trace (``lease``), so a replay feeds
 the same renewals to :meth:`LeaseReader.on_renewed`.
@@ -18,70 +16,21 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable
 from typing import Final
 
 from kubernetes import client
 
+from crashloop_harness.cluster.leases import LEASE_NAMESPACE, RENEW_GAP_NS, renewed_ns
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import first_line
-from crashloop_harness.model.bounds import BOUNDS
 from crashloop_harness.model.durations import NS_PER_S
 from crashloop_harness.recording.trace import Tap
 
-LEASE_NAMESPACE: Final = "kube-node-lease"
-# The longest gap between two renewals of a live kubelet (bounds table).
-RENEW_GAP_NS: Final = int(BOUNDS["lease_renew_gap"].as_seconds() * NS_PER_S)
 # How often the Leases are read: a fifth of a renewal period.
 LEASE_POLL_S: Final = 2.0
 # Far past any run: the end of a span that has not ended yet.
 _OPEN_END_NS: Final = 2**62
-
-
-def renewed_ns(lease: client.V1Lease) -> int | None:
-    """When a Lease was last renewed (its holder's clock, ns), None when it never was."""
-    renewed = lease.spec.renew_time if lease.spec else None
-    return int(renewed.timestamp() * 1_000_000) * 1_000 if isinstance(renewed, datetime) else None
-
-
-def last_renewals(api: client.ApiClient, nodes: Iterable[str]) -> dict[str, int | None]:
-    """node -> when its kubelet last renewed its Lease (node clock, ns); None where unread."""
-    leases = client.CoordinationV1Api(api)
-    found: dict[str, int | None] = {}
-    for node in nodes:
-        try:
-            lease = leases.read_namespaced_lease(
-                node, LEASE_NAMESPACE, _request_timeout=timeouts.API_REQUEST
-            )
-        except Exception:  # unreadable (RBAC, the API away): nothing said of this node
-            found[node] = None
-            continue
-        found[node] = renewed_ns(lease)
-    return found
-
-
-def stopped_renewing(
-    renewals: Mapping[str, int | None], now_ns: int, already: Iterable[str] = ()
-) -> list[str]:
-    """The kubelets whose Lease was last renewed longer ago than a live kubelet's gap.
-
-    Frozen (SIGSTOP, its process alive) or exited, a kubelet that no longer
-    renews its Lease restarts nothing: seen from outside it is one fact, said
-    one way. ``already`` are nodes said stopped otherwise (their process gone).
-    """
-    said = set(already)
-    return [
-        f"the kubelet of node {node} stopped answering: its Lease was last renewed at "
-        f"{_utc(renewed)}, {(now_ns - renewed) / NS_PER_S:.0f}s before the run's end (bound "
-        "lease_renew_gap): frozen or stopped, it restarts nothing"
-        for node, renewed in renewals.items()
-        if renewed is not None and now_ns - renewed > RENEW_GAP_NS and node not in said
-    ]
-
-
-def _utc(ns: int) -> str:
-    return f"{datetime.fromtimestamp(ns / NS_PER_S, UTC):%H:%M:%S} UTC"
 
 
 class LeaseReader:
