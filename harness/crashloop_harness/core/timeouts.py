@@ -119,8 +119,11 @@ NAMESPACE_GONE: Final = _s(120.0)
 
 # A progress ticker's thread gone after its stop is set (it looks once a second).
 TICKER_STOP: Final = _s(5.0)
-# A report opened in headless Chromium: the page and every image loaded.
+# A page opened in headless Chromium (a run's report, a page of the docs site): the page and
+# every image loaded.
 BROWSER_PAGE: Final = _s(60.0)
+# The docs site built by `mkdocs build --strict` (`make docs`): about 1.5 s on a 2-core machine.
+DOCS_BUILD: Final = _s(120.0)
 
 # Host set-up: Debian packages, Go builds, kind.
 APT_QUERY: Final = _s(30.0)
