@@ -3,8 +3,8 @@
 For each kind of run the docs show (a check; a demo-like run with the talk's
 scenarios beside it), from this session's real runs: the page renders, every
 image loads, nothing scrolls sideways at 1280 px, and the verdict is the first
-thing on the page. A screenshot of each is kept in its run directory (the docs
-keep one per kind: docs/screenshots/).
+thing on the page. A screenshot of each is kept in its run directory (the docs'
+pictures are made from real runs by scripts/screenshots.py).
 """
 
 from __future__ import annotations
