@@ -313,7 +313,7 @@ class Tally:
         else:
             self.failed += 1
         # Every rule that fired, once per run: which ones a case relies on.
-        self.rules.update({_rule(failure) for failure in verdict.failures})
+        self.rules.update({failure.code for failure in verdict.failures})
 
     @property
     def caught(self) -> int:
@@ -350,23 +350,6 @@ def _judge(
 
 def _share(count: int, runs: int) -> str:
     return f"{100 * count / runs:.1f} %"
-
-
-def _rule(failure: str) -> str:
-    for name, rule in (
-        ("too slow to judge", "too slow"),
-        ("levels unconfirmed", "levels unconfirmed"),
-        ("cap came", "cap median"),
-        ("too early", "too early"),
-        ("too late", "too late"),
-        ("unconfirmed", "unconfirmed"),
-        ("reported", "reported"),
-        ("overdue", "overdue"),
-        ("incomplete", "incomplete"),
-    ):
-        if name in failure:
-            return rule
-    return failure.split(":")[1].strip()[:30] if ":" in failure else failure[:30]
 
 
 def _with_tables(page: Path, command: str, tables: str) -> str:

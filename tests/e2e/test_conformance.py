@@ -36,7 +36,7 @@ def test_the_check_passes_on_a_correct_cluster(conformance: CheckResult) -> None
 def test_worker_restarts_follow_its_live_curve(conformance: CheckResult, worker: str) -> None:
     verdict = conformance.verdicts[worker]
     assert verdict.checks, f"{worker}: no restart was measured"
-    assert verdict.passed, "\n".join(verdict.failures)
+    assert verdict.passed, "\n".join(verdict.messages)
 
 
 @pytest.mark.parametrize("worker", WORKERS)
@@ -78,7 +78,7 @@ def test_the_back_off_counts_from_the_exit_not_the_start(
     """Attempts that work 5s still wait the worker's full back-off after they exit."""
     subject = RUNS_5S[worker]
     verdict = conformance.verdicts[subject]
-    assert verdict.passed, "\n".join(verdict.failures)
+    assert verdict.passed, "\n".join(verdict.messages)
     attempts = conformance.attempts[subject]
     assert len(attempts) >= 5
     for finished in attempts[:-1]:
@@ -155,6 +155,6 @@ def test_the_verdict_fails_a_model_one_step_off(
         observation=Observation(pending_reported_s=pending[1] if pending else None),
     )
     assert not verdict.passed
-    message = verdict.failures[0]
+    message = verdict.messages[0]
     allowed = (first_failing,) if isinstance(first_failing, str) else first_failing
     assert any(message.startswith(f"{worker}: {prefix}") for prefix in allowed), message

@@ -55,7 +55,7 @@ def test_live_config_defaults_the_max_to_300s(observed: CheckResult) -> None:
 
 def test_measured_restarts_follow_initial_1s_max_300s(observed: CheckResult) -> None:
     verdict = observed.verdicts["gate-only"]
-    assert verdict.passed, "\n".join(verdict.failures)
+    assert verdict.passed, "\n".join(verdict.messages)
     eighth = next(check for check in verdict.checks if check.n == 8)
     assert eighth.expected_s == 64.0
     # The kubelet's own reading of its back-off: 64s, not a 60s cap.

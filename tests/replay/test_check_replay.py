@@ -109,7 +109,7 @@ def test_a_neighbour_curve_is_caught_at_its_first_wrong_restart(
     assert result.status == "failed", result.reason
     verdict = result.verdicts[worker]
     assert not verdict.passed
-    assert restart in verdict.failures[0], verdict.failures
+    assert restart in verdict.messages[0], verdict.failures
     assert worker in result.decided, "caught before the window ended"
     others = [v for s, v in result.verdicts.items() if s != worker and "/" not in s]
     assert all(v.passed for v in others), [v.failures for v in others]
@@ -228,7 +228,7 @@ def test_late_restarts_on_a_saturated_host_are_the_machine_s_not_the_kubelet_s(
     assert busy.status == "error", busy.reason
     assert busy.verdicts["fast"].in_error
     assert "the host was saturated" in busy.reason
-    assert "the host was saturated (its CPUs 98% busy)" in " ".join(busy.verdicts["fast"].failures)
+    assert "the host was saturated (its CPUs 98% busy)" in " ".join(busy.verdicts["fast"].messages)
     # Busy below the threshold excuses nothing.
     half = replay_check(
         quick, tmp_path / "half", Changes(curves=told, edit=quiet, add=host_load(quick, busy=0.5))
@@ -346,10 +346,10 @@ def test_a_fast_worker_whose_levels_are_hidden_fails_for_want_of_them_not_its_de
     assert result.status == "failed"
     # Below 5s no single restart needs its level; together most must show it.
     assert all(check.passed for check in fast.checks)
-    (problem,) = fast.problems
+    (problem,) = [p.words for p in fast.problems]
     assert problem.startswith("levels unconfirmed: the kubelet's back-off level was seen before 0")
     # A sound kubelet's delays: the cap's median is not what failed it.
-    assert not any("cap came" in p for p in fast.problems)
+    assert not any("cap came" in p.words for p in fast.problems)
     assert result.verdicts["reduced"].passed
 
 
@@ -366,7 +366,7 @@ def test_a_curve_a_tick_short_fails_on_its_windows_and_its_median_is_within_the_
     assert result.status == "failed"
     late = [check for check in fast.checks if not check.passed]
     assert 0 < len(late) < len(fast.checks) // 4, fast.failures
-    assert not any("cap came" in p for p in fast.problems), fast.problems
+    assert not any("cap came" in p.words for p in fast.problems), fast.problems
     # Told the truth, the same restarts pass.
     assert replay_check(quick, tmp_path / "told-2s").verdicts["fast"].passed
 
@@ -387,14 +387,14 @@ def test_a_real_3s_kubelet_with_its_messages_hidden_fails_on_its_missing_levels(
     fast = result.verdicts["fast"]
     assert result.status == "failed"
     assert "fast" in result.decided
-    assert any(p.startswith("levels unconfirmed") for p in fast.problems), fast.problems
+    assert any(p.words.startswith("levels unconfirmed") for p in fast.problems), fast.problems
     # Its delays alone do not give it away: their median at the 2s cap sits within
     # the one sync tick a sound kubelet's may add (bound sync_tick).
     cap_s = result.curves["fast"].maximum.total_seconds()
     margins = [c.margin_s for c in fast.checks if c.expected_s == cap_s and c.curve_n >= 2]
     median = statistics.median(m for m in margins if m is not None)
     assert 1.0 < median < cap_median_bound(result.curves["fast"], len(margins)), median
-    assert not any("cap came" in p for p in fast.problems)
+    assert not any("cap came" in p.words for p in fast.problems)
 
 
 def test_an_existing_cluster_s_paused_node_is_an_error_read_from_its_lease(
@@ -456,10 +456,10 @@ def test_a_first_restart_that_waits_with_its_levels_hidden_fails_on_the_shifted_
     # shifted curve's 4 s wait, not the 2 s of the curve told) is then overdue.
     decision = result.decided["reduced"][1]
     assert decision.startswith("reduced: restart 4 overdue"), decision
-    assert not any("the kubelet reported a" in failure for failure in reduced.failures)
+    assert not any("the kubelet reported a" in failure for failure in reduced.messages)
     fast = result.verdicts["fast"]
     assert not fast.passed
-    assert any("levels unconfirmed" in problem for problem in fast.problems), fast.failures
+    assert any("levels unconfirmed" in problem.words for problem in fast.problems), fast.failures
     assert result.verdicts["default"].passed
 
 
@@ -500,7 +500,7 @@ def test_a_sound_kubelet_on_a_starved_node_is_named_too_slow_never_failed(
     for subject in ("fast", "fast/runs-5s"):
         verdict = result.verdicts[subject]
         assert verdict.in_error, verdict.failures
-        assert any(f"node {node} too slow to judge back-off 2s" in e for e in verdict.errors)
+        assert any(f"node {node} too slow to judge back-off 2s" in e.words for e in verdict.errors)
     # The other nodes, unthrottled, were judged at their own (reference-like) cost and passed.
     for subject in ("reduced", "default"):
         assert result.verdicts[subject].passed, result.verdicts[subject].failures
@@ -510,7 +510,7 @@ def test_a_sound_kubelet_on_a_starved_node_is_named_too_slow_never_failed(
     before = judge_worker(result.attempts["fast"], result.curves["fast"], worker="fast")
     assert not before.passed
     assert not before.in_error
-    assert any("too late" in failure for failure in before.failures), before.failures
+    assert any("too late" in failure for failure in before.messages), before.failures
 
 
 def test_a_restart_after_the_level_watch_stopped_is_judged_without_its_level(

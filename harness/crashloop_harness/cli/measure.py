@@ -15,7 +15,6 @@ from crashloop_harness.cluster import lifecycle
 from crashloop_harness.cluster.target import RunTarget
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.model.releases import release_of
-from crashloop_harness.outputs.coverage import uncovered
 from crashloop_harness.outputs.explain import explain
 from crashloop_harness.outputs.jobsummary import write_job_summary
 from crashloop_harness.outputs.render import summary_table, verdict_table
@@ -39,6 +38,7 @@ from crashloop_harness.scenarios import (
 from crashloop_harness.scenarios.common import Scenario
 from crashloop_harness.scenarios.headline import headline_metrics
 from crashloop_harness.scenarios.statefulset_ordinal import DEFAULT_FAIL_TIMES
+from crashloop_harness.verdict.coverage import uncovered
 
 
 def register(commands: common.Commands, parents: common.Parents) -> None:

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Final
 
 from crashloop_harness.core.atomicfile import write_atomically
-from crashloop_harness.outputs.failurecodes import case_name, failure_code
 from crashloop_harness.outputs.summary import MetricSummary, RunSummary, WorkerSummary
-from crashloop_harness.verdict import RestartCheck
+from crashloop_harness.verdict import Failure, RestartCheck
+from crashloop_harness.verdict.failures import OTHER
 
 JUNIT_FILE: Final = "junit.xml"
 
@@ -164,20 +164,19 @@ def _add_worker(
             message = _clean(check_failure_message(worker.worker, check))
             # A restart late only across a frozen node is not the kubelet's failure.
             tag = "error" if check.error or stopped else "failure"
-            code = failure_code(check_failure_message(worker.worker, check), worker.worker)
-            failure = ET.SubElement(case, tag, message=message, type=code)
+            failure = ET.SubElement(case, tag, message=message, type=check.code or OTHER)
             failure.text = _clean(cause + _check_detail(check))
     names: set[str] = {f"restart-{check.n}" for check in worker.checks}
-    for problem in worker.problems:
-        name = _unique(case_name(problem.removeprefix(f"{worker.worker}: ")), names)
-        case = ET.SubElement(suite, "testcase", classname=classname, name=name)
-        own = problem.removeprefix(f"{worker.worker}: ")
-        environment = own.startswith("error:") or stopped is not None
-        tag = "error" if environment else "failure"
-        message = f"{stopped}: {problem}" if stopped else problem
-        code = failure_code(own)
-        ET.SubElement(case, tag, message=_clean(message), type=code).text = _clean(cause + problem)
-    if not worker.checks and not worker.problems:
+    for problem in worker.problem_failures:
+        case = ET.SubElement(
+            suite, "testcase", classname=classname, name=_unique(case_name(problem), names)
+        )
+        tag = "error" if problem.error or stopped is not None else "failure"
+        message = f"{stopped}: {problem.words}" if stopped else problem.words
+        ET.SubElement(case, tag, message=_clean(message), type=problem.code).text = _clean(
+            cause + problem.words
+        )
+    if not worker.checks and not worker.problem_failures:
         # Without this the worker would be absent from the report, which
         # reads as "not part of the run" rather than "saw no restart".
         case = ET.SubElement(suite, "testcase", classname=classname, name="restarts")
@@ -186,6 +185,14 @@ def _add_worker(
 
 # The run's reason names each stopped kubelet in a clause of its own ("...; ...").
 _STOPPED: Final = re.compile(r"the kubelet of node (\S+) stopped[^;]*")
+
+
+def case_name(problem: Failure) -> str:
+    """The test case a worker-level failure is, named after its rule and the restart it
+    concerns: ``restart-4-overdue``, ``levels-unconfirmed``."""
+    if problem.restart is not None and problem.code in ("overdue", "pending-level"):
+        return f"restart-{problem.restart}-{problem.code}"
+    return "worker-check" if problem.code == OTHER else problem.code
 
 
 def _unique(name: str, taken: set[str]) -> str:

@@ -91,7 +91,7 @@ def verdict_table(verdict: WorkerVerdict, curve: BackoffCurve) -> Table:
     table.add_column("result")
     for check in verdict.checks:
         table.add_row(*restart_cells(check), _result(check.passed))
-    lines = [*verdict.failures, *(f"note: {note}" for note in verdict.notes)]
+    lines = [*(f.words for f in verdict.failures), *(f"note: {note}" for note in verdict.notes)]
     if not verdict.checks and not verdict.problems:
         lines.append("no restart observed yet")
     if lines:

@@ -32,10 +32,9 @@ from crashloop_harness.cluster.liveconfig import NodeConfigRow
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.version import harness_version
 from crashloop_harness.model.bounds import BOUNDS, Bound
-from crashloop_harness.outputs.coverage import RuleCoverage
-from crashloop_harness.outputs.failurecodes import failure_code
 from crashloop_harness.recording.observercost import ObserverCost
-from crashloop_harness.verdict import RestartCheck, WorkerVerdict, waited_restarts
+from crashloop_harness.verdict import Failure, RestartCheck, WorkerVerdict, waited_restarts
+from crashloop_harness.verdict.coverage import RuleCoverage
 from crashloop_harness.verdict.nodecost import NodeCost
 
 SUMMARY_FILE: Final = "summary.json"
@@ -193,8 +192,10 @@ class WorkerSummary:
     ``expected_s`` and ``measured_s`` are per restart, restart 1 first;
     a restart that could not be measured is None. ``overshoot_*_s`` are over
     restarts that waited (see :func:`overshoot`); None when there were none.
-    ``failures`` hold every failure message, ``problems`` the subset that
-    belongs to no single restart (nothing recorded, ...).
+    ``failures`` hold every failure message, ``failure_codes`` the code of each
+    (from the rule that failed, never from the words), ``problems`` the subset
+    that belongs to no single restart (nothing recorded, ...), and
+    ``problem_failures`` those and the worker's errors as values.
     """
 
     worker: str
@@ -223,12 +224,15 @@ class WorkerSummary:
     # The node's restart cost measured in the run (None: not measured, as in
     # summaries written before it was).
     restart_cost: RestartCost | None = None
+    # Empty in summaries written before codes were kept (version 1 and 2 files).
+    failure_codes: tuple[str, ...] = ()
+    # Every failure that belongs to no single restart, errors too, as values
+    # (empty in summaries written before they were kept).
+    problem_failures: tuple[Failure, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["live_config"] = self.live_config.to_dict() if self.live_config else None
-        # Derived, and stored for a reader who matches codes, not words.
-        data["failure_codes"] = [failure_code(f, self.worker) for f in self.failures]
         return data
 
     @property
@@ -467,8 +471,10 @@ def summarize_worker(
         ),
         checks=verdict.checks,
         passed=verdict.passed,
-        failures=tuple(verdict.failures),
+        failures=tuple(f.words for f in verdict.failures),
+        failure_codes=tuple(f.code for f in verdict.failures),
         problems=tuple(f"{verdict.worker}: {p}" for p in verdict.problems),
+        problem_failures=tuple(p.of(verdict.worker) for p in (*verdict.problems, *verdict.errors)),
         notes=tuple(notes),
         attempts_recorded=attempts_recorded,
         reported_seen=verdict.reported_seen,

@@ -27,7 +27,6 @@ from crashloop_harness.cluster.target import RunEnding, RunTarget
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.progress import Progress
 from crashloop_harness.model.backoff import BackoffCurve, curve_fields
-from crashloop_harness.outputs.coverage import RuleCoverage, coverage_of
 from crashloop_harness.outputs.summary import RunSummary, outcome_of, summarize
 from crashloop_harness.pods.skeleton import (
     MAIN_CONTAINER,
@@ -53,6 +52,7 @@ from crashloop_harness.verdict import (
     observed_enough,
     restarts_needed,
 )
+from crashloop_harness.verdict.coverage import RuleCoverage, coverage_of
 from crashloop_harness.verdict.nodecost import NodeCost, node_costs
 
 # How often the wait loop judges again when no record arrives (a period, not a wait).
@@ -373,7 +373,7 @@ def decide_early(result: CheckResult, elapsed_s: float) -> None:
             together=False,
         )
         if not verdict.passed:
-            result.decided[worker] = (elapsed_s, verdict.failures[0])
+            result.decided[worker] = (elapsed_s, verdict.failures[0].words)
 
 
 def _observation(result: CheckResult, worker: str, *, required_restarts: int) -> Observation:
@@ -514,6 +514,6 @@ def judge(result: CheckResult, required_restarts: Mapping[str, int]) -> None:
         result.status = "error"
     else:
         result.status = "passed"
-    firsts = [v.failures[0] for v in (*failed, *in_error)]
+    firsts = [v.failures[0].words for v in (*failed, *in_error)]
     if firsts:
         result.reason = "; ".join([*filter(None, [result.reason]), *firsts])

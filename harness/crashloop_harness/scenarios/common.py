@@ -118,7 +118,7 @@ class Subject:
     ) -> WorkerResult:
         """``scenario``'s metrics on this worker; with ``judged``, the notes and problems the
         check's verdict found in the restarts it judged come first."""
-        said = () if judged is None else judged.notes + judged.problems
+        said = () if judged is None else (*judged.notes, *(p.words for p in judged.problems))
         return WorkerResult(
             scenario=scenario,
             worker=self.worker,

@@ -28,6 +28,8 @@ when the pod status's times disagree with the runtime's beyond the API's
 whole-second rounding.
 """
 
+from crashloop_harness.verdict.failures import Failure, Rule
+from crashloop_harness.verdict.observation import AS_RECORDED, Observation
 from crashloop_harness.verdict.restart import RestartCheck, waited_restarts
 from crashloop_harness.verdict.tolerances import (
     API_ROUNDING,
@@ -40,8 +42,6 @@ from crashloop_harness.verdict.tolerances import (
     SELF_REPORT_SLACK,
 )
 from crashloop_harness.verdict.worker import (
-    AS_RECORDED,
-    Observation,
     WorkerVerdict,
     judge_worker,
     observed_enough,
@@ -58,8 +58,10 @@ __all__ = [
     "LEVEL_SHARE_MIN",
     "RESET_LEAD",
     "SELF_REPORT_SLACK",
+    "Failure",
     "Observation",
     "RestartCheck",
+    "Rule",
     "WorkerVerdict",
     "judge_worker",
     "observed_enough",

@@ -7,10 +7,22 @@ from collections.abc import Iterable
 from crashloop_harness.model.durations import NS_PER_S, to_ns
 from crashloop_harness.recording.cri import CriFormatError, parse_rfc3339_nano
 from crashloop_harness.recording.records import SOURCE_SELF, AttemptRecord
+from crashloop_harness.verdict.failures import Failure, Rule
 from crashloop_harness.verdict.tolerances import API_ROUNDING, SELF_REPORT_SLACK, ZERO, clock, dur
 
+STATUS_DISAGREES = Rule(
+    "status-disagrees",
+    "the pod status contradicts the runtime (or the workload's own report) beyond the API's "
+    "rounding: the record mixes up two attempts, and nothing it measures can be trusted",
+)
+STATUS_UNREADABLE = Rule(
+    "status-unreadable",
+    "a time in the pod status could not be read: the API returned what the recorder "
+    "cannot parse, so the record cannot be cross-checked",
+)
 
-def api_cross_check(records: Iterable[AttemptRecord]) -> tuple[list[str], list[str]]:
+
+def api_cross_check(records: Iterable[AttemptRecord]) -> tuple[list[Failure], list[str]]:
     """Problems and notes where the pod status's whole seconds disagree with the runtime.
 
     The kubelet copies the runtime's times into pod status truncated to the
@@ -18,7 +30,7 @@ def api_cross_check(records: Iterable[AttemptRecord]) -> tuple[list[str], list[s
     a difference is a note; beyond it the record mixes up two attempts (or a
     source changed), the evidence is contradictory, and that is a failure.
     """
-    problems: list[str] = []
+    problems: list[Failure] = []
     notes: list[str] = []
     for record in records:
         pairs = (
@@ -31,7 +43,8 @@ def api_cross_check(records: Iterable[AttemptRecord]) -> tuple[list[str], list[s
             try:
                 api_ns = parse_rfc3339_nano(api_text)
             except CriFormatError as error:
-                problems.append(f"attempt {record.attempt}: pod status {name} unreadable: {error}")
+                unreadable = f"attempt {record.attempt}: pod status {name} unreadable: {error}"
+                problems.append(STATUS_UNREADABLE.failed(unreadable, restart=record.attempt))
                 continue
             if api_ns is not None and api_ns // NS_PER_S == cri_ns // NS_PER_S:
                 continue
@@ -47,5 +60,6 @@ def api_cross_check(records: Iterable[AttemptRecord]) -> tuple[list[str], list[s
             if api_ns is not None and abs(api_ns - cri_ns) <= to_ns(allowed):
                 notes.append(f"{text}, within the API's {dur(API_ROUNDING)} rounding")
             else:
-                problems.append(f"{text} beyond the API's {dur(API_ROUNDING)} rounding")
+                beyond = f"{text} beyond the API's {dur(API_ROUNDING)} rounding"
+                problems.append(STATUS_DISAGREES.failed(beyond, restart=record.attempt))
     return problems, notes

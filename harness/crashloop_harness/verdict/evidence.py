@@ -15,13 +15,15 @@ from collections.abc import Mapping, Sequence
 from crashloop_harness.model.backoff import REQUEUE_CAP, REQUEUE_FRACTION, BackoffCurve
 from crashloop_harness.model.releases import AT_EXPIRY
 from crashloop_harness.recording.records import AttemptRecord
+from crashloop_harness.verdict.failures import Failure, Rule
 from crashloop_harness.verdict.medians import uniform_median_quantile
 from crashloop_harness.verdict.nodecost import (
     REFERENCE_COST_MEDIAN_S,
     REFERENCE_START_S,
     NodeCost,
 )
-from crashloop_harness.verdict.restart import NodeSlowness, RestartCheck, decided_at
+from crashloop_harness.verdict.restart import RestartCheck, decided_at
+from crashloop_harness.verdict.slowness import ENVIRONMENT, NODE_TOO_SLOW, NodeSlowness
 from crashloop_harness.verdict.tolerances import (
     CAP_MEDIAN_CONFIDENCE,
     CAP_MEDIAN_FROM,
@@ -29,6 +31,17 @@ from crashloop_harness.verdict.tolerances import (
     LEVEL_SHARE_MIN,
     SYNC_TICK_S,
     dur,
+)
+
+LEVELS_UNCONFIRMED = Rule(
+    "levels-unconfirmed",
+    "too few restarts showed the kubelet's back-off level: a kubelet one level off its "
+    "curve would pass on its delays alone",
+)
+CAP_MEDIAN = Rule(
+    "cap-median",
+    "the restarts at the cap came further past it, in median, than a kubelet keeping to "
+    "its cap shows: its cap is likely longer than the live config says",
 )
 
 
@@ -41,7 +54,7 @@ def evidence_problems(
     saturated: Sequence[tuple[int, int, float]],
     cost: NodeCost | None = None,
     node_slow: NodeSlowness | None = None,
-) -> tuple[list[str], list[str]]:
+) -> tuple[list[Failure], list[Failure]]:
     """What the worker's restarts together fail to show: its levels, a sound cap.
 
     Problems, then errors (the cap's median overshoot while the host was
@@ -55,32 +68,37 @@ def evidence_problems(
         for c in checks
         if c.measured_s is not None and curve.expected_reported_backoff(c.curve_n) is not None
     ]
-    problems: list[str] = []
-    errors: list[str] = []
+    problems: list[Failure] = []
+    errors: list[Failure] = []
     slow = node_slow or NodeSlowness()
     unconfirmed = _levels_unconfirmed(waited) if confirm_levels else None
     levels_slow = slow.levels or slow.too_slow
     if unconfirmed is not None and levels_slow is not None:
-        errors.append(f"error: {unconfirmed}. But {levels_slow}")
+        errors.append(NODE_TOO_SLOW.failed(f"error: {unconfirmed}. But {levels_slow}", error=True))
     elif unconfirmed is not None:
-        problems.append(unconfirmed)
+        problems.append(LEVELS_UNCONFIRMED.failed(unconfirmed))
     if curve.requeue != AT_EXPIRY:
         return problems, errors
     cap_s = curve.maximum.total_seconds()
     at_cap = [c for c in waited if c.curve_n >= 2 and c.expected_s == cap_s]
-    message = _cap_median_problem(curve, at_cap, cost)
-    if message is None:
+    found = _cap_median_problem(curve, at_cap, cost)
+    if found is None:
         return problems, errors
+    message, numbers = found
     if slow.too_slow is not None:
-        return problems, [*errors, f"error: {message} But {slow.too_slow}"]
+        too_slow = f"error: {message} But {slow.too_slow}"
+        return problems, [*errors, NODE_TOO_SLOW.failed(too_slow, error=True, numbers=numbers)]
     busy = [c for c in at_cap if _saturated_during(saturated, by_attempt, c.n)]
     if 2 * len(busy) > len(at_cap):
+        saturated_words = (
+            f"error: {message} But the host was saturated during {len(busy)} of them: "
+            "the machine's lateness, not the kubelet's alone"
+        )
         return problems, [
             *errors,
-            f"error: {message} But the host was saturated during {len(busy)} of them: "
-            "the machine's lateness, not the kubelet's alone",
+            ENVIRONMENT.failed(saturated_words, error=True, numbers=numbers),
         ]
-    return [*problems, message], errors
+    return [*problems, CAP_MEDIAN.failed(message, numbers=numbers)], errors
 
 
 def _levels_unconfirmed(waited: Sequence[RestartCheck]) -> str | None:
@@ -98,8 +116,9 @@ def _levels_unconfirmed(waited: Sequence[RestartCheck]) -> str | None:
 
 def _cap_median_problem(
     curve: BackoffCurve, at_cap: Sequence[RestartCheck], cost: NodeCost | None
-) -> str | None:
-    """The restarts at the cap sit, in median, further past it than a sound kubelet's do."""
+) -> tuple[str, dict[str, float]] | None:
+    """The restarts at the cap sit, in median, further past it than a sound kubelet's do:
+    the words, and the median and its bound (seconds)."""
     margins = [c.margin_s for c in at_cap if c.margin_s is not None]
     if len(margins) < CAP_MEDIAN_FROM:
         return None
@@ -120,12 +139,13 @@ def _cap_median_problem(
         else ""
     )
     started = f", {start_s:.3g}s for the runtime's start its delays run to" if to_start else ""
-    return (
+    words = (
         f"the {len(margins)} restarts at the {dur(curve.maximum)} cap came {median:.3f}s past "
         f"it in median, over the {bound:.3g}s a kubelet keeping to "
         f"{dur(curve.maximum)} shows{on_node}{started} (bounds sync_tick, "
         "cap_median_confidence, reference_cost_median): is its cap longer?"
     )
+    return words, {"median_s": median, "bound_s": bound}
 
 
 def cap_median_bound(curve: BackoffCurve, count: int) -> float:

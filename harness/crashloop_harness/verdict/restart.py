@@ -10,18 +10,33 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 from crashloop_harness.model.backoff import UNMEASURED, BackoffCurve, CostAllowance
 from crashloop_harness.model.durations import NS_PER_S, format_duration, to_ns
 from crashloop_harness.recording.records import AttemptRecord
+from crashloop_harness.verdict.failures import Failure, Rule
 from crashloop_harness.verdict.lateness import machine_lateness
+from crashloop_harness.verdict.levels import level_problem as level_problem_of
+from crashloop_harness.verdict.slowness import ENVIRONMENT, NODE_TOO_SLOW, NodeSlowness
 from crashloop_harness.verdict.tolerances import (
     CLOCK_ROUNDING,
-    CONFIRM_FROM,
-    REPORTED_EPSILON_S,
     RESET_LEAD,
     dur,
     secs,
+)
+
+# The rules one restart is checked against, each with what its failure means.
+TOO_EARLY = Rule(
+    "too-early",
+    "the kubelet restarted before its backoff had passed (a shorter curve than the "
+    "live config implies)",
+)
+TOO_LATE = Rule("too-late", "the kubelet restarted later than its backoff allows")
+NOT_MEASURED = Rule(
+    "not-measured",
+    "an attempt was not recorded, so the delay could not be measured: a recorder "
+    "problem, not a kubelet verdict",
 )
 
 
@@ -49,6 +64,13 @@ class RestartCheck:
     # Not the kubelet's to answer for: the restart was late across a span in
     # which its node was not observed (paused, frozen, the host overloaded).
     error: bool = False
+    # Every rule it failed, the most telling first (``reason`` joins their words).
+    failures: tuple[Failure, ...] = ()
+
+    @property
+    def code(self) -> str:
+        """Its headline failure's code; empty when it passed."""
+        return self.failures[0].code if self.failures else ""
 
 
 def waited_restarts(checks: Sequence[RestartCheck]) -> list[RestartCheck]:
@@ -161,57 +183,47 @@ def _check_at(
     expected_ns = to_ns(expected)
     upper_ns = to_ns(curve.upper_tolerance(expected, allowance))
     reported = current.reported_backoff_s if current else None
-    problems: list[str] = []
+    problems: list[Failure] = []
 
     delay_ns: int | None = None
-    error = False
     if current is None:
-        problems.append(f"attempt {n} was never recorded (the recorder missed it)")
+        problems.append(
+            NOT_MEASURED.failed(
+                f"attempt {n} was never recorded (the recorder missed it)", restart=n
+            )
+        )
     if previous is None:
         problems.append(
-            f"attempt {n - 1} was never recorded, so the exit this restart waits from is unknown"
+            NOT_MEASURED.failed(
+                f"attempt {n - 1} was never recorded, so the exit this restart waits from is "
+                "unknown",
+                restart=n,
+            )
         )
     elif previous.finished_at_ns is None:
         problems.append(
-            f"attempt {n - 1} has no recorded finish time, so the wait before attempt {n} "
-            "cannot be measured"
+            NOT_MEASURED.failed(
+                f"attempt {n - 1} has no recorded finish time, so the wait before attempt {n} "
+                "cannot be measured",
+                restart=n,
+            )
         )
     if current is not None and previous is not None and previous.finished_at_ns is not None:
         delay_ns = decided_at(current) - previous.finished_at_ns
-        if delay_ns < expected_ns - to_ns(CLOCK_ROUNDING):
-            problems.append(
-                f"too early: restarted (created) after {secs(delay_ns)}, "
-                f"before the {dur(expected)} back-off had passed"
-            )
-        elif delay_ns > upper_ns and (
-            gap := machine_lateness(
-                unobserved,
-                saturated,
-                previous.finished_at_ns,
-                decided_at(current),
-                busy_from_ns=previous.finished_at_ns + expected_ns,
-                excess_ns=delay_ns - upper_ns,
-            )
-        ):
-            # Late, but the node (or the host under it) was not running as it should meanwhile.
-            error = True
-            problems.append(
-                f"error: restarted (created) after {secs(delay_ns)}, over the {secs(upper_ns)} "
-                f"upper bound, but {gap}"
-            )
-        elif delay_ns > upper_ns and node_slow.too_slow is not None:
-            error = True
-            problems.append(
-                f"error: restarted (created) after {secs(delay_ns)}, over the "
-                f"{secs(upper_ns)} upper bound, but {node_slow.too_slow}"
-            )
-        elif delay_ns > upper_ns:
-            problems.append(
-                f"too late: restarted (created) after {secs(delay_ns)}, "
-                f"over the {secs(upper_ns)} upper bound{allowance_note(allowance)}"
-            )
+        problems += _delay_problems(
+            n,
+            delay_ns,
+            expected,
+            upper_ns,
+            exited_ns=previous.finished_at_ns,
+            decided_ns=decided_at(current),
+            unobserved=unobserved,
+            saturated=saturated,
+            allowance=allowance,
+            node_slow=node_slow,
+        )
 
-    level_problem = _level_problem(
+    level_problem = level_problem_of(
         curve,
         n,
         position,
@@ -220,7 +232,6 @@ def _check_at(
         node_slow=node_slow,
     )
     if level_problem is not None:
-        error = error or level_problem.startswith("error: ")
         problems.append(level_problem)
 
     return RestartCheck(
@@ -231,24 +242,64 @@ def _check_at(
         upper_bound_s=upper_ns / NS_PER_S,
         reported_s=reported,
         passed=not problems,
-        reason="; ".join(problems) or _pass_reason(n, position),
+        reason="; ".join(p.words for p in problems) or _pass_reason(n, position),
         curve_n=position,
         start_latency_s=latency_of(current),
-        error=error and all(p.startswith("error: ") for p in problems),
+        error=bool(problems) and all(p.error for p in problems),
+        failures=tuple(problems),
     )
 
 
-@dataclass(frozen=True)
-class NodeSlowness:
-    """What of a verdict a slow node could not deliver, each a reason or None.
-
-    ``too_slow``: the node's windows cannot tell the curve from its neighbour's,
-    so lateness is an error; ``levels``: its status writes fall behind, so a
-    level not seen is an error.
-    """
-
-    too_slow: str | None = None
-    levels: str | None = None
+def _delay_problems(
+    n: int,
+    delay_ns: int,
+    expected: timedelta,
+    upper_ns: int,
+    *,
+    exited_ns: int,
+    decided_ns: int,
+    unobserved: Sequence[tuple[int, int]],
+    saturated: Sequence[tuple[int, int, float]],
+    allowance: CostAllowance,
+    node_slow: NodeSlowness,
+) -> list[Failure]:
+    """What is wrong with restart n's delay: too early, too late, or late for the node's sake."""
+    expected_ns = to_ns(expected)
+    numbers = {"measured_s": delay_ns / NS_PER_S, "upper_bound_s": upper_ns / NS_PER_S}
+    if delay_ns < expected_ns - to_ns(CLOCK_ROUNDING):
+        return [
+            TOO_EARLY.failed(
+                f"too early: restarted (created) after {secs(delay_ns)}, "
+                f"before the {dur(expected)} back-off had passed",
+                restart=n,
+                numbers=numbers,
+            )
+        ]
+    if delay_ns <= upper_ns:
+        return []
+    gap = machine_lateness(
+        unobserved,
+        saturated,
+        exited_ns,
+        decided_ns,
+        busy_from_ns=exited_ns + expected_ns,
+        excess_ns=delay_ns - upper_ns,
+    )
+    late = f"restarted (created) after {secs(delay_ns)}, over the {secs(upper_ns)} upper bound"
+    if gap:
+        # Late, but the node (or the host under it) was not running as it should meanwhile.
+        return [
+            ENVIRONMENT.failed(f"error: {late}, but {gap}", restart=n, error=True, numbers=numbers)
+        ]
+    if node_slow.too_slow is not None:
+        return [
+            NODE_TOO_SLOW.failed(
+                f"error: {late}, but {node_slow.too_slow}", restart=n, error=True, numbers=numbers
+            )
+        ]
+    return [
+        TOO_LATE.failed(f"too late: {late}{allowance_note(allowance)}", restart=n, numbers=numbers)
+    ]
 
 
 def allowance_note(allowance: CostAllowance) -> str:
@@ -259,43 +310,6 @@ def allowance_note(allowance: CostAllowance) -> str:
         f" (its node's restart cost, measured in this run, is {allowance.slowdown:.2f}x the "
         "reference host's)"
     )
-
-
-def _level_problem(
-    curve: BackoffCurve,
-    n: int,
-    position: int,
-    reported: float | None,
-    *,
-    confirm_levels: bool,
-    node_slow: NodeSlowness,
-) -> str | None:
-    """What is wrong with the level the kubelet reported for restart n, None when nothing."""
-    expected_reported = curve.expected_reported_backoff(position)
-    if reported is not None:
-        # "back-off 0s" posted before an immediate restart is the model's level: none.
-        expected_s = 0.0 if expected_reported is None else expected_reported.total_seconds()
-        if abs(reported - expected_s) <= REPORTED_EPSILON_S:
-            return None
-        if expected_reported is None:
-            return (
-                f"the kubelet reported a {reported:g}s back-off, but restart {position} "
-                "of the curve does not wait"
-            )
-        return (
-            f"the kubelet reported a {reported:g}s back-off, "
-            f"the model expects {dur(expected_reported)}"
-        )
-    if not confirm_levels or expected_reported is None or expected_reported < CONFIRM_FROM:
-        return None
-    unconfirmed = (
-        f"the kubelet's reported back-off for restart {n} was not seen, and "
-        f"without it a {dur(expected_reported)} level cannot be told from its neighbours"
-    )
-    if node_slow.levels is not None:
-        # Not the kubelet's: its node's status writes fell behind its restarts.
-        return f"error: {unconfirmed}, but {node_slow.levels}"
-    return f"unconfirmed: {unconfirmed}"
 
 
 def decided_at(record: AttemptRecord) -> int:

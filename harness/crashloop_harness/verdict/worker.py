@@ -5,27 +5,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Final
 
-from crashloop_harness.model.backoff import UNMEASURED, BackoffCurve, CostAllowance
-from crashloop_harness.model.durations import format_duration, to_ns
+from crashloop_harness.model.backoff import BackoffCurve
+from crashloop_harness.model.durations import format_duration
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict.apicheck import api_cross_check
 from crashloop_harness.verdict.evidence import evidence_problems
-from crashloop_harness.verdict.lateness import machine_lateness
+from crashloop_harness.verdict.failures import OTHER, Failure, Rule
 from crashloop_harness.verdict.nodecost import NodeCost
-from crashloop_harness.verdict.restart import (
-    NodeSlowness,
-    RestartCheck,
-    check_restart,
-    curve_positions,
-)
-from crashloop_harness.verdict.tolerances import (
-    REPORTED_EPSILON_S,
-    SLOW_LEVELS_FROM,
-    clock,
-    dur,
-    secs,
+from crashloop_harness.verdict.observation import AS_RECORDED, Observation
+from crashloop_harness.verdict.pending import pending_problems
+from crashloop_harness.verdict.restart import RestartCheck, check_restart, curve_positions
+from crashloop_harness.verdict.slowness import NODE_TOO_SLOW
+
+NO_ATTEMPT = Rule(
+    "no-attempt",
+    "no restart was recorded: the pod never ran or the recorder saw nothing (see the pod's "
+    "events in the evidence)",
 )
 
 
@@ -45,12 +41,12 @@ class WorkerVerdict:
     checks: tuple[RestartCheck, ...]
     reported_seen: int
     reported_expected: int
-    problems: tuple[str, ...] = ()
+    problems: tuple[Failure, ...] = ()
     notes: tuple[str, ...] = ()
     last_restart: int = 0
     # Like problems, but the node's fault, not the kubelet's (an overdue
     # restart while the node was not observed): the verdict is an error.
-    errors: tuple[str, ...] = ()
+    errors: tuple[Failure, ...] = ()
     # What a restart cost the node in the run, the bounds were made from (None:
     # the reference host's cost was assumed).
     cost: NodeCost | None = None
@@ -67,65 +63,16 @@ class WorkerVerdict:
         )
 
     @property
-    def failures(self) -> list[str]:
-        """One human message per failure, naming the worker and the restart."""
-        messages = [f"{self.worker}: {p}" for p in (*self.problems, *self.errors)]
-        messages += [failure_message(self.worker, c) for c in self.checks if not c.passed]
-        return messages
-
-
-@dataclass(frozen=True, kw_only=True)
-class Observation:
-    """How far one worker had to be, and was, observed: what completeness is judged against.
-
-    ``required_restarts`` is the highest restart the profile needs (0: none,
-    judge what was seen). ``now_ns`` is the node's clock when the judgement is
-    made (the end of the observation, or a moment during it); with it, a
-    restart whose window has closed without it is overdue. ``pending_reported_s``
-    is the back-off the kubelet reports for the restart after the last one
-    seen, which has not happened yet (None when not seen).
-    """
-
-    required_restarts: int = 0
-    now_ns: int | None = None
-    pending_reported_s: float | None = None
-    # When the runtime created the restart after the last one seen, which has not
-    # started yet (a slow runtime): the kubelet's decision, made then.
-    pending_created_ns: int | None = None
-    # Node-clock spans (ns) in which the node was not observed (see the recorder).
-    unobserved: tuple[tuple[int, int], ...] = ()
-    # Host-clock spans (ns) in which the host's CPUs were saturated, with the
-    # busiest share (a kind node's clock is the host's).
-    saturated: tuple[tuple[int, int, float], ...] = ()
-    # What a restart costs the node, measured in the run; None: the reference
-    # host's cost (the sources' terms, restart 1 at a flat bound).
-    cost: NodeCost | None = None
-    # Node clock: when the watch that reads the kubelet's levels stopped. A restart
-    # the run's last listing found after it cannot have shown its level.
-    levels_until_ns: int | None = None
+    def failures(self) -> list[Failure]:
+        """Every failure, its words naming the worker (and the restart, where one)."""
+        found = [p.of(self.worker) for p in (*self.problems, *self.errors)]
+        found += [check_failure(self.worker, c) for c in self.checks if not c.passed]
+        return found
 
     @property
-    def allowance(self) -> CostAllowance:
-        return UNMEASURED if self.cost is None else self.cost.allowance
-
-    def slowness(self, curve: BackoffCurve) -> NodeSlowness:
-        """What of the verdict this node was too slow to deliver."""
-        cost = self.cost
-        if cost is None or not cost.measured:
-            return NodeSlowness()
-        too_slow = cost.too_slow_message(curve) if cost.too_slow else None
-        levels = (
-            f"node {cost.node} is {cost.slowdown:.2f}x slower than the reference host at "
-            f"restarting (bound slow_levels_from {SLOW_LEVELS_FROM:g}x): its status writes, "
-            "which carry the level, fall behind its restarts"
-            if cost.levels_fall_behind
-            else None
-        )
-        return NodeSlowness(too_slow=too_slow, levels=levels)
-
-
-# Judge what was recorded, nothing more: no completeness, no overdue check.
-AS_RECORDED: Final = Observation()
+    def messages(self) -> list[str]:
+        """The words of every failure, naming the worker: what a person reads."""
+        return [failure.words for failure in self.failures]
 
 
 def judge_worker(
@@ -161,7 +108,11 @@ def judge_worker(
             checks=(),
             reported_seen=0,
             reported_expected=0,
-            problems=("no container attempt was recorded: the pod never ran its container",),
+            problems=(
+                NO_ATTEMPT.failed(
+                    "no container attempt was recorded: the pod never ran its container"
+                ),
+            ),
         )
 
     checks: list[RestartCheck] = []
@@ -190,10 +141,10 @@ def judge_worker(
         checks.append(check)
 
     last = max(by_attempt)
-    pending_problems, errors = _pending_problems(curve, by_attempt[last], curve_n, observation)
-    problems += pending_problems
+    pending_found, errors = pending_problems(curve, by_attempt[last], curve_n, observation)
+    problems += pending_found
     if slowness.too_slow is not None:
-        errors.append(f"error: {slowness.too_slow}")
+        errors.append(NODE_TOO_SLOW.failed(f"error: {slowness.too_slow}", error=True))
     if together:
         found, found_errors = evidence_problems(
             curve,
@@ -219,90 +170,6 @@ def judge_worker(
         errors=tuple(errors),
         cost=observation.cost,
     )
-
-
-def _pending_problems(
-    curve: BackoffCurve, last: AttemptRecord, curve_n: int, observation: Observation
-) -> tuple[list[str], list[str]]:
-    """What is wrong about the restart after the last one seen: missing, overdue, misreported.
-
-    Problems, then errors (overdue only across a span the node was not observed).
-    """
-    n = last.attempt + 1
-    positions, _ = curve_positions(curve, last, curve_n + 1, n)
-    problems: list[str] = []
-    reported = observation.pending_reported_s
-    if reported is not None:
-        levels = [curve.expected_reported_backoff(p) for p in positions]
-        if not any(same_level(reported, level) for level in levels):
-            expected = " or ".join("none" if lv is None else dur(lv) for lv in levels)
-            problems.append(
-                f"restart {n} (pending): the kubelet reports a {reported:g}s back-off, "
-                f"the model expects {expected}"
-            )
-    seen = (
-        f"the last restart seen was {last.attempt}"
-        if last.attempt
-        else "only the first run was seen (no restart)"
-    )
-    overdue = _overdue(curve, last, positions, observation, seen)
-    if overdue is not None:
-        found, errors = overdue
-        return [*problems, *found], errors
-    if last.attempt < observation.required_restarts:
-        state = "still running" if last.finished_at_ns is None else "exited, waiting"
-        problems.append(
-            f"incomplete: the observation ended before restart {n} "
-            f"(the profile needs restarts up to {observation.required_restarts}); "
-            f"{seen}, attempt {last.attempt} {state}"
-        )
-    return problems, []
-
-
-def _overdue(
-    curve: BackoffCurve,
-    last: AttemptRecord,
-    positions: tuple[int, ...],
-    observation: Observation,
-    seen: str,
-) -> tuple[list[str], list[str]] | None:
-    """The restart after ``last``, overdue on the node's clock: a failure, or an error while
-    the node was not observed; None when it is not (yet) overdue."""
-    n = last.attempt + 1
-    if last.finished_at_ns is None or observation.now_ns is None:
-        return None
-    # The most lenient reading: a long run may or may not have reset the curve.
-    upper_ns = max(
-        to_ns(curve.upper_tolerance(curve.delay_before_restart(p), observation.allowance))
-        for p in positions
-    )
-    due_ns = last.finished_at_ns + upper_ns
-    created = observation.pending_created_ns
-    # Created in time, not started yet: the runtime is slow to start it, which is
-    # not the kubelet's lateness; its own check judges it once it has started.
-    if observation.now_ns <= due_ns or (created is not None and created <= due_ns):
-        return None
-    nominal_ns = min(to_ns(curve.delay_before_restart(p)) for p in positions)
-    gap = machine_lateness(
-        observation.unobserved,
-        observation.saturated,
-        last.finished_at_ns,
-        observation.now_ns,
-        busy_from_ns=last.finished_at_ns + nominal_ns,
-        excess_ns=observation.now_ns - due_ns,
-    )
-    if gap is not None:
-        return [], [f"error: restart {n} overdue, but {gap}"]
-    return [
-        f"restart {n} overdue: attempt {last.attempt} exited at "
-        f"{clock(last.finished_at_ns)}, so restart {n} was due by {clock(due_ns)}; none by "
-        f"{clock(observation.now_ns)}, {secs(observation.now_ns - due_ns)} past its bound "
-        f"({seen})"
-    ], []
-
-
-def same_level(reported: float, level: timedelta | None) -> bool:
-    return level is not None and abs(reported - level.total_seconds()) <= REPORTED_EPSILON_S
 
 
 def restarts_needed(
@@ -376,4 +243,14 @@ def failure_message(worker: str, check: RestartCheck) -> str:
     return (
         f"{worker}: restart {check.n}: expected {check.expected_s:g}s "
         f"(accepting up to {check.upper_bound_s:g}s), {measured}: {check.reason}"
+    )
+
+
+def check_failure(worker: str, check: RestartCheck) -> Failure:
+    """A failed restart check as one failure: its headline rule, its numbers, all its words."""
+    numbers = {"expected_s": check.expected_s, "upper_bound_s": check.upper_bound_s}
+    if check.measured_s is not None:
+        numbers["measured_s"] = check.measured_s
+    return Failure(
+        check.code or OTHER, failure_message(worker, check), check.n, check.error, numbers
     )

@@ -1,9 +1,7 @@
-"""Evidence collection (crashloop_harness.cluster.evidence): explain(), never raising, no
-cluster."""
+"""Evidence collection (crashloop_harness.cluster.evidence): never raising, no cluster."""
 
 from __future__ import annotations
 
-import dataclasses
 import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -23,129 +21,6 @@ from crashloop_harness.cluster.evidence import (
     evidence_dir,
     export_kind_logs,
 )
-from crashloop_harness.outputs.explain import explain
-from crashloop_harness.outputs.junit import check_failure_message
-from crashloop_harness.verdict import RestartCheck
-from tests.unit.factories import (
-    failing_summary,
-    fast_verdict,
-    make_summary,
-    passing_summary,
-)
-
-# --- explain ---------------------------------------------------------------
-
-
-def late_check() -> RestartCheck:
-    return RestartCheck(
-        n=7,
-        expected_s=2.0,
-        measured_s=6.2,
-        margin_s=4.2,
-        upper_bound_s=4.5,
-        reported_s=None,
-        passed=False,
-        reason="too late: restarted after 6.200s, over the 4.500s upper bound",
-        curve_n=7,
-    )
-
-
-LATE = "fast: restart 7 measured 6.2s, allowed 2.0..4.5s: the kubelet restarted later than"
-
-
-def test_a_late_restart_in_the_junit_message_is_explained() -> None:
-    assert explain(check_failure_message("fast", late_check())).startswith(LATE)
-
-
-def test_a_late_restart_in_the_verdicts_wording_is_explained() -> None:
-    message = (
-        "fast: restart 7: expected 2s (accepting up to 4.5s), measured 6.200s: "
-        "too late: restarted after 6.200s, over the 4.500s upper bound"
-    )
-    assert explain(message) == LATE + " its backoff allows"
-
-
-def test_an_early_restart_is_explained() -> None:
-    message = (
-        "reduced: restart 3: expected 2s, measured 1.100s, bound 3.5s: "
-        "too early: restarted after 1.100s, before the 2s back-off had passed"
-    )
-    assert explain(message).startswith(
-        "reduced: restart 3 measured 1.1s, allowed 2.0..3.5s: the kubelet restarted before"
-    )
-
-
-def test_an_unmeasured_restart_blames_the_recorder_not_the_kubelet() -> None:
-    message = (
-        "default: restart 4: expected 40s, not measured, bound 61.5s: "
-        "attempt 4 was never recorded (the recorder missed it)"
-    )
-    line = explain(message)
-    assert line.startswith("default: restart 4 not measured, allowed 40.0..61.5s:")
-    assert "recorder problem" in line
-
-
-def test_a_reported_backoff_mismatch_is_explained() -> None:
-    message = (
-        "fast: restart 2: expected 2s, measured 2.300s, bound 3.5s: "
-        "the kubelet reported a 10s back-off, the model expects 2s"
-    )
-    assert "announced a different back-off" in explain(message)
-
-
-def test_pytest_output_explains_the_first_failure_and_counts_the_rest() -> None:
-    terminal = (
-        "E   AssertionError: fast: restart 7: expected 2s (accepting up to 4.5s), "
-        "measured 6.200s: too late: restarted after 6.200s, over the 4.500s upper bound\n"
-        "E   reduced: no container attempt was recorded\n"
-    )
-    line = explain(terminal)
-    assert line.startswith(LATE)
-    assert line.endswith("(and 1 more failure)")
-
-
-def test_a_worker_without_records_is_explained() -> None:
-    assert explain("reduced: no container attempt was recorded").startswith(
-        "reduced: no restart was recorded"
-    )
-
-
-def test_run_cases_say_the_run_did_not_finish() -> None:
-    line = explain("run interrupted: interrupted (SIGINT) before every worker was observed")
-    assert line.startswith("the run was interrupted")
-    timeout = explain(
-        "run error: not every worker showed enough restarts within 420s; recorder lost the watch"
-    )
-    assert timeout == (
-        "the run ended in an error, not a verdict: the observation timed out before every "
-        "worker reached the restarts it needs"
-    )
-
-
-def test_setup_failures_are_explained() -> None:
-    text = "live kubelet config differs from the profile:\n  fast: maxContainerRestartPeriod"
-    assert "does not run its profile" in explain(text)
-
-
-def test_unknown_text_is_passed_through_short() -> None:
-    assert explain("\n  something odd\nmore") == "something odd"
-    assert len(explain("x" * 500)) == 200
-    assert explain("") == "no failure message"
-
-
-def test_a_failing_summary_is_explained_by_its_first_failure() -> None:
-    line = explain(failing_summary())
-    assert line.startswith("default: restart 3 measured 35.0s, allowed 20.0..31.5s")
-    assert line.endswith("(and 1 more failure)")
-
-
-def test_a_passing_and_an_interrupted_summary_are_explained() -> None:
-    assert "passed" in explain(passing_summary())
-    interrupted = make_summary(fast_verdict(), outcome="interrupted", reason="SIGINT")
-    assert (
-        explain(interrupted) == "the run was interrupted before every worker was observed: SIGINT"
-    )
-
 
 # --- collectors never raise, and say why -----------------------------------
 
@@ -360,18 +235,3 @@ def test_evidence_dir_is_one_safe_directory_per_test(tmp_path: Path) -> None:
     path = evidence_dir(tmp_path, "tests/e2e/test_x.py::test_y[fast-../../etc]")
     assert path == tmp_path / "evidence" / "tests-e2e-test_x.py-test_y-fast-..-..-etc"
     assert path.parent == tmp_path / "evidence"
-
-
-def test_a_stopped_kubelet_is_explained_first_in_the_node_s_words() -> None:
-    summary = dataclasses.replace(
-        failing_summary(),
-        reason="the kubelet of node crashloop-worker2 stopped; default: restart 4 overdue",
-    )
-    first = explain(summary)
-    assert first.startswith("the kubelet of node crashloop-worker2 stopped: ")
-    assert "not the back-off curve" in first
-
-
-def test_an_overdue_restart_is_explained() -> None:
-    line = "default: restart 4 overdue: attempt 3 exited at 05:11:22.259 UTC, so restart 4 ..."
-    assert "never came within its back-off's bound" in explain(line)

@@ -10,6 +10,7 @@ from pathlib import Path
 from crashloop_harness.outputs.junit import JUNIT_FILE, junit_bytes, write_junit
 from crashloop_harness.outputs.summary import RunSummary
 from crashloop_harness.outputs.summaryfile import read_summary, write_summary
+from crashloop_harness.verdict import Failure
 from tests.unit.factories import (
     default_verdict,
     empty_verdict,
@@ -187,8 +188,11 @@ def test_a_stopped_kubelet_is_the_environments_error_named_after_what_it_judged(
         "default: restart 4 overdue: attempt 3 exited at 10:02:01.000 UTC, so restart 4 was "
         "due by 10:03:02.500 UTC; none by 10:05:00.000 UTC, 117.500s past its bound"
     )
+    failure = Failure("overdue", overdue, restart=4)
     workers = tuple(
-        dataclasses.replace(w, problems=(*w.problems, overdue)) if w is default else w
+        dataclasses.replace(w, problem_failures=(*w.problem_failures, failure))
+        if w is default
+        else w
         for w in summary.workers
     )
     suite = suite_of(dataclasses.replace(summary, status="failed", reason=stopped, workers=workers))

@@ -90,7 +90,7 @@ def test_an_overdue_restart_across_a_lease_gap_is_an_error_not_a_failure() -> No
         observation=Observation(now_ns=now, unobserved=tuple(reader.unobserved("n1"))),
     )
     assert frozen.in_error, frozen.failures
-    assert "node frozen" in frozen.errors[0]
+    assert "node frozen" in frozen.errors[0].words
 
 
 def test_a_lease_that_cannot_be_read_is_said_once_and_the_reader_ends(

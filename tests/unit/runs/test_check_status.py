@@ -249,4 +249,4 @@ def test_a_median_late_at_the_end_fails_the_worker(tmp_path: Path) -> None:
     result = _result("observed", LATE_IN_MEDIAN, tmp_path)
     judge(result, {"fast": len(LATE_IN_MEDIAN)})
     assert result.status == "failed"
-    assert any("in median" in failure for failure in result.verdicts["fast"].failures)
+    assert any("in median" in failure for failure in result.verdicts["fast"].messages)

@@ -68,7 +68,7 @@ def test_fast_restarts_each_inside_the_window_fail_on_their_median() -> None:
         attempts(delays), FAST, observation=Observation(required_restarts=len(delays))
     )
     assert all(c.passed for c in verdict.checks), [c.reason for c in verdict.checks]
-    (median,) = [p for p in verdict.problems if "cap came" in p]
+    (median,) = [p.words for p in verdict.problems if "cap came" in p.words]
     assert "is its cap longer?" in median
 
 
@@ -84,7 +84,7 @@ def test_a_sound_reduced_worker_at_its_cap_passes_as_it_did_on_the_real_kubelet(
     verdict = judge_worker(
         attempts(delays), REDUCED, observation=Observation(required_restarts=len(delays))
     )
-    assert not any("cap came" in p for p in verdict.problems), verdict.problems
+    assert not any("cap came" in p.words for p in verdict.problems), verdict.problems
 
 
 def test_a_reduced_worker_whose_cap_is_90s_fails_on_its_median() -> None:
@@ -93,5 +93,5 @@ def test_a_reduced_worker_whose_cap_is_90s_fails_on_its_median() -> None:
     verdict = judge_worker(
         attempts(delays), REDUCED, observation=Observation(required_restarts=len(delays))
     )
-    (median,) = [p for p in verdict.problems if "cap came" in p]
+    (median,) = [p.words for p in verdict.problems if "cap came" in p.words]
     assert "came 43.800s past it in median" in median

@@ -165,7 +165,9 @@ def test_a_node_too_slow_to_judge_is_an_error_naming_it_never_a_failure() -> Non
     verdict = judge_worker(records, FAST, observation=Observation(cost=cost))
     assert not verdict.passed
     assert verdict.in_error, verdict.failures
-    assert any("node crashloop-worker too slow to judge back-off 2s" in e for e in verdict.errors)
+    assert any(
+        "node crashloop-worker too slow to judge back-off 2s" in e.words for e in verdict.errors
+    )
 
 
 def test_too_slow_still_fails_a_restart_too_early() -> None:
@@ -173,7 +175,7 @@ def test_too_slow_still_fails_a_restart_too_early() -> None:
     cost = cost_of("w", [records])
     verdict = judge_worker(records, FAST, observation=Observation(cost=cost))
     assert not verdict.in_error
-    assert any("too early" in f for f in verdict.failures)
+    assert any("too early" in f for f in verdict.messages)
 
 
 def test_levels_missing_on_a_node_whose_status_writes_fall_behind_are_an_error() -> None:
@@ -183,7 +185,7 @@ def test_levels_missing_on_a_node_whose_status_writes_fall_behind_are_an_error()
     ]
     # On the reference host, so few levels is the kubelet's failure.
     assert any(
-        "levels unconfirmed" in p
+        "levels unconfirmed" in p.words
         for p in judge_worker(
             records,
             FAST,
@@ -194,7 +196,7 @@ def test_levels_missing_on_a_node_whose_status_writes_fall_behind_are_an_error()
     assert cost.levels_fall_behind
     verdict = judge_worker(records, FAST, observation=Observation(cost=cost))
     assert verdict.in_error, verdict.failures
-    assert any("status writes" in e for e in verdict.errors)
+    assert any("status writes" in e.words for e in verdict.errors)
 
 
 def test_a_back_off_0s_posted_before_restart_1_is_the_model_s_level() -> None:

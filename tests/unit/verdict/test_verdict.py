@@ -51,7 +51,7 @@ def test_a_kubelet_on_the_curve_passes(curve: BackoffCurve, count: int) -> None:
         attempts(nominal(curve, count), reported=expected_reports(curve, count)), curve
     )
     assert verdict.passed, verdict.failures
-    assert verdict.failures == []
+    assert verdict.messages == []
     assert [c.n for c in verdict.checks] == list(range(1, count + 1))
     assert [c.expected_s for c in verdict.checks] == [
         d.total_seconds() for d in curve.delays(count)
@@ -84,7 +84,7 @@ def test_a_missed_report_from_the_confirmation_floor_on_is_unconfirmed() -> None
     reports[4] = None  # restart 5 waits 8s: its level must be seen
     verdict = judge_worker(attempts(nominal(REDUCED, 6), reported=reports), REDUCED)
     assert [c.passed for c in verdict.checks] == [True, True, True, True, False, True]
-    (message,) = verdict.failures
+    (message,) = verdict.messages
     assert message.startswith("fast-1: restart 5:")
     assert "unconfirmed" in message
     assert "8s level" in message
@@ -119,7 +119,7 @@ def test_no_restart_where_restarts_were_needed_is_incomplete() -> None:
         attempts([]), FAST, worker="fast", observation=Observation(required_restarts=10)
     )
     assert not verdict.passed
-    (message,) = verdict.failures
+    (message,) = verdict.messages
     assert message.startswith("fast: incomplete: the observation ended before restart 1")
     assert "restarts up to 10" in message
     assert "only the first run was seen" in message
@@ -130,7 +130,7 @@ def test_fewer_restarts_than_needed_is_incomplete_naming_the_last_seen() -> None
     verdict = judge_worker(records, FAST, observation=Observation(required_restarts=10))
     assert not verdict.passed
     assert all(c.passed for c in verdict.checks)
-    (problem,) = verdict.problems
+    (problem,) = [p.words for p in verdict.problems]
     assert "before restart 5" in problem
     assert "the last restart seen was 4" in problem
     assert verdict.last_restart == 4
@@ -190,7 +190,7 @@ def test_a_restart_past_its_bound_on_the_nodes_clock_is_overdue() -> None:
     assert judge_worker(records, FAST, observation=at_bound).passed
     past = Observation(now_ns=_last_exit(records) + bound_ns + 1)
     verdict = judge_worker(records, FAST, observation=past)
-    (problem,) = verdict.problems
+    (problem,) = [p.words for p in verdict.problems]
     assert problem.startswith("restart 5 overdue: attempt 4 exited at")
     assert "the last restart seen was 4" in problem
 
@@ -204,7 +204,7 @@ def test_a_running_attempt_is_never_overdue() -> None:
 def test_the_first_restart_is_overdue_after_its_own_bound() -> None:
     records = attempts([])
     late = Observation(now_ns=_last_exit(records) + 5 * NS + 1)
-    assert "restart 1 overdue" in judge_worker(records, FAST, observation=late).problems[0]
+    assert "restart 1 overdue" in judge_worker(records, FAST, observation=late).problems[0].words
 
 
 def test_an_overdue_restart_across_a_frozen_node_is_an_error() -> None:
@@ -214,7 +214,7 @@ def test_an_overdue_restart_across_a_frozen_node_is_an_error() -> None:
     frozen = Observation(now_ns=exit_ns + 27 * NS, unobserved=((exit_ns + NS, exit_ns + 25 * NS),))
     verdict = judge_worker(records, FAST, observation=frozen)
     assert verdict.problems == ()
-    (error,) = verdict.errors
+    (error,) = [e.words for e in verdict.errors]
     assert error.startswith("error: restart 5 overdue, but node frozen 24.000s")
     assert not verdict.passed
     assert verdict.in_error
@@ -229,7 +229,7 @@ def test_a_short_gap_in_the_listings_does_not_excuse_a_long_overdue() -> None:
         records, FAST, observation=Observation(now_ns=exit_ns + 10 * NS, unobserved=gap)
     )
     assert verdict.errors == ()
-    assert verdict.problems[0].startswith("restart 5 overdue")
+    assert verdict.problems[0].words.startswith("restart 5 overdue")
 
 
 def test_an_overdue_restart_while_the_host_was_saturated_is_the_machine_s_lateness() -> None:
@@ -239,7 +239,7 @@ def test_an_overdue_restart_while_the_host_was_saturated_is_the_machine_s_latene
     busy = Observation(now_ns=exit_ns + 30 * NS, saturated=((exit_ns, exit_ns + 28 * NS, 0.97),))
     verdict = judge_worker(records, FAST, observation=busy)
     assert verdict.problems == ()
-    (error,) = verdict.errors
+    (error,) = [e.words for e in verdict.errors]
     # Counted once the 2s back-off had passed: 26s of the 28s.
     assert "the host was saturated (its CPUs 97% busy) for 26.000s" in error
     assert verdict.in_error
@@ -273,7 +273,7 @@ def test_load_during_the_back_off_wait_excuses_no_lateness_after_it() -> None:
     )
     verdict = judge_worker(records, DEFAULT, observation=busy_early)
     assert verdict.errors == ()
-    assert "restart 7 overdue" in verdict.problems[0]
+    assert "restart 7 overdue" in verdict.problems[0].words
 
 
 def test_a_busy_second_does_not_excuse_a_minute_overdue() -> None:
@@ -282,7 +282,7 @@ def test_a_busy_second_does_not_excuse_a_minute_overdue() -> None:
     brief = Observation(now_ns=exit_ns + 60 * NS, saturated=((exit_ns, exit_ns + NS, 0.95),))
     verdict = judge_worker(records, FAST, observation=brief)
     assert verdict.errors == ()
-    assert "restart 5 overdue" in verdict.problems[0]
+    assert "restart 5 overdue" in verdict.problems[0].words
     assert not verdict.in_error
 
 
@@ -317,7 +317,7 @@ def test_a_pending_level_off_the_model_fails_before_the_restart() -> None:
     # A default kubelet capped at 150s: restarts 1-5 match (10..80s), restart 6 reports 150s.
     records = attempts(nominal(DEFAULT, 5), reported=expected_reports(DEFAULT, 5))
     verdict = judge_worker(records, DEFAULT, observation=Observation(pending_reported_s=150.0))
-    (problem,) = verdict.problems
+    (problem,) = [p.words for p in verdict.problems]
     assert problem == (
         "restart 6 (pending): the kubelet reports a 150s back-off, the model expects 2m40s"
     )
@@ -381,14 +381,14 @@ def test_too_early_fails_and_says_so() -> None:
     assert not check.passed
     assert check.margin_s == pytest.approx(-0.8)
     assert "too early" in check.reason
-    (message,) = verdict.failures
+    (message,) = verdict.messages
     assert message.startswith("fast-1: restart 2: expected 2s")
     assert "measured 1.200s" in message
 
 
 def test_too_late_fails_and_says_so() -> None:
     verdict = judge_worker(attempts([0.4, 2.2, 4.6]), FAST)
-    (message,) = verdict.failures
+    (message,) = verdict.messages
     assert "restart 3" in message
     assert "too late" in message
     assert "4.600s" in message
@@ -424,7 +424,7 @@ def test_a_10s_wait_where_the_fast_curve_waits_0s_fails() -> None:
 def test_wrong_reported_backoff_fails() -> None:
     verdict = judge_worker(attempts(nominal(REDUCED, 4), reported=[None, 1.0, 4.0, 4.0]), REDUCED)
     assert [c.passed for c in verdict.checks] == [True, True, False, True]
-    (message,) = verdict.failures
+    (message,) = verdict.messages
     assert "restart 3" in message
     assert "reported a 4s back-off" in message
     assert "expects 2s" in message
@@ -449,8 +449,8 @@ def test_a_missing_attempt_fails_loudly() -> None:
     assert verdict.checks[1].measured_s is None
     assert verdict.checks[2].measured_s is None
     assert len(verdict.failures) == 2
-    assert all("attempt 2 was never recorded" in m for m in verdict.failures)
-    assert verdict.failures[0].startswith("fast-1: restart 2:")
+    assert all("attempt 2 was never recorded" in m for m in verdict.messages)
+    assert verdict.messages[0].startswith("fast-1: restart 2:")
 
 
 def test_a_missing_first_attempt_fails() -> None:
@@ -470,7 +470,7 @@ def test_a_missing_finish_time_fails() -> None:
 def test_nothing_recorded_is_a_failure() -> None:
     verdict = judge_worker([], FAST, worker="fast", node="w1")
     assert not verdict.passed
-    assert verdict.failures == [
+    assert verdict.messages == [
         "fast: no container attempt was recorded: the pod never ran its container"
     ]
 
@@ -548,7 +548,7 @@ def test_pod_status_times_of_another_attempt_fail() -> None:
     records[2] = dataclasses.replace(records[2], api_finished_at="2026-01-01T10:00:00Z")
     verdict = judge_worker(records, FAST)
     assert not verdict.passed
-    (problem,) = verdict.problems
+    (problem,) = [p.words for p in verdict.problems]
     assert problem.startswith("attempt 2: pod status finishedAt 2026-01-01T10:00:00Z disagrees")
     assert "beyond the API's 1s rounding" in problem
 
@@ -608,7 +608,7 @@ def test_a_restart_created_in_time_and_not_started_yet_is_not_overdue() -> None:
     assert last_exit is not None
     now = last_exit + 6 * NS  # past the 2 s level's 4.5 s bound
     overdue = judge_worker(records, FAST, observation=Observation(now_ns=now))
-    assert any("restart 3 overdue" in p for p in overdue.problems)
+    assert any("restart 3 overdue" in p.words for p in overdue.problems)
     created_in_time = Observation(now_ns=now, pending_created_ns=last_exit + 3 * NS)
     assert judge_worker(records, FAST, observation=created_in_time).passed
     created_late = Observation(now_ns=now, pending_created_ns=last_exit + 5 * NS)
@@ -626,5 +626,5 @@ def test_a_restart_made_after_the_level_watch_stopped_is_not_asked_for_its_level
     before_it = Observation(levels_until_ns=last.started_at_ns - 1)
     after_it = Observation(levels_until_ns=last.started_at_ns + 1)
     assert judge_worker(records, REDUCED, observation=before_it).passed
-    (failure,) = judge_worker(records, REDUCED, observation=after_it).failures
+    (failure,) = judge_worker(records, REDUCED, observation=after_it).messages
     assert "unconfirmed" in failure

@@ -9,16 +9,16 @@ from pathlib import Path
 
 from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.model.releases import EVERY_10_15S
-from crashloop_harness.outputs.coverage import (
+from crashloop_harness.outputs.junit import write_junit
+from crashloop_harness.outputs.summaryfile import read_summary, write_summary
+from crashloop_harness.verdict import WorkerVerdict, judge_worker
+from crashloop_harness.verdict.coverage import (
     RULES,
     RuleCoverage,
     coverage_of,
     curve_levels,
     uncovered,
 )
-from crashloop_harness.outputs.junit import write_junit
-from crashloop_harness.outputs.summaryfile import read_summary, write_summary
-from crashloop_harness.verdict import WorkerVerdict, judge_worker
 from tests.unit.factories import (
     DEFAULT,
     FAST,

@@ -1,0 +1,65 @@
+"""How far one worker had to be, and was, observed: what its verdict is judged against."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from crashloop_harness.model.backoff import UNMEASURED, BackoffCurve, CostAllowance
+from crashloop_harness.verdict.nodecost import NodeCost
+from crashloop_harness.verdict.slowness import NodeSlowness
+from crashloop_harness.verdict.tolerances import SLOW_LEVELS_FROM
+
+
+@dataclass(frozen=True, kw_only=True)
+class Observation:
+    """How far one worker had to be, and was, observed: what completeness is judged against.
+
+    ``required_restarts`` is the highest restart the profile needs (0: none,
+    judge what was seen). ``now_ns`` is the node's clock when the judgement is
+    made (the end of the observation, or a moment during it); with it, a
+    restart whose window has closed without it is overdue. ``pending_reported_s``
+    is the back-off the kubelet reports for the restart after the last one
+    seen, which has not happened yet (None when not seen).
+    """
+
+    required_restarts: int = 0
+    now_ns: int | None = None
+    pending_reported_s: float | None = None
+    # When the runtime created the restart after the last one seen, which has not
+    # started yet (a slow runtime): the kubelet's decision, made then.
+    pending_created_ns: int | None = None
+    # Node-clock spans (ns) in which the node was not observed (see the recorder).
+    unobserved: tuple[tuple[int, int], ...] = ()
+    # Host-clock spans (ns) in which the host's CPUs were saturated, with the
+    # busiest share (a kind node's clock is the host's).
+    saturated: tuple[tuple[int, int, float], ...] = ()
+    # What a restart costs the node, measured in the run; None: the reference
+    # host's cost (the sources' terms, restart 1 at a flat bound).
+    cost: NodeCost | None = None
+    # Node clock: when the watch that reads the kubelet's levels stopped. A restart
+    # the run's last listing found after it cannot have shown its level.
+    levels_until_ns: int | None = None
+
+    @property
+    def allowance(self) -> CostAllowance:
+        return UNMEASURED if self.cost is None else self.cost.allowance
+
+    def slowness(self, curve: BackoffCurve) -> NodeSlowness:
+        """What of the verdict this node was too slow to deliver."""
+        cost = self.cost
+        if cost is None or not cost.measured:
+            return NodeSlowness()
+        too_slow = cost.too_slow_message(curve) if cost.too_slow else None
+        levels = (
+            f"node {cost.node} is {cost.slowdown:.2f}x slower than the reference host at "
+            f"restarting (bound slow_levels_from {SLOW_LEVELS_FROM:g}x): its status writes, "
+            "which carry the level, fall behind its restarts"
+            if cost.levels_fall_behind
+            else None
+        )
+        return NodeSlowness(too_slow=too_slow, levels=levels)
+
+
+# Judge what was recorded, nothing more: no completeness, no overdue check.
+AS_RECORDED: Final = Observation()
