@@ -17,10 +17,11 @@ from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.model.releases import release_of
 from crashloop_harness.outputs.explain import explain
 from crashloop_harness.outputs.jobsummary import write_job_summary
-from crashloop_harness.outputs.render import summary_table, verdict_table
+from crashloop_harness.outputs.render import verdict_table
 from crashloop_harness.outputs.report import write_report
 from crashloop_harness.outputs.summary import SUMMARY_FILE, RunSummary
 from crashloop_harness.outputs.summaryfile import read_summary
+from crashloop_harness.outputs.summaryview import summary_view
 from crashloop_harness.recording.recorder import Observer
 from crashloop_harness.runs.check import CheckResult, run_check
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
@@ -152,7 +153,7 @@ def run_and_report_check(
     for worker, verdict in result.verdicts.items():
         out.print(verdict_table(verdict, result.curves[worker]))
     summary = read_summary(result.run_dir)
-    out.print(summary_table(summary))
+    out.print(summary_view(summary))
     if summary.observer is not None:
         out.print(summary.observer.headline(), soft_wrap=True)
     out.print(f"{summary.status.upper()}: {summary.reason or 'every worker on its curve'}")

@@ -13,7 +13,6 @@ from crashloop_harness.model.durations import format_duration
 from crashloop_harness.outputs.document import Table as DocumentTable
 from crashloop_harness.outputs.flakiness import FlakinessReport
 from crashloop_harness.outputs.matrix import TABLE_HEADERS, Matrix, table_rows
-from crashloop_harness.outputs.summary import RunSummary
 from crashloop_harness.verdict import RestartCheck, WorkerVerdict
 
 
@@ -96,40 +95,6 @@ def verdict_table(verdict: WorkerVerdict, curve: BackoffCurve) -> Table:
         lines.append("no restart observed yet")
     if lines:
         table.caption = Text("\n".join(lines), justify="left")
-    return table
-
-
-def summary_table(summary: RunSummary) -> Table:
-    """One row per worker: how many restarts were checked, overshoot, verdict."""
-    title = f"{summary.kind} ({summary.profile}): {summary.status.upper()}"
-    if summary.reason:
-        title += f" - {summary.reason}"
-    table = Table(title=Text(title))
-    for column in ("worker", "profile"):
-        table.add_column(column)
-    for column in ("restarts checked", "median overshoot", "max overshoot"):
-        table.add_column(column, justify="right")
-    table.add_column("verdict")
-    table.add_column("not covered")
-    table.add_column("node slowdown", justify="right")
-    for worker in summary.workers:
-        table.add_row(
-            Text(worker.worker),
-            Text(worker.profile or "-"),
-            str(len(worker.checks)),
-            _seconds(worker.overshoot_median_s, "+.3f"),
-            _seconds(worker.overshoot_max_s, "+.3f"),
-            _result(worker.passed),
-            Text(", ".join(r.rule for r in worker.not_covered) or ("-" if worker.coverage else "")),
-            Text(f"{worker.restart_cost.slowdown:.2f}x" if worker.restart_cost else "-"),
-        )
-    costs = {w.restart_cost.node: w.restart_cost for w in summary.workers if w.restart_cost}
-    if costs:
-        lines = [f"{node}: {cost.shown()}" for node, cost in sorted(costs.items())]
-        table.caption = Text(
-            "each node's restart cost, measured in this run:\n" + "\n".join(lines),
-            justify="left",
-        )
     return table
 
 

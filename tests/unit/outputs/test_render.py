@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from rich.console import Console
 from rich.table import Table
 
-from crashloop_harness.outputs.render import summary_table, verdict_table
+from crashloop_harness.outputs.render import restart_cells, verdict_table
 from crashloop_harness.verdict import WorkerVerdict, judge_worker
 from tests.unit.factories import (
     DEFAULT,
+    DEFAULT_DELAYS,
     FAST,
     attempts,
     default_verdict,
     expected_reports,
-    failing_summary,
     fast_verdict,
-    make_summary,
 )
+from tests.unit.narrowtext import WIDTHS, not_whole, rendered, too_wide_or_cut
 
 
 def text_of(table: Table) -> str:
@@ -85,27 +86,18 @@ def test_verdict_table_of_nothing_says_so() -> None:
     assert "no restart observed yet" in text_of(verdict_table(verdict, FAST))
 
 
-def test_summary_table_has_one_row_per_worker() -> None:
-    text = text_of(summary_table(failing_summary()))
-    assert "conformance (quick): FAILED" in text
-    for header in ("worker", "profile", "restarts checked", "median overshoot", "max overshoot"):
-        assert header in text
-    assert row_of(text, "fast") == ["fast", "fast", "5", "+0.362s", "+0.500s", "PASS", "", "-"]
-    assert row_of(text, "default") == [
-        "default",
-        "default",
-        "3",
-        "+7.800s",
-        "+15.000s",
-        "FAIL",
-        "",
-        "-",
-    ]
-    assert row_of(text, "reduced") == ["reduced", "reduced", "0", "-", "-", "FAIL", "", "-"]
-
-
-def test_summary_table_title_carries_an_interruption() -> None:
-    summary = make_summary(fast_verdict(), outcome="interrupted", reason="SIGINT")
-    text = text_of(summary_table(summary))
-    assert "conformance (quick): INTERRUPTED - SIGINT" in text
-    assert row_of(text, "fast")[5] == "PASS"
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_verdict_table_reads_whole_with_an_existing_cluster_s_names(width: int) -> None:
+    verdict = judge_worker(
+        attempts(DEFAULT_DELAYS, reported=expected_reports(DEFAULT, len(DEFAULT_DELAYS))),
+        DEFAULT,
+        worker="plain-worker2/runs-5s",
+        node="plain-worker2",
+    )
+    lines = rendered(verdict_table(verdict, DEFAULT), width)
+    assert too_wide_or_cut(lines, width) == []
+    assert not_whole(["plain-worker2/runs-5s", "plain-worker2"], lines) == []
+    # Every restart's row on one line, each number with its unit whole.
+    rows = [[cell for cell in line.split() if cell != "│"] for line in lines]
+    for check in verdict.checks:
+        assert [*restart_cells(check), "PASS" if check.passed else "FAIL"] in rows
