@@ -14,25 +14,25 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Generic, TypeVar, cast
 
 from rich.console import Console
-from rich.table import Table
 
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.cluster.profiles import ClusterSpec
 from crashloop_harness.core import timeouts
 from crashloop_harness.live.keys import HELP, keys_while_live
 from crashloop_harness.live.replay import AsOf, load_recording, replay, with_endings
-from crashloop_harness.live.view import LiveView, Theme, states_from, within
+from crashloop_harness.live.takeaways import scenario_takeaways, takeaways
+from crashloop_harness.live.view import LiveView, Theme, states_from
 from crashloop_harness.outputs.report import write_report
 from crashloop_harness.outputs.scenarioview import PodMap, ScenarioCell, scenario_cells
 from crashloop_harness.outputs.steps import SetupProgress
-from crashloop_harness.outputs.summary import RunSummary, machine_restart_cost
+from crashloop_harness.outputs.summary import machine_restart_cost
 from crashloop_harness.outputs.summaryfile import read_summary
 from crashloop_harness.pods.skeleton import pod_names
 from crashloop_harness.recording.hostcpu import (
@@ -51,7 +51,7 @@ from crashloop_harness.runs.check import CheckResult, run_check
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile
 from crashloop_harness.runs.scenarios import ScenarioRun, run_scenarios
 from crashloop_harness.scenarios import REGISTRY, TALK_SCENARIOS
-from crashloop_harness.scenarios.headline import ScenarioMetric, headline_metrics
+from crashloop_harness.scenarios.headline import headline_metrics
 
 # The default window, announced before anything starts; the issue caps it at 6 minutes.
 DEFAULT_DURATION_S: Final = 300.0
@@ -315,66 +315,8 @@ def _show_results(result: CheckResult, scenario_run: ScenarioRun | None, console
         console.print(f"scenario records: {scenario_run.run_dir}")
 
 
-def _takeaway_cell(metric: ScenarioMetric, cost: float | None) -> str:
-    parts = [f"{metric.expected:.1f}"]
-    if metric.lower is not None or metric.upper is not None:
-        parts.append(f"window {metric.window_text()}")
-    with_cost = metric.with_restart_cost(cost)
-    if with_cost is not None:
-        parts.append(f"{with_cost:.1f}")
-    model = " · ".join(parts)
-    if metric.measured is None:
-        return f"not reached ({model})"
-    flag = " OUTSIDE its window" if metric.inside is False else ""
-    return f"{metric.measured:.1f} {metric.unit}{flag} ({model})"
-
-
 def _quiet(_message: str) -> None:
     """The live view shows progress; the check's own messages would tear it."""
-
-
-def takeaways(
-    summary: RunSummary, under_load: Mapping[str, tuple[int, int]] | None = None
-) -> Table:
-    """The talk's takeaways, measured: per worker, what the model predicted and what happened.
-
-    Read from the run's summary (and its host CPU samples), so a replay of the
-    run ends with the same table. ``under_load``: worker -> (restarts started
-    with the host saturated, restarts with a sample).
-    """
-    table = Table(title="what each worker did (bare crashing container)")
-    # The model as the window the kubelet's code allows each restart (its back-off, to
-    # the requeue's jitter, the sync and the restart's cost): not one number to hit.
-    columns = ["worker", "restarts", "the kubelet's window: first delays", "measured: first delays"]
-    columns += ["within the window"]
-    if under_load:
-        columns.append(f"started at ≥{SATURATED:.0%} CPU")
-    for column in columns:
-        table.add_column(column)
-    for worker in summary.workers:
-        if "/" in worker.worker:  # a variant beside a worker, not one of the talk's three
-            continue
-        cells = [
-            worker.worker,
-            str(max(worker.attempts_recorded - 1, 0)),
-            ", ".join(f"{c.expected_s:g}-{c.upper_bound_s:g}s" for c in worker.checks[:6]),
-            ", ".join(
-                f"{c.measured_s:.1f}s"
-                + ("" if within(c.measured_s, (c.expected_s, c.upper_bound_s)) else " (outside)")
-                for c in worker.checks[:6]
-                if c.measured_s is not None
-            ),
-            # A share, not a verdict: the demo runs everything at once on what may be a
-            # small machine; the conformance check is where a red result counts.
-            f"{sum(c.passed for c in worker.checks)}/{len(worker.checks)} restarts"
-            if worker.checks
-            else "no data",
-        ]
-        if under_load:
-            saturated, sampled = under_load.get(worker.worker, (0, 0))
-            cells.append(f"{saturated}/{sampled}" if sampled else "-")
-        table.add_row(*cells)
-    return table
 
 
 def run_replay(run_dir: Path, *, speed: float, console: Console, plain: bool, theme: Theme) -> int:
@@ -400,32 +342,3 @@ def run_replay(run_dir: Path, *, speed: float, console: Console, plain: bool, th
     if report.is_file():
         console.print(f"report: {report}")
     return 0 if finished else 130
-
-
-def scenario_takeaways(metrics: Sequence[ScenarioMetric], cost: float | None) -> Table:
-    """The talk's takeaways table: per scenario, per worker, measured against the model.
-
-    Beside the nominal model, the model with this machine's fixed cost per
-    restart (measured on the bare curves of this run): what is left above it
-    is the kubelet's or the load's, not the price of starting a container.
-    """
-    workers = list(dict.fromkeys(metric.worker for metric in metrics))
-    table = Table(
-        title="the scenarios, measured (model · the kubelet's window · model + restart cost)"
-    )
-    table.add_column("scenario")
-    for worker in workers:
-        table.add_column(worker)
-    for scenario in dict.fromkeys(metric.scenario for metric in metrics):
-        cells = []
-        for worker in workers:
-            found = [m for m in metrics if m.scenario == scenario and m.worker == worker]
-            cells.append("-" if not found else _takeaway_cell(found[0], cost))
-        label = next(m.metric for m in metrics if m.scenario == scenario)
-        table.add_row(f"{scenario}: {label}", *cells)
-    if cost is not None:
-        table.caption = (
-            f"restart cost on this machine: {cost:.2f}s per restart (exit seen, kubelet sync, "
-            "runtime start; the least over the bare curves)"
-        )
-    return table

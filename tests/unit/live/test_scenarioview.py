@@ -7,7 +7,7 @@ import io
 
 from rich.console import Console
 
-from crashloop_harness.live.demo import scenario_takeaways
+from crashloop_harness.live.takeaways import scenario_takeaways
 from crashloop_harness.live.view import LiveView, render
 from crashloop_harness.outputs.scenarioview import ScenarioCell, scenario_cells
 from crashloop_harness.recording.records import AttemptRecord
