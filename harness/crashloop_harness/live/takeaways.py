@@ -26,6 +26,9 @@ _TITLE: Final = "what each worker did (bare crashing container)"
 # As many as the live view's panel shows: the curve's first levels, side by side.
 FIRST_RESTARTS: Final = 6
 _INDENT: Final = (0, 0, 0, 2)
+_SCENARIOS_TITLE: Final = (
+    "the scenarios, measured (model · the kubelet's window · model + restart cost)"
+)
 # The model as the window the kubelet's code allows each restart, not one number to hit.
 _LEGEND: Final = (
     ("delay", "each restart's measured delay after the exit before it"),
@@ -134,33 +137,36 @@ def _restarts_lines(delays: Sequence[str], windows: Sequence[str]) -> Text:
     return Text("; ".join(f"restart {n}: {d}, window {w}" for n, (d, w) in restarts))
 
 
-def scenario_takeaways(metrics: Sequence[ScenarioMetric], cost: float | None) -> Table:
+def scenario_takeaways(metrics: Sequence[ScenarioMetric], cost: float | None) -> RenderableType:
     """The talk's takeaways table: per scenario, per worker, measured against the model.
 
     Beside the nominal model, the model with this machine's fixed cost per
     restart (measured on the bare curves of this run): what is left above it
     is the kubelet's or the load's, not the price of starting a container.
+    A table where its cells fit unwrapped; else, as at 80 or 100 columns, each
+    scenario with a line per worker, where a cell's number keeps its unit.
     """
     workers = list(dict.fromkeys(metric.worker for metric in metrics))
-    table = Table(
-        title="the scenarios, measured (model · the kubelet's window · model + restart cost)"
-    )
-    table.add_column("scenario")
-    for worker in workers:
-        table.add_column(worker)
+    table = Table("scenario", *workers)
+    listed: list[RenderableType] = []
     for scenario in dict.fromkeys(metric.scenario for metric in metrics):
-        cells = []
+        cells = {}
         for worker in workers:
             found = [m for m in metrics if m.scenario == scenario and m.worker == worker]
-            cells.append("-" if not found else _takeaway_cell(found[0], cost))
+            cells[worker] = "-" if not found else _takeaway_cell(found[0], cost)
         label = next(m.metric for m in metrics if m.scenario == scenario)
-        table.add_row(f"{scenario}: {label}", *cells)
+        table.add_row(f"{scenario}: {label}", *cells.values())
+        listed.append(Text(f"{scenario}: {label}"))
+        listed += [Padding(Text(f"{w}: {cell}"), _INDENT) for w, cell in cells.items()]
+    shown: list[RenderableType] = [Text(_SCENARIOS_TITLE), TableOrLines(table, Group(*listed))]
     if cost is not None:
-        table.caption = (
-            f"restart cost on this machine: {cost:.2f}s per restart (exit seen, kubelet sync, "
-            "runtime start; the least over the bare curves)"
+        shown.append(
+            Text(
+                f"restart cost on this machine: {cost:.2f}s per restart (exit seen, kubelet "
+                "sync, runtime start; the least over the bare curves)"
+            )
         )
-    return table
+    return Group(*shown)
 
 
 def _takeaway_cell(metric: ScenarioMetric, cost: float | None) -> str:

@@ -10,10 +10,11 @@ import pytest
 
 from crashloop_harness.cli.demo import SHIPPED_DEMO_DIR
 from crashloop_harness.live.replay import load_recording
-from crashloop_harness.live.takeaways import FIRST_RESTARTS, takeaways
+from crashloop_harness.live.takeaways import FIRST_RESTARTS, scenario_takeaways, takeaways
 from crashloop_harness.outputs.summary import RunSummary, WorkerSummary
 from crashloop_harness.recording.hostcpu import HOST_CPU_FILE, read_samples, restarts_under_load
-from tests.unit.factories import default_verdict, fast_verdict, make_summary
+from crashloop_harness.scenarios.headline import ScenarioMetric
+from tests.unit.factories import default_verdict, fast_verdict, make_summary, scenario_metrics
 from tests.unit.narrowtext import WIDTHS, not_whole, rendered, too_wide_or_cut
 
 _WINDOW = re.compile(r"^(?P<low>[\d.]+)-(?P<high>[\d.]+)s$")
@@ -105,3 +106,29 @@ def test_a_worker_without_restarts_says_so_and_variants_are_left_out() -> None:
     assert "fast: 0 restarts, no data" in lines
     assert not any(line.startswith("  restart") for line in lines)
     assert not any("fast/x" in line for line in rendered(takeaways(summary), 80))
+
+
+def _talk_metrics() -> list[ScenarioMetric]:
+    """The talk's three scenarios with their windows and restarts, as a demo measures them."""
+    return [
+        dataclasses.replace(m, restarts=3, lower=m.expected - 0.1, upper=m.expected * 2 + 2.3)
+        if m.lower is None
+        else m
+        for m in scenario_metrics()
+    ]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_each_scenario_s_result_reads_on_one_line_per_worker(width: int) -> None:
+    metrics = _talk_metrics()
+    lines = rendered(scenario_takeaways(metrics, 0.83), width)
+    assert too_wide_or_cut(lines, width) == []
+    for metric in metrics:
+        measured = "not reached" if metric.measured is None else f"{metric.measured:.1f} s"
+        window = f"window {metric.window_text()}"
+        assert any(
+            line.strip().startswith(f"{metric.worker}: {measured}") and window in line
+            for line in lines
+        ), metric
+    assert any("84.1 s OUTSIDE its window" in line for line in lines)
+    assert any("0.83s per restart" in line for line in lines)
