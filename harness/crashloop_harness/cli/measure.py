@@ -19,8 +19,7 @@ from crashloop_harness.outputs.explain import explain
 from crashloop_harness.outputs.jobsummary import write_job_summary
 from crashloop_harness.outputs.render import verdict_table
 from crashloop_harness.outputs.report import write_report
-from crashloop_harness.outputs.summary import SUMMARY_FILE, RunSummary
-from crashloop_harness.outputs.summaryfile import read_summary
+from crashloop_harness.outputs.summary import RunSummary
 from crashloop_harness.outputs.summaryview import summary_view
 from crashloop_harness.recording.recorder import Observer
 from crashloop_harness.runs.check import CheckResult, run_check
@@ -152,7 +151,7 @@ def run_and_report_check(
     out = SCREEN.tables
     for worker, verdict in result.verdicts.items():
         out.print(verdict_table(verdict, result.curves[worker]))
-    summary = read_summary(result.run_dir)
+    summary = result.written_summary()
     out.print(summary_view(summary))
     if summary.observer is not None:
         out.print(summary.observer.headline(), soft_wrap=True)
@@ -245,12 +244,11 @@ def runnable(version: str, names: Sequence[str]) -> list[str]:
 
 
 def _scenario_run_document(run: ScenarioRun) -> dict[str, object]:
-    summary = run.run_dir / SUMMARY_FILE
     return {
         "scenarios": list(run.scenarios),
         "status": run.status,
         "run_dir": str(run.run_dir),
-        "summary": json.loads(summary.read_text()) if summary.is_file() else None,
+        "summary": json.loads(run.written_summary().to_json()),
     }
 
 
@@ -273,7 +271,7 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     emit(
         {
             "run_dir": str(result.run_dir),
-            "summary": json.loads((result.run_dir / SUMMARY_FILE).read_text()),
+            "summary": json.loads(summary.to_json()),
             "report": str(report),
             "scenarios": [_scenario_run_document(run) for run in runs],
         }

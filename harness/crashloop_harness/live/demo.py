@@ -33,7 +33,6 @@ from crashloop_harness.outputs.report import write_report
 from crashloop_harness.outputs.scenarioview import PodMap, ScenarioCell, scenario_cells
 from crashloop_harness.outputs.steps import SetupProgress
 from crashloop_harness.outputs.summary import machine_restart_cost
-from crashloop_harness.outputs.summaryfile import read_summary
 from crashloop_harness.pods.skeleton import pod_names
 from crashloop_harness.recording.hostcpu import (
     HOST_CPU_FILE,
@@ -302,7 +301,7 @@ class CpuWatch:
 
 def _show_results(result: CheckResult, scenario_run: ScenarioRun | None, console: Console) -> None:
     """The takeaways, the report and where everything was written."""
-    summary = read_summary(result.run_dir)
+    summary = result.written_summary()
     samples = read_samples(result.run_dir / HOST_CPU_FILE)
     console.print(takeaways(summary, restarts_under_load(samples, result.attempts)))
     metrics = headline_metrics(scenario_run.results) if scenario_run is not None else []

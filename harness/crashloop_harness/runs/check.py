@@ -427,8 +427,10 @@ def coverage(result: CheckResult) -> dict[str, tuple[RuleCoverage, ...]]:
 
 
 def write_outputs(result: CheckResult, cluster: RunTarget) -> RunSummary:
-    """summary.json and junit.xml in the run directory (attempts.jsonl is already there)."""
-    return publish(result.run_dir, summary_of(result, cluster))
+    """summary.json and junit.xml in the run directory (attempts.jsonl is already there);
+    the summary kept on ``result`` too, for the run's caller."""
+    result.summary = publish(result.run_dir, summary_of(result, cluster))
+    return result.summary
 
 
 def _costs(result: CheckResult) -> dict[str, NodeCost]:

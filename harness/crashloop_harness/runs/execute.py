@@ -54,7 +54,8 @@ class RunSteps(Protocol[R_contra]):
         ...
 
     def write(self, setup: RunSetup, result: R_contra, cluster: RunTarget) -> None:
-        """The run's outputs in its directory."""
+        """The run's outputs in its directory; a kind that writes a summary leaves it on
+        ``result.summary`` for its caller, who never reads the file back."""
         ...
 
 

@@ -23,6 +23,7 @@ from kubernetes import client
 from crashloop_harness.cluster.kube import delete_namespace, force_delete_pods
 from crashloop_harness.cluster.liveconfig import NodeConfigRow
 from crashloop_harness.cluster.target import RunTarget
+from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.paths import runs_dir
 from crashloop_harness.core.progress import Progress
 from crashloop_harness.model.backoff import BackoffCurve
@@ -53,10 +54,28 @@ class RunState:
     observer: ObserverCost | None = None
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     finished_at: datetime | None = None
+    # What the run's write step put in summary.json, kept here so that its caller need not
+    # read back the file it just wrote. None until then, and for a run kind that writes
+    # no summary (the overhead sweep).
+    summary: RunSummary | None = None
 
     @property
     def passed(self) -> bool:
         return self.status == "passed"
+
+    def written_summary(self) -> RunSummary:
+        """The summary this run wrote; HarnessError if it wrote none.
+
+        A run whose outputs failed ended ``error`` and its ``execute`` raised
+        already; reaching here without one is a run kind that writes none.
+        """
+        if self.summary is None:
+            raise HarnessError(
+                f"run {self.run_id} wrote no summary ({self.status}"
+                + (f": {self.reason})" if self.reason else ")"),
+                f"its records are in {self.run_dir}; the error its outputs raised says why",
+            )
+        return self.summary
 
 
 @dataclass(frozen=True)

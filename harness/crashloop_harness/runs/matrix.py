@@ -62,7 +62,7 @@ def run_matrix(
             write_matrix(matrix_dir, matrix)
             continue
         result = run_check(cluster, profile, progress)
-        matrix.entries.append(entry_of(pin.version, read_summary(result.run_dir), result.run_dir))
+        matrix.entries.append(entry_of(pin.version, result.written_summary(), result.run_dir))
         write_matrix(matrix_dir, matrix)
         _plot(matrix, matrix_dir)
         progress(f"Kubernetes {pin.version}: {result.status}; {result.run_dir}")

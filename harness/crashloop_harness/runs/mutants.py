@@ -79,7 +79,7 @@ def run_mutants(
         finally:
             put_image_kubelet_back(cluster, node, progress)
         check = CheckOfMutant(
-            read_summary(result.run_dir),
+            result.written_summary(),
             result.decided,
             Path(result.run_dir),
             interrupted=result.status == "interrupted",

@@ -347,5 +347,7 @@ def summary_of(result: ScenarioRun, cluster: RunTarget) -> RunSummary:
 
 
 def write_outputs(result: ScenarioRun, cluster: RunTarget) -> RunSummary:
-    """summary.json and junit.xml, as a check writes them (attempts.jsonl is already there)."""
-    return publish(result.run_dir, summary_of(result, cluster))
+    """summary.json and junit.xml, as a check writes them (attempts.jsonl is already there);
+    the summary kept on ``result`` too, for the run's caller."""
+    result.summary = publish(result.run_dir, summary_of(result, cluster))
+    return result.summary

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 import pytest
 
 from crashloop_harness.model.backoff import BackoffCurve
-from crashloop_harness.outputs.coverage import coverage_of
 from crashloop_harness.outputs.summary import RunSummary, WorkerSummary
 from crashloop_harness.outputs.summaryview import summary_view
 from crashloop_harness.verdict import WorkerVerdict, judge_worker
+from crashloop_harness.verdict.coverage import coverage_of
 from crashloop_harness.verdict.nodecost import NodeCost
 from tests.unit.factories import (
     DEFAULT,
