@@ -28,8 +28,9 @@ from crashloop_harness.plugin.options import (
 )
 from crashloop_harness.runs.check import CheckResult, run_check
 from crashloop_harness.runs.checkprofiles import CheckProfile
+from crashloop_harness.runs.scenarioplan import plan_scenarios, run_one_at_a_time
 from crashloop_harness.runs.scenarios import ScenarioRun, run_scenarios
-from crashloop_harness.scenarios import SCENARIOS, TALK_SCENARIOS, sized_registry
+from crashloop_harness.scenarios import TALK_SCENARIOS, sized_registry
 from crashloop_harness.scenarios.statefulset_ordinal import SHORT_FAIL_TIMES
 
 TIERS = ("fast", "all")
@@ -106,38 +107,48 @@ def conformance(crashloop_cluster: Cluster, crashloop_check_profile: CheckProfil
     )
 
 
-def _observe(cluster: Cluster, scenarios: tuple[str, ...]) -> ScenarioRun:
-    run = run_scenarios(
-        cluster,
-        lambda message: print(f"[scenarios] {message}"),
-        scenarios,
-        catalog=sized_registry(ordinal_failures=SHORT_FAIL_TIMES),
-    )
+SHORT_CATALOG = sized_registry(ordinal_failures=SHORT_FAIL_TIMES)
+
+
+def _say(message: str) -> None:
+    print(f"[scenarios] {message}")
+
+
+def _print_metrics(run: ScenarioRun) -> None:
     for by_worker in run.results.values():
         for result in by_worker.values():
             for metric in result.metrics:
-                print(
-                    f"[scenarios] {result.scenario} {result.worker} {metric.name}: "
+                _say(
+                    f"{result.scenario} {result.worker} {metric.name}: "
                     f"measured {metric.measured} expected {metric.expected} "
                     f"[{metric.lower}, {metric.upper}] {'ok' if metric.passed else 'FAIL'}"
                 )
-    return run
 
 
 @pytest.fixture(scope="session")
 def talk_run(crashloop_cluster: Cluster) -> ScenarioRun:
     """The talk's three scenarios in one run, on all three workers at once, as the demo shows
     them: the scenario tests judge it."""
-    return _observe(crashloop_cluster, TALK_SCENARIOS)
+    run = run_scenarios(crashloop_cluster, _say, TALK_SCENARIOS, catalog=SHORT_CATALOG)
+    _print_metrics(run)
+    return run
 
 
 @pytest.fixture(scope="session")
 def scenario_runs(crashloop_cluster: Cluster, talk_run: ScenarioRun) -> Mapping[str, ScenarioRun]:
     """Every scenario in kind mode, by name: the talk's three from their one run, each later
-    one on its own (the failure stories judge them, the existing-cluster tests compare)."""
-    later = {
-        scenario: _observe(crashloop_cluster, (scenario,))
-        for scenario in SCENARIOS
-        if scenario not in TALK_SCENARIOS
-    }
-    return dict.fromkeys(TALK_SCENARIOS, talk_run) | later
+    one the cluster can run on its own, as `crashloop scenarios` runs them (the failure
+    stories judge them, the existing-cluster tests compare)."""
+    plan = plan_scenarios(
+        None,
+        reads_nodes=crashloop_cluster.reads_nodes,
+        release=crashloop_cluster.spec.kubernetes.version,
+        catalog=SHORT_CATALOG,
+    )
+    for line in plan.left_out:
+        _say(line)
+    later = [scenario for scenario in plan.names if scenario not in TALK_SCENARIOS]
+    runs = run_one_at_a_time(
+        crashloop_cluster, later, _say, catalog=SHORT_CATALOG, on_run=_print_metrics
+    )
+    return dict.fromkeys(TALK_SCENARIOS, talk_run) | {run.scenarios[0]: run for run in runs}

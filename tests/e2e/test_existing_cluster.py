@@ -40,8 +40,9 @@ from crashloop_harness.recording.records import read_attempts
 from crashloop_harness.recording.selfreport import Agreement, agreement
 from crashloop_harness.runs.check import CheckResult, run_check
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
+from crashloop_harness.runs.scenarioplan import plan_scenarios
 from crashloop_harness.runs.scenarios import ScenarioRun
-from crashloop_harness.scenarios import NODE_FILE_SCENARIOS, REGISTRY, SCENARIOS
+from crashloop_harness.scenarios import REGISTRY
 from crashloop_harness.scenarios.statefulset_ordinal import SHORT_FAIL_TIMES
 from tests.unit.factories import neighbour_curve
 
@@ -50,7 +51,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.conformance]
 RBAC = RESOURCES / "rbac" / "crashloop-check.yaml"
 NAMESPACE = "crashloop-check"
 # What a kubeconfig alone can measure: every scenario that does not read the node's files.
-REMOTE_SCENARIOS = tuple(s for s in SCENARIOS if s not in NODE_FILE_SCENARIOS)
+REMOTE_SCENARIOS = plan_scenarios(None, reads_nodes=False, release=None).names
 ACCOUNT = "crashloop-check"
 # The self-reported start and exit against the runtime's, over the same
 # attempts (reported in the test's output, bounded here against a wrong source).

@@ -10,7 +10,6 @@ from rich.console import Console
 
 from crashloop_harness.cli import common
 from crashloop_harness.cli.codes import MEASURING_CODES
-from crashloop_harness.cli.measure import refuse_missing_api
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.resources import RESOURCES
 from crashloop_harness.live.demo import (
@@ -21,6 +20,7 @@ from crashloop_harness.live.demo import (
     run_replay,
 )
 from crashloop_harness.live.view import THEMES
+from crashloop_harness.runs.scenarioplan import plan_scenarios
 from crashloop_harness.scenarios import SCENARIOS, TALK_SCENARIOS
 
 # --replay alone: the recording the package ships (scripts/keep-demo.py keeps a new one).
@@ -95,7 +95,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             theme=args.theme,
         )
     spec = common.spec_of(args)
-    refuse_missing_api(spec.kubernetes.version, args.scenarios)
+    # The demo runs on the harness's own cluster, whose nodes it reads.
+    plan = plan_scenarios(args.scenarios, reads_nodes=True, release=spec.kubernetes.version)
     if not 30 <= args.duration <= MAX_DURATION_S:
         raise HarnessError(
             f"--duration {args.duration:g}s is outside 30..{MAX_DURATION_S:g}s",
@@ -105,7 +106,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         spec=spec,
         duration_s=args.duration,
         keep_cluster=not args.down,
-        scenarios=tuple(args.scenarios),
+        scenarios=plan.names,
         plain=args.plain,
         image=args.image,
         wait_for_enter=args.wait_for_enter,

@@ -13,8 +13,6 @@ from crashloop_harness.cli.codes import MEASURING_CODES
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.cluster.target import RunTarget
-from crashloop_harness.core.errors import HarnessError
-from crashloop_harness.model.releases import release_of
 from crashloop_harness.outputs.explain import explain
 from crashloop_harness.outputs.jobsummary import write_job_summary
 from crashloop_harness.outputs.render import verdict_table
@@ -25,14 +23,12 @@ from crashloop_harness.recording.recorder import Observer
 from crashloop_harness.runs.check import CheckResult, run_check
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
 from crashloop_harness.runs.lifecycle import point_latest_at
-from crashloop_harness.runs.scenarios import ScenarioRun, run_scenarios
+from crashloop_harness.runs.scenarioplan import ScenarioPlan, plan_scenarios, run_one_at_a_time
+from crashloop_harness.runs.scenarios import ScenarioRun
 from crashloop_harness.scenarios import (
-    FIRST_MINOR,
-    NODE_FILE_SCENARIOS,
     REGISTRY,
     SCENARIOS,
     STATEFULSET_ORDINAL,
-    scenarios_for,
     sized_registry,
 )
 from crashloop_harness.scenarios.common import Scenario
@@ -72,7 +68,8 @@ def _add_scenarios(commands: common.Commands, parents: common.Parents) -> None:
         default=None,
         metavar="NAME",
         help=f"which, of {', '.join(SCENARIOS)} (default: all; with --kubeconfig all but "
-        f"{', '.join(NODE_FILE_SCENARIOS)}, which needs the node's files)",
+        f"{', '.join(n for n, s in REGISTRY.items() if s.reads_node_files)}, which needs the "
+        "node's files)",
     )
     scenarios.add_argument(
         "--ordinal-failures",
@@ -172,21 +169,18 @@ def run_and_report_check(
     return result, summary
 
 
-def run_scenarios_one_by_one(
+def _one_at_a_time(
     up: RunTarget, names: Sequence[str], catalog: Mapping[str, Scenario] = REGISTRY
 ) -> list[ScenarioRun]:
-    """Each scenario on its own: together they load two cores past the verdict's tolerance."""
-    runs = []
-    for name in names:
-        run = run_scenarios(up, common.progress, [name], catalog=catalog)
-        for by_worker in run.results.values():
+    """Each scenario in a run of its own, each worker's outcome on the screen as it ends."""
+
+    def show(run: ScenarioRun) -> None:
+        for name, by_worker in run.results.items():
             for result in by_worker.values():
                 state = "ok" if result.passed else "FAIL: " + "; ".join(result.failures[:2])
                 SCREEN.tables.print(f"{name} on {result.worker}: {state}")
-        runs.append(run)
-        if run.status == "interrupted":
-            break  # Ctrl-C ends the command, not just the scenario it was in
-    return runs
+
+    return run_one_at_a_time(up, names, common.progress, catalog=catalog, on_run=show)
 
 
 def _cmd_scenarios(args: argparse.Namespace) -> int:
@@ -199,21 +193,16 @@ def _cmd_scenarios(args: argparse.Namespace) -> int:
     from the API alone (all but restart-all, which reads the node's files).
     """
     catalog = sized_registry(ordinal_failures=args.ordinal_failures)
-    names = args.scenarios or (
-        [s for s in SCENARIOS if s not in NODE_FILE_SCENARIOS] if args.kubeconfig else SCENARIOS
+    # Planned before the cluster is reached, so that a refusal comes first: an existing
+    # cluster (--kubeconfig) is read through its API alone, its release known only then.
+    plan = plan_scenarios(
+        args.scenarios,
+        reads_nodes=not args.kubeconfig,
+        release=None if args.kubeconfig else common.spec_of(args).kubernetes.version,
+        catalog=catalog,
     )
-    if args.kubeconfig and (node_only := [s for s in names if s in NODE_FILE_SCENARIOS]):
-        raise HarnessError(
-            f"{', '.join(node_only)} reads the workload's files on the node, which a "
-            "kubeconfig alone cannot reach",
-            "leave it out, or run it on the harness's own cluster (without --kubeconfig)",
-        )
-    if not args.kubeconfig:
-        version = common.spec_of(args).kubernetes.version
-        if args.scenarios:
-            refuse_missing_api(version, names)
-        names = runnable(version, names)
-    runs = run_scenarios_one_by_one(common.target(args), names, catalog)
+    names = _said(plan)
+    runs = _one_at_a_time(common.target(args), names, catalog)
     for run in runs:
         SCREEN.tables.print(f"{', '.join(run.scenarios)}: {run.status} ({run.run_dir})")
     emit({"runs": [_scenario_run_document(run) for run in runs]})
@@ -222,25 +211,11 @@ def _cmd_scenarios(args: argparse.Namespace) -> int:
     return 0 if all(run.passed for run in runs) else 1
 
 
-def refuse_missing_api(version: str, names: Sequence[str]) -> None:
-    """HarnessError, before anything is created, for scenarios ``version`` lacks the API of."""
-    missing = scenarios_for(release_of(version).minor, names)[1]
-    if missing:
-        raise HarnessError(
-            f"Kubernetes {version} cannot run {', '.join(missing)}: "
-            + "; ".join(f"{n} needs 1.{FIRST_MINOR[n]} or later" for n in missing),
-            "leave it out, or choose a later release with --kubernetes",
-        )
-
-
-def runnable(version: str, names: Sequence[str]) -> list[str]:
-    """The scenarios Kubernetes ``version`` can run, saying which it leaves out and why."""
-    can_run, left_out = scenarios_for(release_of(version).minor, names)
-    for name in left_out:
-        common.progress(
-            f"{name} left out: Kubernetes {version} lacks its API (1.{FIRST_MINOR[name]}+)"
-        )
-    return can_run
+def _said(plan: ScenarioPlan) -> list[str]:
+    """The plan's scenarios, once it said which it left out and why."""
+    for line in plan.left_out:
+        common.progress(line)
+    return list(plan.names)
 
 
 def _scenario_run_document(run: ScenarioRun) -> dict[str, object]:
@@ -261,7 +236,8 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     up = lifecycle.up(spec, common.progress, image=args.image)
     result, summary = run_and_report_check(up, args.profile)
     write_job_summary(summary, result.run_dir)
-    runs = run_scenarios_one_by_one(up, runnable(spec.kubernetes.version, SCENARIOS))
+    plan = plan_scenarios(None, reads_nodes=up.reads_nodes, release=spec.kubernetes.version)
+    runs = _one_at_a_time(up, _said(plan))
     metrics = [metric for run in runs for metric in headline_metrics(run.results)]
     report = write_report(result.run_dir, summary, result.attempts, metrics)
     SCREEN.tables.print(f"report: {report}")

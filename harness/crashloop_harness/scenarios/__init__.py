@@ -19,12 +19,14 @@ And the failure stories and restart APIs after it:
   place, and what that does to the back-off.
 
 Each is one module behind the protocol of :mod:`.common` (pods, what to wait
-for, metrics, headline). A new scenario is one new module and one line below.
+for, metrics, headline, the release and the reach it needs). A new scenario is
+one new module and one line below. Which of them a cluster runs is
+:mod:`crashloop_harness.runs.scenarioplan`'s to say.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Final
 
 from crashloop_harness.scenarios import (
@@ -53,21 +55,6 @@ REGISTRY: Final[Mapping[str, Scenario]] = {
 }
 SCENARIOS: Final = tuple(REGISTRY)
 TALK_SCENARIOS: Final = SCENARIOS[:3]  # the demo's default
-# Scenarios that read the workload's own files on the node: the harness's
-# own cluster only, not one reached through a kubeconfig alone.
-NODE_FILE_SCENARIOS: Final = (restart_all.NAME,)
-# The first kubelet minor whose API has what a scenario deploys, on (by
-# default, or by the harness's own cluster): KEP-5307's rules are beta from
-# 1.35, KEP-5532's action exists from 1.35. Earlier, the API server would drop
-# the fields and the scenario would measure something else.
-FIRST_MINOR: Final[Mapping[str, int]] = {restart_rules.NAME: 35, restart_all.NAME: 35}
-
-
-def scenarios_for(minor: int, names: Sequence[str] = SCENARIOS) -> tuple[list[str], list[str]]:
-    """``names`` split into those a 1.``minor`` kubelet can run and those it cannot."""
-    runnable = [n for n in names if FIRST_MINOR.get(n, 0) <= minor]
-    return runnable, [n for n in names if n not in runnable]
-
 
 TASK_ISOLATION: Final = task_isolation.NAME
 FAST_RESTART: Final = fast_restart.NAME

@@ -172,6 +172,21 @@ class Scenario(Protocol):
     @property
     def headline(self) -> Headline: ...
 
+    @property
+    def first_minor(self) -> int:
+        """The first kubelet minor whose API has what it deploys (0: every pinned one).
+
+        On an earlier release the API server would drop the fields it sets, and
+        the scenario would measure something else.
+        """
+        ...
+
+    @property
+    def reads_node_files(self) -> bool:
+        """True when it reads the workload's own files on the node: a cluster whose
+        nodes a run reads (the harness's own), not one reached by a kubeconfig alone."""
+        ...
+
     def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
         """The long-lived objects on ``worker``: pods, or a StatefulSet that makes them."""
         ...
@@ -191,6 +206,8 @@ class PodScenario(Generic[W]):
     headline: Headline
     pods: Callable[[str, str, str], list[dict[str, Any]]]  # (worker, run_id, image) -> pods
     watcher: Callable[[RunView], W]
+    first_minor: int = 0
+    reads_node_files: bool = False
 
     def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
         return self.pods(worker, run_id, image)

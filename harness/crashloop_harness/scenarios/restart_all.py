@@ -332,4 +332,8 @@ def _level_kept(name: str, curve: BackoffCurve, ordered: Sequence[AttemptRecord]
     )
 
 
-RESTART_ALL: Final = common.PodScenario(NAME, HEADLINE, _scenario_pods, _Watch)
+# KEP-5532's action exists from 1.35. The app beside the watcher is counted from its own
+# log on the node's disk (ATTEMPTS_LOG), which a kubeconfig alone cannot reach.
+RESTART_ALL: Final = common.PodScenario(
+    NAME, HEADLINE, _scenario_pods, _Watch, first_minor=35, reads_node_files=True
+)

@@ -166,4 +166,5 @@ def restart_rules(
     return on.result(NAME, metrics, judged=verdict)
 
 
-RESTART_RULES: Final = common.PodScenario(NAME, HEADLINE, _pods, _Watch)
+# KEP-5307's rules are beta, on by default, from 1.35.
+RESTART_RULES: Final = common.PodScenario(NAME, HEADLINE, _pods, _Watch, first_minor=35)

@@ -98,6 +98,8 @@ class StatefulSetOrdinal:
     fail_times: int = DEFAULT_FAIL_TIMES
     name: str = NAME
     headline: common.Headline = HEADLINE
+    first_minor: int = 0
+    reads_node_files: bool = False
 
     def __post_init__(self) -> None:
         if self.fail_times < 1:

@@ -19,7 +19,6 @@ from crashloop_harness.cluster.kube import NodeStatus
 from crashloop_harness.core import pins
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.resources import CLUSTERS_DIR
-from crashloop_harness.scenarios import RESTART_ALL, RESTART_RULES, SCENARIOS, scenarios_for
 from crashloop_harness.substrate import engine, nodeselect
 
 
@@ -240,13 +239,6 @@ def test_a_scenario_a_release_cannot_run_is_refused_before_anything(
     err = capsys.readouterr().err
     assert "restart-rules needs 1.35 or later" in err
     assert "--kubernetes" in err
-
-
-def test_scenarios_split_by_the_release_that_has_their_api() -> None:
-    runnable, left_out = scenarios_for(34)
-    assert left_out == [RESTART_RULES, RESTART_ALL]
-    assert runnable == [s for s in SCENARIOS if s not in left_out]
-    assert scenarios_for(35) == (list(SCENARIOS), [])
 
 
 def test_the_demo_refuses_a_scenario_its_release_cannot_run(

@@ -14,6 +14,7 @@ import pytest
 from crashloop_harness.cli import app as cli
 from crashloop_harness.cli import common, measure
 from crashloop_harness.outputs.summary import SUMMARY_FILE
+from crashloop_harness.runs import scenarioplan
 from crashloop_harness.runs.check import CheckResult
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
 from crashloop_harness.runs.scenarios import ScenarioRun
@@ -64,7 +65,7 @@ def test_scenarios_report_the_summary_each_run_carries(
         status="failed",
     )
     run.summary = scenario_summary(scenario_metric(passed=False))
-    monkeypatch.setattr(measure, "run_scenarios", lambda *_args, **_kwargs: run)
+    monkeypatch.setattr(scenarioplan, "run_scenarios", lambda *_args, **_kwargs: run)
     assert cli.main(["scenarios", "--scenarios", FAST_RESTART, "-o", "json"]) == 1
     (document,) = json.loads(capsys.readouterr().out)["runs"]
     assert document["status"] == "failed"

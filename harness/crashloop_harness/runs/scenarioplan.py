@@ -1,0 +1,102 @@
+"""Which scenarios a cluster runs, and running them one at a time.
+
+One rule for `crashloop scenarios`, `crashloop conformance`, the demo and the
+end-to-end suite. Each scenario says what it needs
+(:class:`~crashloop_harness.scenarios.common.Scenario`): the first kubelet
+minor whose API has what it deploys, and whether it reads the workload's files
+on the node. Named scenarios a cluster cannot run are refused before anything
+is created; of the default (every scenario), those it cannot run are left out,
+each said with why when it is its release's doing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from crashloop_harness.cluster.target import RunTarget
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.core.progress import Progress
+from crashloop_harness.model.releases import release_of
+from crashloop_harness.runs.scenarios import ScenarioRun, run_scenarios
+from crashloop_harness.scenarios import REGISTRY
+from crashloop_harness.scenarios.common import Scenario
+
+
+@dataclass(frozen=True)
+class ScenarioPlan:
+    """The scenarios to run, in order, and a line for each one left out for its release."""
+
+    names: tuple[str, ...]
+    left_out: tuple[str, ...] = ()
+
+
+def plan_scenarios(
+    asked: Sequence[str] | None,
+    *,
+    reads_nodes: bool,
+    release: str | None,
+    catalog: Mapping[str, Scenario] = REGISTRY,
+) -> ScenarioPlan:
+    """The scenarios of ``asked`` (None: all of ``catalog``) that a cluster can run.
+
+    ``reads_nodes`` is the cluster's
+    :attr:`~crashloop_harness.cluster.target.RunTarget.reads_nodes`, given
+    before the cluster is reached so that a refusal comes first. ``release``:
+    the Kubernetes version its kubelets run, when known before the run (the
+    harness's own cluster); None checks no release (an existing cluster's
+    kubelets are known only once reached, and judged each on its own).
+    HarnessError for a scenario named in ``asked`` that the cluster cannot run.
+    """
+    unknown = sorted(set(asked or ()) - set(catalog))
+    if unknown:
+        raise HarnessError(f"unknown scenarios {unknown}", f"choose from {', '.join(catalog)}")
+    names = list(catalog) if asked is None else list(asked)
+    if not reads_nodes:
+        node_only = [name for name in names if catalog[name].reads_node_files]
+        if asked is not None and node_only:
+            raise HarnessError(
+                f"{', '.join(node_only)} reads the workload's files on the node, which a "
+                "kubeconfig alone cannot reach",
+                "leave it out, or run it on the harness's own cluster (without --kubeconfig)",
+            )
+        # Left out of the default without a word: the --scenarios help says so.
+        names = [name for name in names if name not in node_only]
+    if release is None:
+        return ScenarioPlan(tuple(names))
+    minor = release_of(release).minor
+    lacking = [name for name in names if catalog[name].first_minor > minor]
+    if asked is not None and lacking:
+        raise HarnessError(
+            f"Kubernetes {release} cannot run {', '.join(lacking)}: "
+            + "; ".join(f"{n} needs 1.{catalog[n].first_minor} or later" for n in lacking),
+            "leave it out, or choose a later release with --kubernetes",
+        )
+    return ScenarioPlan(
+        tuple(name for name in names if name not in lacking),
+        tuple(
+            f"{n} left out: Kubernetes {release} lacks its API (1.{catalog[n].first_minor}+)"
+            for n in lacking
+        ),
+    )
+
+
+def run_one_at_a_time(
+    target: RunTarget,
+    names: Sequence[str],
+    progress: Progress,
+    *,
+    catalog: Mapping[str, Scenario] = REGISTRY,
+    on_run: Callable[[ScenarioRun], None] = lambda _run: None,
+) -> list[ScenarioRun]:
+    """Each scenario in a run of its own: together they load two cores past the verdict's
+    tolerance. ``on_run`` sees each run as it ends; an interrupted one (Ctrl-C) ends the
+    sequence, not just the scenario it was in."""
+    runs = []
+    for name in names:
+        run = run_scenarios(target, progress, [name], catalog=catalog)
+        on_run(run)
+        runs.append(run)
+        if run.status == "interrupted":
+            break
+    return runs
