@@ -1,1 +1,2 @@
-"""The live demo: the run shown as it happens, its keys, and the replay of a recorded one."""
+"""The live demo: the run shown as it happens (each scenario's cells among it), its keys, and
+the replay of a recorded one."""

@@ -27,10 +27,10 @@ from crashloop_harness.cluster.profiles import ClusterSpec
 from crashloop_harness.core import timeouts
 from crashloop_harness.live.keys import HELP, keys_while_live
 from crashloop_harness.live.replay import AsOf, load_recording, replay, with_endings
+from crashloop_harness.live.scenarioview import PodMap, ScenarioCell, scenario_cells
 from crashloop_harness.live.takeaways import scenario_takeaways, takeaways
 from crashloop_harness.live.view import LiveView, Theme, states_from
 from crashloop_harness.outputs.report import write_report
-from crashloop_harness.outputs.scenarioview import PodMap, ScenarioCell, scenario_cells
 from crashloop_harness.outputs.steps import SetupProgress
 from crashloop_harness.outputs.summary import machine_restart_cost
 from crashloop_harness.pods.skeleton import pod_names

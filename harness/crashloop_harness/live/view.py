@@ -24,9 +24,9 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from crashloop_harness.live.scenarioview import ScenarioCell
 from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.model.durations import NS_PER_S
-from crashloop_harness.outputs.scenarioview import ScenarioCell
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict.tolerances import CLOCK_ROUNDING
 

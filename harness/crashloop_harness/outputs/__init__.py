@@ -1,1 +1,1 @@
-"""Stage 7: everything written or shown: summaries, JUnit, plots, reports, live view, evidence."""
+"""Stage 7: everything written or shown: summaries, JUnit, plots, reports, evidence."""

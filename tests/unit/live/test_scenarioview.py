@@ -7,9 +7,9 @@ import io
 
 from rich.console import Console
 
+from crashloop_harness.live.scenarioview import ScenarioCell, scenario_cells
 from crashloop_harness.live.takeaways import scenario_takeaways
 from crashloop_harness.live.view import LiveView, render
-from crashloop_harness.outputs.scenarioview import ScenarioCell, scenario_cells
 from crashloop_harness.recording.records import AttemptRecord
 from tests.unit.factories import NS, T0, attempts, scenario_metrics
 from tests.unit.live.test_view import sample_states
