@@ -1,1 +1,1 @@
-"""Stage 2: one kind cluster, its kubeadm patches and its live kubelet configs."""
+"""One kind cluster or an existing one, and what a run asks of either (target.py: RunTarget)."""

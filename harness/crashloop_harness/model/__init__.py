@@ -1,1 +1,1 @@
-"""Stage 3, pure: durations and the kubelet's back-off curve."""
+"""Pure: durations and the kubelet's back-off curve."""

@@ -1,1 +1,1 @@
-"""Stage 7: everything written or shown: summaries, JUnit, plots, reports, evidence."""
+"""Everything written or shown: summaries, JUnit, plots, reports, tables, a failure explained."""

@@ -1,1 +1,1 @@
-"""Stage 4, pure: every pod the harness deploys, and the same pods as YAML for workloads/."""
+"""Pure: every pod the harness deploys, and the same pods as YAML for workloads/."""

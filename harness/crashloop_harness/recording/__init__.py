@@ -1,1 +1,1 @@
-"""Stage 5: every container attempt, read from the runtime of each node and the API."""
+"""Every container attempt, read from the runtime of each node and the API."""
