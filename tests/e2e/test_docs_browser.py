@@ -26,18 +26,15 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.wait import WebDriverWait
 
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.proc import run
-from crashloop_harness.substrate import hostpkgs
+from tests.e2e.browser import headless_chromium
 
 pytestmark = [pytest.mark.slow]
 
 ROOT: Final = Path(__file__).resolve().parents[2]
-CHROMIUM: Final = "/usr/bin/chromium"
-CHROMEDRIVER: Final = "/usr/bin/chromedriver"
 # A laptop, and a phone held upright (an iPhone 12 to 15 is 390 CSS px wide).
 WIDTHS: Final = (1280, 390)
 HEIGHT: Final = 900
@@ -92,16 +89,8 @@ def origin(site: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[webdriver.Chrome]:
-    hostpkgs.ensure(["chromium", "chromium-driver"], "the docs site's browser check")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-    try:
+    with headless_chromium("the docs site's browser check") as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def _pages(site: Path) -> list[str]:

@@ -15,7 +15,6 @@ from typing import Any, Final
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.wait import WebDriverWait
 
 from crashloop_harness.core import timeouts
@@ -25,27 +24,17 @@ from crashloop_harness.outputs.summaryfile import read_summary
 from crashloop_harness.runs.check import CheckResult
 from crashloop_harness.runs.scenarios import ScenarioRun
 from crashloop_harness.scenarios.headline import headline_metrics
-from crashloop_harness.substrate import hostpkgs
+from tests.e2e.browser import headless_chromium
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-CHROMIUM: Final = "/usr/bin/chromium"
-CHROMEDRIVER: Final = "/usr/bin/chromedriver"
 WIDTH: Final = 1280
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[webdriver.Chrome]:
-    hostpkgs.ensure(["chromium", "chromium-driver"], "the report's browser check")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", f"--window-size={WIDTH},900"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-    try:
+    with headless_chromium("the report's browser check", f"--window-size={WIDTH},900") as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def _opened(driver: webdriver.Chrome, page: Path) -> dict[str, Any]:

@@ -169,21 +169,6 @@ class RestartCost:
     def of(cls, cost: NodeCost) -> RestartCost:
         return cls(**cost.to_dict())
 
-    def shown(self) -> str:
-        """One cell: "1.40x (start 84 ms over 54): +2.10 s after requeue, restart 1 <= 3.50 s"."""
-        if not self.measured or self.start_latency_median_s is None:
-            return "not measured: the reference host's"
-        first = (
-            f"no back-off {self.first_restart_median_s:.2f} s over {self.first_restart_samples}"
-            if self.first_restart_median_s is not None
-            else "no restart without back-off"
-        )
-        return (
-            f"{self.slowdown:.2f}x ({first}; start {self.start_latency_median_s * 1000:.0f} ms "
-            f"over {self.start_latency_samples}): +{self.after_requeue_s:.2f} s after requeue, "
-            f"restart 1 <= {self.first_restart_bound_s:.2f} s"
-        )
-
 
 @dataclass(frozen=True, kw_only=True)
 class WorkerSummary:
