@@ -8,7 +8,8 @@ the check's own :func:`~crashloop_harness.runs.check.observe` loop. Each time th
 waits for a change, the replay moves a frozen clock (freezegun) forward and
 feeds the inputs that arrived by then, through the same parsers; a command
 the recorder runs in a node gets the output recorded for the same command.
-Then :func:`~crashloop_harness.runs.check.conclude` judges, and the trace's own ending
+Then :func:`~crashloop_harness.runs.check.finish_observation` stops the recorder and
+:func:`~crashloop_harness.runs.check.conclude` judges, and the trace's own ending
 (kubelets, engine) is applied as the live run applied it.
 
 What a replay can change, to show a rule failing on the smallest wrong
@@ -52,7 +53,7 @@ from crashloop_harness.recording.recorder import ApiView, Recorder
 from crashloop_harness.recording.records import AttemptKey, AttemptRecord
 from crashloop_harness.recording.scope import RecordingScope
 from crashloop_harness.recording.trace import Tap, TraceEntry, read_trace
-from crashloop_harness.runs.check import CheckResult, conclude, observe
+from crashloop_harness.runs.check import CheckResult, conclude, finish_observation, observe
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need, NeedRule
 from crashloop_harness.runs.ending import apply_ending
 from tests.fakeclock import REAL_TIME_FOR
@@ -415,7 +416,8 @@ def replay_check(trace: Trace, run_dir: Path, changes: Changes | None = None) ->
             result.status = "interrupted"
             result.reason = "interrupted (a signal) before every worker was observed"
         finally:
-            conclude(result, recorder)
+            finish_observation(result, recorder)
+            conclude(result)
             apply_ending(result, changes.ending or trace.ending)
     return result
 

@@ -222,24 +222,28 @@ class _CheckSteps:
             setup.recorder.trace.write("probe", pod=manifest["metadata"]["name"], node=node)
 
     def stop(self, setup: RunSetup, result: CheckResult) -> None:
-        # conclude() stops the recorder, taking its last listing first: a
-        # replay of the check calls conclude() on its own.
-        del setup, result
+        # Before the kubelets' end state is read: nothing is recorded after it.
+        finish_observation(result, setup.recorder)
 
     def conclude(self, setup: RunSetup, result: CheckResult, ending: RunEnding) -> None:
-        conclude(result, setup.recorder)
+        conclude(result)
         apply_ending(result, ending)
 
     def write(self, setup: RunSetup, result: CheckResult, cluster: RunTarget) -> None:
         write_outputs(result, cluster)
 
 
-def conclude(result: CheckResult, recorder: AttemptRecorder) -> None:
-    """The observation is over: the last listing taken, every worker judged on what it showed."""
+def finish_observation(result: CheckResult, recorder: AttemptRecorder) -> None:
+    """The observation is over: the recorder stopped, its last listing taken as the last sample,
+    what observing cost and what the recorder could not read kept on the result."""
     recorder.stop()
     result.observer = recorder.cost
     take_sample(result, recorder)
     result.recorder_errors = list(recorder.errors.messages)
+
+
+def conclude(result: CheckResult) -> None:
+    """Every worker judged on what its last sample showed (:func:`finish_observation` first)."""
     judge(result, _required_restarts(result))
 
 
