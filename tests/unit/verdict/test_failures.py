@@ -3,12 +3,16 @@ set where the rule is checked, so nothing downstream reads them back out of the 
 
 from __future__ import annotations
 
+import dataclasses
+import xml.etree.ElementTree as ET
+
 import pytest
 
-from crashloop_harness.outputs.junit import case_name
+from crashloop_harness.outputs.explain import explain
+from crashloop_harness.outputs.junit import case_name, junit_bytes
 from crashloop_harness.verdict import Failure, Observation, Rule, judge_worker
 from crashloop_harness.verdict.failures import OTHER, rule_codes
-from tests.unit.factories import FAST, NS, attempts
+from tests.unit.factories import FAST, NS, attempts, make_summary
 from tests.unit.verdict.test_verdict import nominal
 
 
@@ -69,3 +73,19 @@ def test_a_worker_level_failure_is_a_case_named_after_its_rule() -> None:
     )
     assert case_name(Failure(OTHER, "an unknown rule's words")) == "worker-check"
     assert Failure(OTHER, "x").meaning is None
+
+
+def test_a_rule_added_in_one_module_reaches_junit_and_the_explained_line() -> None:
+    """status-unreadable, added with failures as values: its Rule and its check are in
+    verdict/apicheck.py alone; JUnit's type and the line under the run come from its code."""
+    records = attempts(nominal(FAST, 3))
+    records[1] = dataclasses.replace(records[1], api_started_at="not a time")
+    verdict = judge_worker(records, FAST, worker="fast", node="n1")
+    (problem,) = verdict.problems
+    assert (problem.code, problem.restart) == ("status-unreadable", 1)
+    summary = make_summary(verdict)
+    suite = ET.fromstring(junit_bytes(summary)).find("testsuite")
+    assert suite is not None
+    (failure,) = suite.findall("testcase[@name='status-unreadable']/failure")
+    assert failure.get("type") == "status-unreadable"
+    assert explain(summary).startswith("fast: a time in the pod status could not be read")
