@@ -456,3 +456,34 @@ def test_a_paused_node_is_an_error_not_the_kubelet_s_failure(
     assert "node frozen" in result.reason
     verdict = result.verdicts[fast_node]
     assert verdict.in_error, verdict.failures
+
+
+def test_a_fleet_plan_groups_the_nodes_by_their_live_curves(
+    account_kubeconfig: Path, tmp_path: Path
+) -> None:
+    """Through the account's kubeconfig alone, beside a context whose cluster is unreachable:
+    the three workers are three groups by their live /configz, the control plane is left out,
+    and the unreachable cluster is its own error while the other is still planned."""
+    gone = tmp_path / "gone.kubeconfig"
+    gone.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "gone", "cluster": {"server": "https://127.0.0.1:1"}}],
+                "users": [{"name": "gone", "user": {"token": "t"}}],
+                "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "gone"}}],
+            }
+        )
+    )
+    fleet = f"{account_kubeconfig}{os.pathsep}{gone}"
+    done = _run_without_docker(["fleet", "--kubeconfig", fleet, "--plan", "-o", "json"], tmp_path)
+    assert done.returncode == 1, done.stderr
+    plan = json.loads(done.stdout)
+    assert sorted(plan["unreachable"]) == ["gone"]
+    groups = {group["max_s"]: group for group in plan["groups"]}
+    assert sorted(groups) == [2.0, 60.0, 300.0], plan["groups"]
+    assert all(group["cluster"] == "operator" for group in plan["groups"])
+    assert all(len(group["chosen"]) == 1 for group in plan["groups"])
+    assert [skip["why"] for skip in plan["skipped"]] == ["control plane"]
+    assert "3 groups in 2 clusters" in done.stderr

@@ -27,6 +27,7 @@ from crashloop_harness.cli import (
     common,
     demo,
     flakiness,
+    fleet,
     kubelet,
     matrix,
     measure,
@@ -46,7 +47,7 @@ from crashloop_harness.core.errors import HarnessError, first_line
 INTERNAL_ERROR = 3
 
 # The verb families, in the order --help lists their commands.
-FAMILIES = (setup, cluster, kubelet, measure, mutants, flakiness, matrix, overhead, demo)
+FAMILIES = (setup, cluster, kubelet, fleet, measure, mutants, flakiness, matrix, overhead, demo)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -24,7 +24,16 @@ GROUPS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     ),
     (
         "Your own kubelets, releases and nodes",
-        ("kubelet", "mutants", "flakiness", "matrix", "newest", "overhead", "overhead-compare"),
+        (
+            "kubelet",
+            "fleet",
+            "mutants",
+            "flakiness",
+            "matrix",
+            "newest",
+            "overhead",
+            "overhead-compare",
+        ),
     ),
     (
         "The harness's kind cluster",
@@ -40,6 +49,7 @@ EXAMPLES: Final[Mapping[str, str]] = {
     "scenarios": "crashloop scenarios --scenarios critical-sidecar",
     "conformance": "crashloop conformance --profile full",
     "kubelet": "crashloop kubelet --nodes fast --patch my-backoff.diff",
+    "fleet": "crashloop fleet --contexts prod-eu,prod-us --plan",
     "mutants": "crashloop mutants --profile quick",
     "flakiness": "crashloop flakiness --runs 10",
     "matrix": "crashloop matrix --versions 1.34,1.35",

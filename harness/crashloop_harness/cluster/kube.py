@@ -40,6 +40,8 @@ class NodeStatus:
     labels: dict[str, str]
     # The address the API server uses to reach this node's kubelet (logs, exec, configz).
     internal_ip: str | None = None
+    # False for a cordoned node (spec.unschedulable).
+    schedulable: bool = True
 
 
 def node_statuses(api: client.ApiClient) -> list[NodeStatus]:
@@ -58,6 +60,7 @@ def node_statuses(api: client.ApiClient) -> list[NodeStatus]:
                     (a.address for a in node.status.addresses or [] if a.type == "InternalIP"),
                     None,
                 ),
+                schedulable=not (node.spec is not None and node.spec.unschedulable),
             )
         )
     return sorted(statuses, key=lambda status: status.name)

@@ -213,6 +213,12 @@ def _contexts(kubeconfig: Path) -> tuple[list[str], str | None]:
     return names, current
 
 
+def context_names(kubeconfig: Path) -> list[str]:
+    """Every context of the kubeconfig (a colon list merged as kubectl merges it)."""
+    require_kubeconfig(kubeconfig)
+    return _contexts(kubeconfig)[0]
+
+
 def context_name(kubeconfig: Path, context: str | None) -> str:
     return context or _contexts(kubeconfig)[1] or "-"
 

@@ -1,0 +1,90 @@
+"""A fleet's nodes read through the API: each context of a kubeconfig, each node's live curve.
+
+Every cluster is reached as existing-cluster mode reaches one (a kubeconfig's
+context, the check's read-only role: nodes get/list, nodes/proxy get); nothing
+is created. A context that cannot be reached is that cluster's error, said,
+and the other clusters are still read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import urllib3
+from kubernetes import client
+from kubernetes.config.config_exception import ConfigException
+
+from crashloop_harness.cluster.kube import node_statuses
+from crashloop_harness.cluster.remote import context_names, live_rows, remote_api
+from crashloop_harness.core.errors import HarnessError, first_line
+from crashloop_harness.fleet.plan import CONTROL_PLANE_LABEL, NodeFacts
+
+
+@dataclass(frozen=True)
+class FleetRead:
+    nodes: tuple[NodeFacts, ...]
+    # context -> why it could not be read
+    unreachable: dict[str, str]
+
+
+def chosen_contexts(kubeconfig: Path, asked: Sequence[str]) -> list[str]:
+    """The contexts asked for, each known to the kubeconfig; every context where none is."""
+    known = context_names(kubeconfig)
+    if not asked:
+        if not known:
+            raise HarnessError(
+                f"kubeconfig {kubeconfig} has no context", "point --kubeconfig at one that has"
+            )
+        return known
+    unknown = [name for name in asked if name not in known]
+    if unknown:
+        raise HarnessError(
+            f"--contexts {', '.join(unknown)}: not in the kubeconfig",
+            f"choose among {', '.join(known) or '(none)'}",
+        )
+    return list(asked)
+
+
+def read_fleet(kubeconfig: Path, contexts: Sequence[str]) -> FleetRead:
+    """Every node of every context with its live curve; an unreachable context said, not fatal."""
+    nodes: list[NodeFacts] = []
+    unreachable: dict[str, str] = {}
+    for context in contexts:
+        try:
+            nodes += read_cluster(kubeconfig, context)
+        except (
+            client.ApiException,
+            urllib3.exceptions.HTTPError,
+            ConfigException,
+            HarnessError,
+            OSError,
+        ) as error:
+            unreachable[context] = first_line(error)
+    return FleetRead(tuple(nodes), unreachable)
+
+
+def read_cluster(kubeconfig: Path, context: str) -> list[NodeFacts]:
+    api = remote_api(kubeconfig, context)
+    statuses = node_statuses(api)
+    # A control plane is never checked: its /configz is not read (nor its Lease watched).
+    readable = [s for s in statuses if CONTROL_PLANE_LABEL not in s.labels and s.ready]
+    rows = {row.node: row for row in live_rows(api, readable)}
+    facts: list[NodeFacts] = []
+    for status in statuses:
+        # None: left out before its config was read (the plan says why).
+        row = rows.get(status.name)
+        facts.append(
+            NodeFacts(
+                context,
+                status.name,
+                status.kubelet_version,
+                None if row is None else row.curve,
+                {} if row is None else row.feature_gates,
+                status.labels,
+                ready=status.ready,
+                schedulable=status.schedulable,
+            )
+        )
+    return facts
