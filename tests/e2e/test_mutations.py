@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -38,6 +39,7 @@ from crashloop_harness.core.proc import run
 from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.model.durations import parse_duration
 from crashloop_harness.model.releases import KUBELET_CRASHLOOP_BACKOFF_MAX
+from crashloop_harness.outputs.junit import junit_bytes
 from crashloop_harness.runs.check import CheckResult, run_check
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile, Need
 
@@ -240,3 +242,13 @@ def test_fast_at_1s_and_a_stopped_kubelet_are_caught(
     print(f"[mutation] default: decided {caught_after_stop - due_s:.1f}s past its due time")
     assert caught_after_stop < due_s + timeouts.LISTING_STALE
     assert f"the kubelet of node {default_node} stopped" in result.reason
+    # Kept by node, JUnit names the stopped node's worker an error and no other.
+    summary = result.written_summary()
+    assert list(summary.stopped_kubelets) == [default_node]
+    suite = ET.fromstring(junit_bytes(summary)).find("testsuite")
+    assert suite is not None
+    errors = {
+        case.get("classname") for case in suite.iter("testcase") if case.find("error") is not None
+    }
+    assert "conformance.default" in errors
+    assert "conformance.fast" not in errors

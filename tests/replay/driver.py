@@ -113,9 +113,13 @@ class Trace:
     @property
     def ending(self) -> RunEnding:
         fields = self.first("ending").fields
+        said = list(fields.get("stopped", ()))
+        # A trace recorded before the ending kept its nodes keys each stopped kubelet by
+        # its words; nothing in a replay looks the node up.
+        nodes = list(fields.get("stopped_nodes", said))
         return RunEnding(
             tuple(fields.get("errors", ())),
-            tuple(fields.get("stopped", ())),
+            dict(zip(nodes, said, strict=True)),
             fields.get("engine_gone"),
         )
 

@@ -136,7 +136,7 @@ def test_a_signal_mid_check_keeps_its_attempts_and_claims_no_verdict(
 def test_a_kubelet_restart_reported_at_the_end_makes_the_run_an_error(
     quick: Trace, tmp_path: Path
 ) -> None:
-    ending = RunEnding(("the kubelet of node crashloop-worker restarted during the run",), (), None)
+    ending = RunEnding(("the kubelet of node crashloop-worker restarted during the run",), {}, None)
     result = replay_check(quick, tmp_path / "run", Changes(ending=ending))
     assert result.status == "error"
     assert "restarted" in result.reason

@@ -38,7 +38,7 @@ def process_ending(kubelets_before: Mapping[str, kubeletstate.KubeletProcess | N
     """Compare every kubelet process with the start of the run; check the engine still answers."""
     engine_gone = engine_gone_reason()
     if engine_gone is not None:
-        return RunEnding((engine_gone,), (), engine_gone)
+        return RunEnding((engine_gone,), {}, engine_gone)
     changes = kubeletstate.changes_between(
         kubelets_before, kubeletstate.snapshot(list(kubelets_before))
     )
@@ -67,7 +67,7 @@ class KindKubelets:
         if ending.engine_gone is not None:
             return ending
         nodes = list(self.processes)
-        stopped_nodes = [node for node in nodes if any(node in s for s in ending.stopped)]
+        stopped_nodes = list(ending.stopped)
         # A kind node's clock is the host's.
         read_at = time.time_ns()
         renewals = last_renewals(self.api, nodes)
@@ -84,5 +84,5 @@ class KindKubelets:
                 until=lambda now: all(now.get(n) != renewed for n, renewed in young.items()),
                 within=timeouts.LEASE_CONFIRM,
             )
-            frozen += stopped_renewing(watched.last, time.time_ns(), stopped_nodes)
-        return RunEnding(ending.errors, (*ending.stopped, *frozen), None)
+            frozen |= stopped_renewing(watched.last, time.time_ns(), stopped_nodes)
+        return RunEnding(ending.errors, {**ending.stopped, **frozen}, None)

@@ -10,7 +10,7 @@ changed.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import HarnessError
@@ -68,7 +68,8 @@ class KubeletChanges:
     """
 
     restarted: tuple[str, ...] = ()
-    stopped: tuple[str, ...] = ()
+    # node -> what is said of its kubelet
+    stopped: dict[str, str] = field(default_factory=dict)
 
 
 def changes_between(
@@ -76,13 +77,13 @@ def changes_between(
 ) -> KubeletChanges:
     """What happened to every node's kubelet during the run."""
     restarted: list[str] = []
-    stopped: list[str] = []
+    stopped: dict[str, str] = {}
     for node, first in before.items():
         last = after.get(node)
         if first is None or last is None:
             restarted.append(f"the kubelet of node {node} could not be identified before and after")
         elif first.pid != 0 and last.pid == 0:
-            stopped.append(
+            stopped[node] = (
                 f"the kubelet of node {node} stopped during the run (pid {first.pid} exited) "
                 "and was not restarted"
             )
@@ -91,4 +92,4 @@ def changes_between(
                 f"the kubelet of node {node} restarted during the run (pid {first.pid} -> "
                 f"{last.pid}): its back-off state was wiped, so later restarts follow a new curve"
             )
-    return KubeletChanges(tuple(restarted), tuple(stopped))
+    return KubeletChanges(tuple(restarted), stopped)

@@ -48,21 +48,21 @@ def last_renewals(api: client.ApiClient, nodes: Iterable[str]) -> dict[str, int 
 
 def stopped_renewing(
     renewals: Mapping[str, int | None], now_ns: int, already: Iterable[str] = ()
-) -> list[str]:
-    """The kubelets whose Lease was last renewed longer ago than a live kubelet's gap.
+) -> dict[str, str]:
+    """The kubelets whose Lease was last renewed longer ago than a live kubelet's gap, by node.
 
     Frozen (SIGSTOP, its process alive) or exited, a kubelet that no longer
     renews its Lease restarts nothing: seen from outside it is one fact, said
     one way. ``already`` are nodes said stopped otherwise (their process gone).
     """
     said = set(already)
-    return [
-        f"the kubelet of node {node} stopped answering: its Lease was last renewed at "
+    return {
+        node: f"the kubelet of node {node} stopped answering: its Lease was last renewed at "
         f"{_utc(renewed)}, {(now_ns - renewed) / NS_PER_S:.0f}s before the run's end (bound "
         "lease_renew_gap): frozen or stopped, it restarts nothing"
         for node, renewed in renewals.items()
         if renewed is not None and now_ns - renewed > RENEW_GAP_NS and node not in said
-    ]
+    }
 
 
 def _utc(ns: int) -> str:

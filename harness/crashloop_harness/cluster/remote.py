@@ -126,7 +126,7 @@ class RemoteKubelets:
         Leases throughout the run, so ``confirm`` adds nothing here.)"""
         del confirm
         after = kubelet_start_times(self.api, list(self.start_times))
-        return RunEnding(tuple(restarted_kubelets(self.start_times, after)), (), None)
+        return RunEnding(tuple(restarted_kubelets(self.start_times, after)), {}, None)
 
 
 def kubectl_default_kubeconfig() -> Path:

@@ -12,7 +12,7 @@ providers answer one interface for docker, podman and nerdctl.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -29,14 +29,15 @@ class RunEnding:
     """What stands between a run's verdicts and its status, read once the observation ended.
 
     ``errors``: a kubelet restarted (its back-off state wiped) or the engine
-    went away; no pass or fail may be claimed. ``stopped``: a kubelet exited
-    and stayed down; the node's later restarts cannot be judged either.
+    went away; no pass or fail may be claimed. ``stopped``: by node, a kubelet
+    that exited and stayed down (or froze); the node's later restarts cannot be
+    judged either.
     ``engine_gone``: nothing more can be asked of the cluster (no evidence, no
     clean-up).
     """
 
     errors: tuple[str, ...]
-    stopped: tuple[str, ...]
+    stopped: Mapping[str, str]
     engine_gone: str | None
 
 

@@ -50,9 +50,8 @@ def junit_element(summary: RunSummary) -> ET.Element:
         _run_case(suite, summary, "error")
     elif not summary.workers and not summary.metrics:
         _run_case(suite, summary, "failure")
-    stopped = {match.group(1): match.group(0) for match in _STOPPED.finditer(summary.reason)}
     for worker in summary.workers:
-        _add_worker(suite, summary.kind, worker, stopped.get(worker.node))
+        _add_worker(suite, summary.kind, worker, summary.stopped_kubelets.get(worker.node))
     for metric in summary.metrics:
         _add_metric(suite, metric)
 
@@ -181,10 +180,6 @@ def _add_worker(
         # reads as "not part of the run" rather than "saw no restart".
         case = ET.SubElement(suite, "testcase", classname=classname, name="restarts")
         ET.SubElement(case, "skipped", message="no restart was observed")
-
-
-# The run's reason names each stopped kubelet in a clause of its own ("...; ...").
-_STOPPED: Final = re.compile(r"the kubelet of node (\S+) stopped[^;]*")
 
 
 def case_name(problem: Failure) -> str:

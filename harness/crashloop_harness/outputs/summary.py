@@ -300,6 +300,10 @@ class RunSummary:
     # watch): kept apart from ``reason``, which a passed run leaves free of
     # failures. Empty in summaries written before they were kept apart.
     recorder_notes: tuple[str, ...] = ()
+    # node -> what was said of its kubelet, which stopped or froze during the run (its
+    # workers' failures are then the environment's errors). Empty in summaries written
+    # before it was kept.
+    stopped_kubelets: dict[str, str] = field(default_factory=dict)
     # The tolerances the verdicts used; empty in summaries written before
     # they were carried.
     bounds: tuple[JudgedBound, ...] = field(default_factory=bounds_in_force)
@@ -342,6 +346,7 @@ class RunSummary:
             "metrics": [asdict(metric) for metric in self.metrics],
             "observer": None if self.observer is None else self.observer.to_dict(),
             "recorder_notes": list(self.recorder_notes),
+            "stopped_kubelets": dict(self.stopped_kubelets),
             "bounds": [asdict(bound) for bound in self.bounds],
         }
 
@@ -525,6 +530,7 @@ def summarize(
     observer: ObserverCost | None = None,
     recorder_notes: Sequence[str] = (),
     coverage: Mapping[str, Sequence[RuleCoverage]] | None = None,
+    stopped_kubelets: Mapping[str, str] | None = None,
 ) -> RunSummary:
     """The run's summary.
 
@@ -575,6 +581,7 @@ def summarize(
         metrics=tuple(metrics),
         observer=observer,
         recorder_notes=tuple(recorder_notes),
+        stopped_kubelets=dict(stopped_kubelets or {}),
         bounds=bounds_in_force() + measured_bounds(workers),
         harness_version=harness_version(),
     )

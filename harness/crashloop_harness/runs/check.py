@@ -416,6 +416,7 @@ def summary_of(result: CheckResult, cluster: RunTarget) -> RunSummary:
         observer=result.observer,
         recorder_notes=result.recorder_errors,
         coverage=coverage(result),
+        stopped_kubelets=result.stopped_kubelets,
     )
 
 

@@ -21,7 +21,7 @@ from crashloop_harness.runs.lifecycle import RunState
 
 # The ending of a run whose ending could not be read (its reading raised): no pass or fail
 # may be claimed, and the cluster is still asked for its evidence and its clean-up.
-NO_ENDING_READ: Final = RunEnding(("the run's ending could not be read",), (), None)
+NO_ENDING_READ: Final = RunEnding(("the run's ending could not be read",), {}, None)
 
 
 def apply_ending(state: RunState, ending: RunEnding) -> None:
@@ -36,7 +36,11 @@ def apply_ending(state: RunState, ending: RunEnding) -> None:
         # the run is an error (JUnit's <error> for that worker); the run says
         # why first (a reader at 9am wants the node, not the epoch of an exit).
         state.status = "error"
-        state.reason = _joined("; ".join(ending.stopped), [state.reason] if state.reason else [])
+        said = "; ".join(ending.stopped.values())
+        state.reason = _joined(said, [state.reason] if state.reason else [])
+    # Kept by node, so that JUnit names each stopped node's worker an error without
+    # reading the reason back.
+    state.stopped_kubelets = dict(ending.stopped)
 
 
 def trace_outcome(trace: Tap, result: RunState, ending: RunEnding) -> None:
@@ -44,7 +48,8 @@ def trace_outcome(trace: Tap, result: RunState, ending: RunEnding) -> None:
     trace.write(
         "ending",
         errors=list(ending.errors),
-        stopped=list(ending.stopped),
+        stopped=list(ending.stopped.values()),
+        stopped_nodes=list(ending.stopped),
         engine_gone=ending.engine_gone,
     )
     decided = getattr(result, "decided", {})

@@ -50,6 +50,8 @@ class RunState:
     status: str = "running"
     reason: str = ""
     recorder_errors: list[str] = field(default_factory=list)
+    # node -> what was said of its kubelet, which stopped or froze during the run.
+    stopped_kubelets: dict[str, str] = field(default_factory=dict)
     # What observing the run cost; set when the recorder stops.
     observer: ObserverCost | None = None
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))

@@ -324,6 +324,7 @@ def summary_of(result: ScenarioRun, cluster: RunTarget) -> RunSummary:
         reason=result.reason,
         observer=result.observer,
         recorder_notes=result.recorder_errors,
+        stopped_kubelets=result.stopped_kubelets,
         metrics=[
             MetricSummary(
                 scenario=scenario,

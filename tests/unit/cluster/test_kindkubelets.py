@@ -52,11 +52,13 @@ def test_a_kubelet_frozen_just_before_the_end_is_said_stopped_once_its_lease_lap
     renewal period; no renewal comes, and it is said stopped like an exited kubelet."""
     at_end = {"w1": 1_995 * NS, "w2": 1_996 * NS}
     lapsed = {"w1": 1_995 * NS}
-    (said,) = _ending_with_leases(monkeypatch, [at_end, lapsed], confirm={"w1"}).stopped
+    stopped = _ending_with_leases(monkeypatch, [at_end, lapsed], confirm={"w1"}).stopped
+    assert list(stopped) == ["w1"]
+    said = stopped["w1"]
     assert said.startswith("the kubelet of node w1 stopped answering")
     renewed = {"w1": 2_004 * NS}
     alive = _ending_with_leases(monkeypatch, [at_end, renewed], confirm={"w1"})
-    assert alive.stopped == ()
+    assert alive.stopped == {}
 
 
 def test_a_kubelet_whose_lease_lapsed_is_said_stopped_without_waiting(
@@ -64,5 +66,6 @@ def test_a_kubelet_whose_lease_lapsed_is_said_stopped_without_waiting(
 ) -> None:
     at_end = {"w1": 1_930 * NS, "w2": 1_996 * NS}
     ending = _ending_with_leases(monkeypatch, [at_end], confirm={"w1"})
-    (said,) = ending.stopped
+    (said,) = ending.stopped.values()
+    assert list(ending.stopped) == ["w1"]
     assert said.startswith("the kubelet of node w1 stopped answering: its Lease was last renewed")

@@ -28,7 +28,7 @@ def test_unexpected_output_is_refused(text: str) -> None:
 def test_the_same_kubelet_means_no_change() -> None:
     same = {"n1": KubeletProcess(1, 10), "n2": KubeletProcess(2, 20)}
     changes = changes_between(same, dict(same))
-    assert (changes.restarted, changes.stopped) == ((), ())
+    assert (changes.restarted, changes.stopped) == ((), {})
 
 
 def test_a_new_kubelet_process_is_reported_naming_the_node() -> None:
@@ -39,7 +39,7 @@ def test_a_new_kubelet_process_is_reported_naming_the_node() -> None:
     assert "node n2" in message
     assert "restarted" in message
     assert "back-off state was wiped" in message
-    assert changes.stopped == ()
+    assert changes.stopped == {}
 
 
 def test_a_kubelet_restarted_with_the_same_pid_is_still_noticed() -> None:
@@ -52,7 +52,8 @@ def test_a_stopped_kubelet_is_a_stop_not_a_restart() -> None:
     # `systemctl stop kubelet`: MainPID 0, the activation time unchanged.
     changes = changes_between({"n1": KubeletProcess(204, 10)}, {"n1": KubeletProcess(0, 10)})
     assert changes.restarted == ()
-    (message,) = changes.stopped
+    (message,) = changes.stopped.values()
+    assert list(changes.stopped) == ["n1"]
     assert "node n1" in message
     assert "stopped" in message
     assert "pid 204" in message

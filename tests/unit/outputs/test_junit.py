@@ -195,7 +195,15 @@ def test_a_stopped_kubelet_is_the_environments_error_named_after_what_it_judged(
         else w
         for w in summary.workers
     )
-    suite = suite_of(dataclasses.replace(summary, status="failed", reason=stopped, workers=workers))
+    suite = suite_of(
+        dataclasses.replace(
+            summary,
+            status="failed",
+            reason=stopped,
+            workers=workers,
+            stopped_kubelets={default.node: stopped},
+        )
+    )
     case = next(c for c in suite.iter("testcase") if c.get("name") == "restart-4-overdue")
     assert case.get("classname") == "conformance.default"
     error = case.find("error")

@@ -33,7 +33,7 @@ PLAN = OverheadPlan(
     windows_s={"fast": 120.0},
     baseline_worker="fast",
 )
-NO_ENDING = RunEnding((), (), None)
+NO_ENDING = RunEnding((), {}, None)
 
 
 @pytest.fixture
@@ -119,7 +119,7 @@ def test_a_stop_between_cells_ends_the_sweep_interrupted_with_what_it_measured(
 def test_a_kubelet_restarted_during_the_sweep_makes_it_an_error(
     cells: list[tuple[str, int, bool]],
 ) -> None:
-    restarted = RunEnding(("the kubelet of node node-fast restarted",), (), None)
+    restarted = RunEnding(("the kubelet of node node-fast restarted",), {}, None)
     run = _sweep(cluster=_Cluster(restarted))
     assert run.status == "error"
     assert "node-fast restarted" in run.reason

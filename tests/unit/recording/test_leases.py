@@ -123,6 +123,8 @@ def test_a_kubelet_whose_lease_stopped_moving_is_said_stopped_once_frozen_or_exi
         "exited": now - 90 * 1_000_000_000,
         "unread": None,
     }
-    (said,) = stopped_renewing(renewals, now, already=["exited"])
+    said_of = stopped_renewing(renewals, now, already=["exited"])
+    assert list(said_of) == ["frozen"]
+    said = said_of["frozen"]
     assert said.startswith("the kubelet of node frozen stopped answering: its Lease was last")
     assert "70s before the run's end" in said

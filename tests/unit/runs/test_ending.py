@@ -20,28 +20,28 @@ RESTARTED = (
 
 def test_a_restart_seen_mid_run_is_not_repeated_when_the_end_sees_it_too() -> None:
     state = RunState(run_id="r", run_dir=Path("r"), status="error", reason=RESTARTED)
-    apply_ending(state, RunEnding(errors=(RESTARTED,), stopped=(), engine_gone=None))
+    apply_ending(state, RunEnding(errors=(RESTARTED,), stopped={}, engine_gone=None))
     assert state.status == "error"
     assert state.reason == RESTARTED
 
 
 def test_an_error_at_the_end_overrides_a_pass_and_keeps_the_reason_before_it() -> None:
     state = RunState(run_id="r", run_dir=Path("r"), status="passed", reason="all good")
-    apply_ending(state, RunEnding(errors=(RESTARTED,), stopped=(), engine_gone=None))
+    apply_ending(state, RunEnding(errors=(RESTARTED,), stopped={}, engine_gone=None))
     assert state.status == "error"
     assert state.reason == f"all good; {RESTARTED}"
 
 
 def test_a_stopped_kubelet_makes_the_run_an_error_unless_it_was_interrupted() -> None:
-    stopped = (
-        "the kubelet of node w1 stopped during the run (pid 5 exited) and was not restarted",
-    )
+    said = "the kubelet of node w1 stopped during the run (pid 5 exited) and was not restarted"
+    stopped = {"w1": said}
     state = RunState(run_id="r", run_dir=Path("r"), status="passed")
     apply_ending(state, RunEnding(errors=(), stopped=stopped, engine_gone=None))
-    assert (state.status, state.reason) == ("error", stopped[0])
+    assert (state.status, state.reason) == ("error", said)
+    assert state.stopped_kubelets == stopped
     failed = RunState(run_id="r", run_dir=Path("r"), status="failed", reason="default: overdue")
     apply_ending(failed, RunEnding(errors=(), stopped=stopped, engine_gone=None))
-    assert (failed.status, failed.reason) == ("error", f"{stopped[0]}; default: overdue")
+    assert (failed.status, failed.reason) == ("error", f"{said}; default: overdue")
     interrupted = RunState(run_id="r", run_dir=Path("r"), status="interrupted")
     apply_ending(interrupted, RunEnding(errors=(), stopped=stopped, engine_gone=None))
     assert interrupted.status == "interrupted"

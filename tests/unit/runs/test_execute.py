@@ -73,7 +73,7 @@ class _Steps:
 @dataclass
 class _Watch:
     calls: list[str]
-    ending_is: RunEnding = field(default_factory=lambda: RunEnding((), (), None))
+    ending_is: RunEnding = field(default_factory=lambda: RunEnding((), {}, None))
     fail: bool = False
 
     def ending(self, confirm: object = ()) -> RunEnding:
@@ -195,7 +195,7 @@ def test_an_unexpected_error_ends_the_run_in_error_then_goes_on(calls: list[str]
 
 def test_the_ending_has_its_say_after_the_verdicts(calls: list[str]) -> None:
     cluster = _Cluster(calls)
-    cluster.watch.ending_is = RunEnding(("the kubelet of node n1 restarted",), (), None)
+    cluster.watch.ending_is = RunEnding(("the kubelet of node n1 restarted",), {}, None)
     assert _run(calls, _Steps(calls, verdict="passed"), cluster).status == "error"
 
 
