@@ -17,7 +17,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-# Wide enough that rich measures every column at its natural width.
+# A layout width, not a tolerance: wide enough that rich measures every column of a
+# table at its natural width (no terminal is 10,000 columns wide).
 _UNBOUNDED: Final = 10_000
 
 
@@ -44,5 +45,5 @@ def legend(terms: Sequence[tuple[str, str]]) -> Table:
     grid.add_column(no_wrap=True)
     grid.add_column()
     for term, meaning in terms:
-        grid.add_row(Text(term), Text(meaning))
+        grid.add_row(Text(term), Text(meaning))  # Text: a run id's "[" prints, not styles
     return grid

@@ -16,6 +16,7 @@ from rich.console import RenderableType
 from rich.table import Column, Table
 from rich.text import Text
 
+from crashloop_harness.outputs.narrow import legend
 from crashloop_harness.overhead.analysis import REPEAT_WITHIN
 from crashloop_harness.overhead.compare import (
     Caveat,
@@ -53,12 +54,12 @@ def comparison_view(comparison: Comparison) -> list[RenderableType]:
         lines += pace_lines(pace, labels)
     lines += [wave_text(wave) for wave in comparison.waves]
     shown: list[RenderableType] = [Text(line) for line in lines]
-    shown += [Text(""), _terms((("first", labels[0]), ("second", labels[1])))]
+    shown += [Text(""), legend((("first", labels[0]), ("second", labels[1])))]
     widths = _widths([_row(f) for w in comparison.workers for f in w.figures])
     for worker in comparison.workers:
         shown += [Text(""), Text(_heading(worker), style="bold"), _table(worker, widths)]
         shown += [Text(note) for note in _notes(worker)]
-    shown += [Text(""), _terms(_LEGEND)]
+    shown += [Text(""), legend(_LEGEND)]
     return shown
 
 
@@ -186,16 +187,6 @@ def _notes(worker: WorkerFigures) -> Iterator[str]:
     for figure in (paced.figure for paced in worker.figures):
         if figure.caveats:
             yield f"{_SHORT.get(figure.unit, figure.unit)}: cannot say: {'; '.join(figure.caveats)}"
-
-
-def _terms(terms: Sequence[tuple[str, str]]) -> Table:
-    """Terms and what they mean, the meaning wrapped between words beside its term."""
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(no_wrap=True)
-    grid.add_column()
-    for term, meaning in terms:
-        grid.add_row(Text(term), Text(meaning))  # Text: a run id's "[" prints, not styles
-    return grid
 
 
 _LEGEND: Final = (
