@@ -221,7 +221,7 @@ def positive_int(text: str) -> int:
     except ValueError:
         value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of runs of at least 1")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
     return value
 
 
