@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -10,17 +11,21 @@ from typing import Any
 from rich.text import Text
 
 from crashloop_harness.cli import common
-from crashloop_harness.cli.codes import SETUP_CODES
+from crashloop_harness.cli.codes import MEASURING_CODES
+from crashloop_harness.cli.measure import profile_option
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster.remote import kubectl_default_kubeconfig
-from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.fleet.plan import DEFAULT_PER_GROUP, FleetPlan, Group, plan_fleet
 from crashloop_harness.fleet.read import FleetRead, chosen_contexts, read_fleet
+from crashloop_harness.fleet.remotecheck import remote_check
+from crashloop_harness.fleet.run import FleetResult, check_fleet, refuse_what_cannot_run
+from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
+from crashloop_harness.substrate.workloadimage import image_tag
 
 
 def register(commands: common.Commands, parents: common.Parents) -> None:
     del parents
-    fleet = common.add_command(commands, "fleet", _cmd_fleet, codes=SETUP_CODES)
+    fleet = common.add_command(commands, "fleet", _cmd_fleet, codes=MEASURING_CODES)
     fleet.add_argument(
         "--kubeconfig",
         metavar="PATH",
@@ -45,6 +50,25 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
         action="store_true",
         help="print the plan (groups, their curves, the nodes chosen and why) and stop",
     )
+    profile_option(fleet, "quick")
+    fleet.add_argument(
+        "--namespace",
+        help="the prepared namespace of `crashloop rbac` on every cluster, shared by the "
+        "fleet's checks (default: each check creates its own and deletes it)",
+    )
+    fleet.add_argument(
+        "--workload-image",
+        metavar="REF",
+        help="the workload's image as every cluster's nodes can pull it (default: the "
+        "harness's local build, present only where it was loaded)",
+    )
+    fleet.add_argument(
+        "--at-once",
+        type=common.positive_int,
+        metavar="N",
+        help="at most N groups of one cluster checked at a time (default: as many as the "
+        "API budget allows, from each group's restart rate; docs/existing-clusters.md)",
+    )
     common.output_option(fleet)
 
 
@@ -67,16 +91,52 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
     contexts = chosen_contexts(kubeconfig, asked)
     fleet = read_fleet(kubeconfig, contexts)
     plan = plan_fleet(fleet.nodes, args.per_group)
-    emit(plan_document(plan, fleet, kubeconfig))
+    plan_json = plan_document(plan, fleet, kubeconfig)
     _show(plan, fleet, kubeconfig)
-    if not args.plan:
-        raise HarnessError(
-            "running the fleet's checks from one command is not built yet: the plan above is "
-            "what they would check",
-            "check each group with the `crashloop check` line the plan prints under it, or "
-            "add --plan to stop at the plan",
-        )
-    return 1 if fleet.unreachable else 0
+    if args.plan:
+        emit(plan_json)
+        return 1 if fleet.unreachable else 0
+    refuse_what_cannot_run(kubeconfig, plan.clusters, args.namespace)
+    check = remote_check(
+        kubeconfig,
+        namespace=args.namespace,
+        workload_image=args.workload_image or image_tag(),
+        profile=CHECK_PROFILES[args.profile],
+        progress=common.progress,
+    )
+    result = check_fleet(
+        plan, fleet, check, common.progress, profile=args.profile, at_once=args.at_once
+    )
+    _show_result(result)
+    emit(
+        {
+            "plan": plan_json,
+            "fleet_dir": str(result.fleet_dir),
+            "report": str(result.report),
+            "fleet": json.loads(result.summary.to_json()),
+        }
+    )
+    if result.summary.verdict == "interrupted":
+        return 130
+    return 0 if result.summary.passed else 1
+
+
+def _show_result(result: FleetResult) -> None:
+    out = SCREEN.tables
+    summary = result.summary
+    for group in summary.groups:
+        style = "green" if group.verdict == "passed" else "red"
+        out.print(Text(group.words, style=style), soft_wrap=True)
+    for cluster in summary.clusters:
+        if not cluster.groups:
+            out.print(Text(f"{cluster.cluster}: {cluster.reason}", style="red"), soft_wrap=True)
+    out.print(
+        f"wall {summary.wall_s:.0f}s, slowest group {summary.slowest_group_s:.0f}s, "
+        f"groups one after the other {summary.groups_sum_s:.0f}s",
+        soft_wrap=True,
+    )
+    out.print(f"{summary.verdict.upper()}: {summary.reason}", soft_wrap=True)
+    out.print(f"results in {result.fleet_dir}; report: {result.report}", soft_wrap=True)
 
 
 def check_command(group: Group, kubeconfig: Path) -> str:

@@ -151,15 +151,19 @@ def create_namespace(
     return name
 
 
-def force_delete_pods(api: client.ApiClient, namespace: str) -> None:
-    """Remove every pod of a namespace now (grace period 0), whether its kubelet answers or not.
+def force_delete_pods(api: client.ApiClient, namespace: str, label_selector: str = "") -> None:
+    """Remove the pods of a namespace now (grace period 0), whether their kubelets answer or
+    not: every pod, or those ``label_selector`` selects.
 
     Best effort: when the API server is away, the namespace deletion that
     follows retries and removes them.
     """
     with contextlib.suppress(client.ApiException, urllib3.exceptions.HTTPError):
         client.CoreV1Api(api).delete_collection_namespaced_pod(
-            namespace, grace_period_seconds=0, _request_timeout=timeouts.API_REQUEST
+            namespace,
+            grace_period_seconds=0,
+            label_selector=label_selector,
+            _request_timeout=timeouts.API_REQUEST,
         )
 
 

@@ -54,6 +54,10 @@ class RemoteCluster:
     name: str
     # A namespace prepared with the check's role (None: the check creates one).
     namespace: str | None = None
+    # The namespace is shared by a fleet's checks, found idle once before any of them: a
+    # check neither refuses it for their pods nor touches them (its watch and clean-up
+    # select its own run's).
+    namespace_shared: bool = False
 
     def api(self) -> client.ApiClient:
         return remote_api(self.kubeconfig, self.context)
@@ -89,7 +93,8 @@ class RemoteCluster:
     ) -> RunNamespace:
         del progress
         if self.namespace is not None:
-            refuse_busy_namespace(api, self.namespace)
+            if not self.namespace_shared:
+                refuse_busy_namespace(api, self.namespace)
             return RunNamespace(self.namespace, owned=False)
         return RunNamespace(create_run_namespace(api, what, run_id), owned=True)
 

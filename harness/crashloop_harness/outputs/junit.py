@@ -39,7 +39,7 @@ _ILLEGAL_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0
 
 def junit_element(summary: RunSummary) -> ET.Element:
     """The ``<testsuites>`` root with the run's one ``<testsuite>``."""
-    suite = ET.Element("testsuite", name=_clean(f"crashloop-{summary.kind}"))
+    suite = ET.Element("testsuite", name=xml_safe(f"crashloop-{summary.kind}"))
     suite.set("timestamp", summary.started_at)
     duration = _duration_s(summary.started_at, summary.finished_at)
     if duration is not None:
@@ -57,7 +57,7 @@ def junit_element(summary: RunSummary) -> ET.Element:
 
     notes = [f"{w.worker}: {note}" for w in summary.workers for note in w.notes]
     if notes:
-        ET.SubElement(suite, "system-out").text = _clean("\n".join(notes))
+        ET.SubElement(suite, "system-out").text = xml_safe("\n".join(notes))
 
     counts = {
         "tests": len(suite.findall("testcase")),
@@ -133,19 +133,19 @@ def _add_properties(suite: ET.Element, summary: RunSummary) -> None:
             for r in w.coverage
         ]
     for name, value in values:
-        ET.SubElement(props, "property", name=_clean(name), value=_clean(value))
+        ET.SubElement(props, "property", name=xml_safe(name), value=xml_safe(value))
 
 
 def _run_case(suite: ET.Element, summary: RunSummary, tag: str) -> None:
     """A case for the run itself: it ended early, or judged nothing."""
-    case = ET.SubElement(suite, "testcase", classname=_clean(summary.kind), name="run")
+    case = ET.SubElement(suite, "testcase", classname=xml_safe(summary.kind), name="run")
     message = f"run {summary.status}" + (f": {summary.reason}" if summary.reason else "")
     measured = sum(w.attempts_recorded for w in summary.workers)
     detail = (
         f"{message}\n{measured} container attempts were recorded before the end; "
         "they are in attempts.jsonl, and the restart cases below are what they show"
     )
-    ET.SubElement(case, tag, message=_clean(message), type=summary.status).text = _clean(detail)
+    ET.SubElement(case, tag, message=xml_safe(message), type=summary.status).text = xml_safe(detail)
 
 
 def _add_worker(
@@ -153,18 +153,18 @@ def _add_worker(
 ) -> None:
     """The worker's cases; ``stopped``: its node's kubelet stopped during the run (the cause
     of whatever failed there, which is then the environment's error, said first)."""
-    classname = _clean(f"{kind}.{worker.worker}")
+    classname = xml_safe(f"{kind}.{worker.worker}")
     cause = f"cause: {stopped} (the run's reason)\n" if stopped else ""
     for check in worker.checks:
         case = ET.SubElement(suite, "testcase", classname=classname, name=f"restart-{check.n}")
         if check.measured_s is not None:
             case.set("time", f"{check.measured_s:.3f}")
         if not check.passed:
-            message = _clean(check_failure_message(worker.worker, check))
+            message = xml_safe(check_failure_message(worker.worker, check))
             # A restart late only across a frozen node is not the kubelet's failure.
             tag = "error" if check.error or stopped else "failure"
             failure = ET.SubElement(case, tag, message=message, type=check.code or OTHER)
-            failure.text = _clean(cause + _check_detail(check))
+            failure.text = xml_safe(cause + _check_detail(check))
     names: set[str] = {f"restart-{check.n}" for check in worker.checks}
     for problem in worker.problem_failures:
         case = ET.SubElement(
@@ -172,7 +172,7 @@ def _add_worker(
         )
         tag = "error" if problem.error or stopped is not None else "failure"
         message = f"{stopped}: {problem.words}" if stopped else problem.words
-        ET.SubElement(case, tag, message=_clean(message), type=problem.code).text = _clean(
+        ET.SubElement(case, tag, message=xml_safe(message), type=problem.code).text = xml_safe(
             cause + problem.words
         )
     if not worker.checks and not worker.problem_failures:
@@ -199,10 +199,10 @@ def _unique(name: str, taken: set[str]) -> str:
 
 
 def _add_metric(suite: ET.Element, metric: MetricSummary) -> None:
-    classname = _clean(f"scenario:{metric.scenario}.{metric.worker}")
-    case = ET.SubElement(suite, "testcase", classname=classname, name=_clean(metric.name))
+    classname = xml_safe(f"scenario:{metric.scenario}.{metric.worker}")
+    case = ET.SubElement(suite, "testcase", classname=classname, name=xml_safe(metric.name))
     if not metric.passed:
-        ET.SubElement(case, "failure", message=_clean(metric.message), type="metric")
+        ET.SubElement(case, "failure", message=xml_safe(metric.message), type="metric")
 
 
 def _check_detail(check: RestartCheck) -> str:
@@ -231,5 +231,5 @@ def _duration_s(started_at: str, finished_at: str) -> float | None:
     return delta.total_seconds()
 
 
-def _clean(text: str) -> str:
+def xml_safe(text: str) -> str:
     return _ILLEGAL_XML.sub("\ufffd", text)

@@ -145,11 +145,7 @@ def _finish(
     if _wants_evidence(result, ending):
         into = setup.run_dir / "evidence"
         step("evidence", lambda: cluster.gather_evidence(setup.api, setup.namespace, into))
-    owned = setup.owns_namespace
-    step(
-        "clean-up",
-        lambda: clean_up(setup.api, setup.namespace, ending.engine_gone, owns_namespace=owned),
-    )
+    step("clean-up", lambda: clean_up(setup, ending.engine_gone))
     if failed:
         first = failed[0][1]
         for name, error in failed[1:]:

@@ -23,6 +23,7 @@ from kubernetes import client
 from crashloop_harness.cluster.kube import delete_namespace, force_delete_pods
 from crashloop_harness.cluster.liveconfig import NodeConfigRow
 from crashloop_harness.cluster.target import RunTarget
+from crashloop_harness.core.conventions import RUN_LABEL
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.paths import runs_dir
 from crashloop_harness.core.progress import Progress
@@ -157,7 +158,8 @@ def prepare_run(
     if observer is None:
         recorder = NoRecorder()
     elif not cluster.reads_nodes or observer == "selfreport":
-        recorder = ApiRecorder(scope)
+        # Its own pods only: a prepared namespace may hold a fleet's other checks.
+        recorder = ApiRecorder(scope, label_selector=f"{RUN_LABEL}={run_id}")
     else:
         recorder = Recorder(scope, observer=observer)
     return RunSetup(
@@ -174,16 +176,16 @@ def prepare_run(
     )
 
 
-def clean_up(
-    api: client.ApiClient, namespace: str, engine_gone: str | None, *, owns_namespace: bool = True
-) -> None:
-    """Delete the run's pods at once, then its namespace, unless the engine is gone.
+def clean_up(setup: RunSetup, engine_gone: str | None) -> None:
+    """Delete the run's pods at once, then its namespace if it is the run's, unless the
+    engine is gone.
 
     Pods on a node whose kubelet stopped would otherwise hold the namespace
     in Terminating until the node is declared lost (minutes); a run's pods
-    hold nothing worth a grace period.
+    hold nothing worth a grace period. In a prepared namespace only the run's
+    own pods go: a fleet's other checks share it.
     """
     if engine_gone is None:
-        force_delete_pods(api, namespace)
-        if owns_namespace:
-            delete_namespace(api, namespace)
+        force_delete_pods(setup.api, setup.namespace, f"{RUN_LABEL}={setup.run_id}")
+        if setup.owns_namespace:
+            delete_namespace(setup.api, setup.namespace)

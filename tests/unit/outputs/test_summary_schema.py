@@ -27,3 +27,12 @@ def test_the_schema_names_what_a_reader_relies_on() -> None:
     assert schema["properties"]["status"]["enum"] == ["passed", "failed", "interrupted", "error"]
     # The live config keeps the kubelet's own field names.
     assert "maxContainerRestartPeriod" in schema["$defs"]["LiveConfig"]["properties"]
+
+
+def test_the_published_fleet_schema_is_the_model_s_and_names_its_table() -> None:
+    script = _script()
+    assert script.FLEET_SCHEMA.read_text() == script.render_fleet(), "run scripts/summary-schema.py"
+    schema = json.loads(script.render_fleet())
+    assert {"fleet_id", "verdict", "clusters", "groups"} <= set(schema["required"])
+    group = schema["$defs"]["GroupSummary"]["properties"]
+    assert group["verdict"]["enum"] == ["passed", "outlier", "failed", "error"]

@@ -137,6 +137,7 @@ def _run_into(
                 "api": None,
                 "nodes": {"fast": "n1"},
                 "namespace": "ns",
+                "run_id": "r",
                 "run_dir": Path("runs/r"),
                 "owns_namespace": True,
                 "recorder": _Recorder(calls),

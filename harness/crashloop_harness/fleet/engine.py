@@ -1,0 +1,145 @@
+"""A fleet's checks, run on the clusters themselves: a bounded pool of groups per cluster.
+
+The engine is the clusters: each group's check binds its pods to its chosen
+nodes and watches them through the API (:func:`crashloop_harness.runs.check.run_check`
+on a :class:`~crashloop_harness.cluster.remote.RemoteCluster`). Here only a
+bounded worker pool: at most ``at_once[cluster]`` groups of one cluster are
+checked at a time, every cluster at once. A group whose check doubts a node
+(:func:`crashloop_harness.fleet.judge.suspects`) is checked again on up to as
+many of its other nodes before it is judged.
+
+Ctrl-C (or SIGTERM) in the main thread sets ``stop``: every running check ends
+interrupted and deletes its pods, and no group not yet started starts.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Final
+
+from crashloop_harness.fleet.judge import GroupJudgement, Round, judge_group, suspects
+from crashloop_harness.fleet.plan import FleetPlan, Group
+from crashloop_harness.model.bounds import BOUNDS
+
+# A group's check: (cluster's context, its nodes, the stop) -> the round it came to.
+CheckNodes = Callable[[str, tuple[str, ...], threading.Event], Round]
+
+# The API load a group's check adds is not the harness's (a watch and a few reads) but its
+# kubelets' status writes: about two per restart (the container's exit, then its start).
+STATUS_WRITES_PER_RESTART: Final = 2
+# A restart at the cap comes this long after the cap (kubelet.go's one-second requeue and
+# the sync): what makes a 2 s curve restart 17 times a minute, not 30.
+_RESTART_OVERHEAD_S: Final = BOUNDS["restart_overhead"].as_seconds()
+# What a cluster's API server is asked to take from a fleet's checks at once, in status
+# writes a second: the budget docs/existing-clusters.md sets, 5 groups of 3 pods on a 2 s
+# curve, each pod restarting every 2 s + the overhead (17 times a minute): 8.6 writes a
+# second, well under what an API server serves.
+STATUS_WRITE_BUDGET_PER_S: Final = 5 * 3 * STATUS_WRITES_PER_RESTART / (2.0 + _RESTART_OVERHEAD_S)
+
+
+def status_writes_per_s(group: Group, nodes: int) -> float:
+    """The status writes a second a check of ``nodes`` of ``group`` causes at its cap, where
+    it restarts fastest for longest (the first few restarts of a long curve come faster,
+    for a few seconds)."""
+    period_s = group.curve.maximum.total_seconds() + _RESTART_OVERHEAD_S
+    return nodes * STATUS_WRITES_PER_RESTART / period_s
+
+
+def groups_at_once(
+    plan: FleetPlan, budget_per_s: float = STATUS_WRITE_BUDGET_PER_S
+) -> dict[str, int]:
+    """cluster -> how many of its groups may be checked at once: the budget over its
+    heaviest group's load (at least one, at most all of them)."""
+    bound: dict[str, int] = {}
+    for cluster in plan.clusters:
+        groups = [g for g in plan.groups if g.cluster == cluster]
+        heaviest = max(status_writes_per_s(g, plan.per_group) for g in groups)
+        bound[cluster] = max(1, min(len(groups), math.floor(budget_per_s / heaviest)))
+    return bound
+
+
+@dataclass(frozen=True)
+class GroupRun:
+    """A group's rounds, its verdict, and how long its checks took."""
+
+    group: Group
+    rounds: tuple[Round, ...]
+    judgement: GroupJudgement
+    elapsed_s: float
+
+
+def check_group(group: Group, check: CheckNodes, stop: threading.Event, per_group: int) -> GroupRun:
+    """The group's chosen nodes checked; its suspects' doubt settled on up to ``per_group``
+    of its other nodes."""
+    started = time.monotonic()
+    rounds = [check(group.cluster, group.chosen, stop)]
+    others = group.reserves[:per_group]
+    if suspects(rounds[0]) and others and not stop.is_set():
+        rounds.append(check(group.cluster, others, stop))
+    label = f"{group.cluster}/{group.name}"
+    return GroupRun(group, tuple(rounds), judge_group(label, rounds), time.monotonic() - started)
+
+
+def not_started(group: Group, why: str) -> GroupRun:
+    return GroupRun(
+        group, (), GroupJudgement("error", f"group {group.cluster}/{group.name}: {why}"), 0.0
+    )
+
+
+def run_fleet(
+    plan: FleetPlan,
+    check: CheckNodes,
+    stop: threading.Event,
+    *,
+    at_once: Mapping[str, int],
+    on_group: Callable[[GroupRun], None] = lambda run: None,
+) -> list[GroupRun]:
+    """Every group checked, at most ``at_once[cluster]`` of a cluster at a time; in the plan's
+    order. A KeyboardInterrupt sets ``stop`` and waits for every check's clean-up: the groups
+    come back interrupted (``stop`` stays set for the caller to see)."""
+    gates = {cluster: threading.BoundedSemaphore(n) for cluster, n in at_once.items()}
+
+    def job(group: Group) -> GroupRun:
+        with gates[group.cluster]:
+            if stop.is_set():
+                return not_started(group, "not started: the fleet was stopped")
+            run = check_group(group, check, stop, plan.per_group)
+        on_group(run)
+        return run
+
+    workers = max(1, min(len(plan.groups), sum(at_once.values())))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fleet") as pool:
+        futures = [pool.submit(job, group) for group in plan.groups]
+        _wait_all(futures, stop)
+    return [future.result() for future in futures]
+
+
+def _wait_all(futures: Sequence[Future[GroupRun]], stop: threading.Event) -> None:
+    """Wait for every check; on Ctrl-C stop them all and wait for their clean-up.
+
+    A check that raised (a bug: a check turns every cluster fault into its round's error)
+    stops the others too, and its exception goes on once they have cleaned up.
+    """
+    try:
+        done, _ = wait(futures, return_when="FIRST_EXCEPTION")
+        if any(f.exception() is not None for f in done):
+            stop.set()
+            wait(futures)
+    except KeyboardInterrupt:
+        stop.set()
+        _wait_through_interrupts(futures)
+
+
+def _wait_through_interrupts(futures: Sequence[Future[GroupRun]]) -> None:
+    """A second Ctrl-C must not leave pods behind: the checks are cleaning up."""
+    while True:
+        try:
+            wait(futures)
+            return
+        except KeyboardInterrupt:
+            continue
