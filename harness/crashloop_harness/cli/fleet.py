@@ -105,7 +105,13 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
         progress=common.progress,
     )
     result = check_fleet(
-        plan, fleet, check, common.progress, profile=args.profile, at_once=args.at_once
+        plan,
+        fleet,
+        check,
+        common.progress,
+        profile=args.profile,
+        plan_json=plan_json,
+        at_once=args.at_once,
     )
     _show_result(result)
     emit(

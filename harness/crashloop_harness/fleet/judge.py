@@ -8,7 +8,8 @@ again on up to as many of its other nodes before anything is believed. Then
 - every checked node that failed, failed alone: "node N: failed (others in its
   group sound)"; the group's curve is sound, the node is its outlier;
 - more than one round saw failures, or every checked node failed: "group G:
-  failed (m of n nodes)";
+  failed (m of n nodes)" (a single node checked alone is re-run first: one
+  node never condemns its group);
 - a node that could not be judged (its kubelet stopped, the API went) is an
   error, never a pass; a group with an error and no failure is in error.
 
@@ -92,10 +93,11 @@ def _worse(a: NodeOutcome, b: NodeOutcome) -> NodeOutcome:
 
 
 def suspects(first: Round) -> tuple[str, ...]:
-    """The nodes to doubt: failed while another node of the group passed. Empty when the
-    group needs no second round (all passed, all failed, or nothing passed to compare)."""
+    """The nodes to doubt: failed while another node of the group passed, or the one node
+    checked failed (one node alone never condemns its group). Empty when the group needs no
+    second round: none failed, or two or more failed and none passed (they agree)."""
     failed, passed = first.with_outcome("failed"), first.with_outcome("passed")
-    return failed if failed and passed else ()
+    return failed if failed and (passed or len(failed) == 1) else ()
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,8 @@ def judge_group(label: str, rounds: Sequence[Round]) -> GroupJudgement:
     first_failed = rounds[0].with_outcome("failed")
     later_failed = [node for r in rounds[1:] for node in r.with_outcome("failed")]
     # The failures are the nodes' own when the group's other nodes, the re-run's
-    # included, passed: none of them failed, and at least one passed.
+    # included, passed: none of them failed, and at least one passed. A lone node that
+    # failed with no other node to re-run on is the group's failure (1 of 1).
     if passed and not later_failed:
         others = len(checked) - len(first_failed)
         unconfirmed = "" if len(rounds) > 1 else "; the group has no other node to re-run on"

@@ -8,9 +8,10 @@ and the other clusters are still read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import urllib3
 from kubernetes import client
@@ -20,6 +21,7 @@ from crashloop_harness.cluster.kube import node_statuses
 from crashloop_harness.cluster.remote import context_names, live_rows, remote_api
 from crashloop_harness.core.errors import HarnessError, first_line
 from crashloop_harness.fleet.plan import CONTROL_PLANE_LABEL, NodeFacts
+from crashloop_harness.model.backoff import curve_fields, curve_from_fields
 
 
 @dataclass(frozen=True)
@@ -88,3 +90,36 @@ def read_cluster(kubeconfig: Path, context: str) -> list[NodeFacts]:
             )
         )
     return facts
+
+
+def nodes_document(nodes: Sequence[NodeFacts]) -> list[dict[str, Any]]:
+    """What was read of every node, as the fleet's nodes.json keeps it (a replay plans from it)."""
+    return [
+        {
+            "cluster": n.cluster,
+            "node": n.node,
+            "kubelet_version": n.kubelet_version,
+            "curve": None if n.curve is None else curve_fields(n.curve),
+            "gates": dict(n.gates),
+            "labels": dict(n.labels),
+            "ready": n.ready,
+            "schedulable": n.schedulable,
+        }
+        for n in nodes
+    ]
+
+
+def nodes_from_document(document: Sequence[Mapping[str, Any]]) -> list[NodeFacts]:
+    return [
+        NodeFacts(
+            str(n["cluster"]),
+            str(n["node"]),
+            str(n["kubelet_version"]),
+            None if n["curve"] is None else curve_from_fields(n["curve"]),
+            {str(k): bool(v) for k, v in n["gates"].items()},
+            {str(k): str(v) for k, v in n["labels"].items()},
+            ready=bool(n["ready"]),
+            schedulable=bool(n["schedulable"]),
+        )
+        for n in document
+    ]

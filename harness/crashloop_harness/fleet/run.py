@@ -10,25 +10,31 @@ group's checks keeping their own run directories beside it.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, Final
 
 from crashloop_harness.cluster.remote import remote_api
 from crashloop_harness.cluster.runnamespace import refuse_busy_namespace
+from crashloop_harness.core.atomicfile import write_atomically
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.progress import Progress
 from crashloop_harness.fleet.access import missing_permissions, missing_words, needed_permissions
 from crashloop_harness.fleet.engine import CheckNodes, GroupRun, groups_at_once, run_fleet
 from crashloop_harness.fleet.junitfile import write_fleet_junit
 from crashloop_harness.fleet.plan import FleetPlan
-from crashloop_harness.fleet.read import FleetRead
+from crashloop_harness.fleet.read import FleetRead, nodes_document
 from crashloop_harness.fleet.report import write_fleet_report
 from crashloop_harness.fleet.summary import FleetSummary, fleet_summary, write_fleet_summary
 from crashloop_harness.runs.lifecycle import new_run_dir, point_latest_at
+
+NODES_FILE: Final = "nodes.json"
+PLAN_FILE: Final = "plan.json"
 
 
 @dataclass(frozen=True)
@@ -68,12 +74,19 @@ def check_fleet(
     progress: Progress,
     *,
     profile: str,
+    plan_json: Mapping[str, Any],
     at_once: int | None = None,
     stop: threading.Event | None = None,
 ) -> FleetResult:
-    """Every group of ``plan`` checked with ``check``; the fleet's outputs written."""
+    """Every group of ``plan`` checked with ``check``; the fleet's outputs written.
+
+    What was read of the nodes (nodes.json) and the plan (plan.json) are written
+    first, before any check: a fleet cut short still says what it meant to check.
+    """
     stop = stop or threading.Event()
     fleet_id, fleet_dir = new_run_dir("fleet")
+    write_atomically(fleet_dir / NODES_FILE, _json(nodes_document(read.nodes)))
+    write_atomically(fleet_dir / PLAN_FILE, _json(plan_json))
     bound = groups_at_once(plan)
     if at_once is not None:
         bound = {cluster: min(at_once, n_groups(plan, cluster)) for cluster in bound}
@@ -104,6 +117,10 @@ def check_fleet(
     report = write_fleet_report(fleet_dir, summary)
     point_latest_at(fleet_dir)
     return FleetResult(summary, fleet_dir, report)
+
+
+def _json(document: object) -> bytes:
+    return (json.dumps(document, indent=2) + "\n").encode("utf-8")
 
 
 def n_groups(plan: FleetPlan, cluster: str) -> int:

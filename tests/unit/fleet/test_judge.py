@@ -36,7 +36,7 @@ def test_a_rerun_that_fails_too_makes_it_the_groups_failure() -> None:
 
 
 def test_every_checked_node_failing_needs_no_rerun_and_fails_the_group() -> None:
-    first = checked(a="failed", b="failed", c="failed")
+    first = checked(a="failed", b="failed", c="failed")  # they agree
     assert suspects(first) == ()
     assert judge_group("one/g1", [first]).words == "group one/g1: failed (3 of 3 nodes)"
 
@@ -62,3 +62,13 @@ def test_errors_alone_are_not_doubted_as_outliers(outcome: NodeOutcome) -> None:
 
 def test_no_round_is_an_error() -> None:
     assert judge_group("one/g1", []).verdict == "error"
+
+
+def test_a_lone_node_failing_is_doubted_and_its_rerun_decides() -> None:
+    first = checked(a="failed")
+    assert suspects(first) == ("a",)
+    assert judge_group("one/g1", [first, checked(b="passed")]).verdict == "outlier"
+    assert judge_group("one/g1", [first, checked(b="failed")]).words == (
+        "group one/g1: failed (2 of 2 nodes)"
+    )
+    assert judge_group("one/g1", [first]).verdict == "failed"
