@@ -15,9 +15,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator, Mapping
 from datetime import datetime
@@ -26,15 +23,12 @@ from typing import Any
 
 import pytest
 import yaml
-from kubernetes import client, utils
+from kubernetes import client
 
-from crashloop_harness.cluster.kube import delete_namespace
 from crashloop_harness.cluster.lifecycle import Cluster
 from crashloop_harness.cluster.remote import RemoteCluster
-from crashloop_harness.core import timeouts
 from crashloop_harness.core.conventions import PROFILE_LABEL
 from crashloop_harness.core.proc import run as run_command
-from crashloop_harness.core.resources import RESOURCES
 from crashloop_harness.model.bounds import BOUNDS
 from crashloop_harness.recording.records import read_attempts
 from crashloop_harness.recording.selfreport import Agreement, agreement
@@ -44,15 +38,21 @@ from crashloop_harness.runs.scenarioplan import plan_scenarios
 from crashloop_harness.runs.scenarios import ScenarioRun
 from crashloop_harness.scenarios import REGISTRY
 from crashloop_harness.scenarios.statefulset_ordinal import SHORT_FAIL_TIMES
+from tests.e2e.accounts import (
+    NAMESPACE,
+    Access,
+    account_token,
+    delete_rbac,
+    grant_check_role,
+    run_without_docker,
+    write_kubeconfig,
+)
 from tests.unit.factories import neighbour_curve
 
 pytestmark = [pytest.mark.e2e, pytest.mark.conformance]
 
-RBAC = RESOURCES / "rbac" / "crashloop-check.yaml"
-NAMESPACE = "crashloop-check"
 # What a kubeconfig alone can measure: every scenario that does not read the node's files.
 REMOTE_SCENARIOS = plan_scenarios(None, reads_nodes=False, release=None).names
-ACCOUNT = "crashloop-check"
 # The self-reported start and exit against the runtime's, over the same
 # attempts (reported in the test's output, bounded here against a wrong source).
 # Each bound's value, and the runs that set or checked it, is in
@@ -73,23 +73,6 @@ AGREEMENT_MAX_MS = BOUNDS["self_report_max"].as_ms()
 KILLED_LAG_MAX_MS = BOUNDS["killed_lag_max"].as_ms()
 
 
-def _delete_rbac(api: client.ApiClient) -> None:
-    rbac = client.RbacAuthorizationV1Api(api)
-    for delete in (rbac.delete_cluster_role_binding, rbac.delete_cluster_role):
-        try:
-            delete("crashloop-check-nodes")
-        except client.ApiException as error:
-            if error.status != 404:
-                raise
-    for delete_namespaced in (rbac.delete_namespaced_role_binding, rbac.delete_namespaced_role):
-        try:
-            delete_namespaced("crashloop-check-leases", "kube-node-lease")
-        except client.ApiException as error:
-            if error.status != 404:
-                raise
-    delete_namespace(api, NAMESPACE)
-
-
 @pytest.fixture(scope="module")
 def account_kubeconfig(
     crashloop_cluster: Cluster,
@@ -97,61 +80,13 @@ def account_kubeconfig(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Path]:
     """A kubeconfig holding only the check's ServiceAccount token (the role applied first)."""
-    _delete_rbac(crashloop_api)
-    utils.create_from_yaml(crashloop_api, yaml_objects=list(yaml.safe_load_all(RBAC.read_text())))
-    token = client.CoreV1Api(crashloop_api).create_namespaced_service_account_token(
-        ACCOUNT,
-        NAMESPACE,
-        client.AuthenticationV1TokenRequest(
-            spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=3600)
-        ),
+    grant_check_role(crashloop_api)
+    path = write_kubeconfig(
+        tmp_path_factory.mktemp("account") / "kubeconfig",
+        [Access("operator", crashloop_cluster.kubeconfig, account_token(crashloop_api))],
     )
-    admin: dict[str, Any] = yaml.safe_load(crashloop_cluster.kubeconfig.read_text())
-    cluster_entry = admin["clusters"][0]
-    path = tmp_path_factory.mktemp("account") / "kubeconfig"
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [cluster_entry],
-                "users": [{"name": ACCOUNT, "user": {"token": token.status.token}}],
-                "contexts": [
-                    {
-                        "name": "operator",
-                        "context": {"cluster": cluster_entry["name"], "user": ACCOUNT},
-                    }
-                ],
-                "current-context": "operator",
-            }
-        )
-    )
-    path.chmod(0o600)
     yield path
-    _delete_rbac(crashloop_api)
-
-
-def _run_without_docker(
-    argv: list[str], runs: Path, extra_env: Mapping[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """The CLI with its own environment's tools only: docker is not on its PATH."""
-    bin_dir = Path(sys.executable).parent
-    assert shutil.which("docker", path=str(bin_dir)) is None
-    env = {
-        "PATH": str(bin_dir),
-        "HOME": os.environ.get("HOME", "/root"),
-        "DOCKER_HOST": "unix:///nonexistent/docker.sock",
-        "CRASHLOOP_RUNS_DIR": str(runs),
-        **(extra_env or {}),
-    }
-    return subprocess.run(
-        [str(bin_dir / "crashloop"), *argv],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeouts.CHECK_SUBPROCESS,
-        check=False,
-    )
+    delete_rbac(crashloop_api)
 
 
 def _existing_args(account_kubeconfig: Path, workload_image: str) -> list[str]:
@@ -181,7 +116,7 @@ def existing_mode(
     args = _existing_args(account_kubeconfig, crashloop_workload_image)
     args[args.index("--kubeconfig") + 1 : args.index("--kubeconfig") + 2] = []
     listed = f"{runs / 'missing.kubeconfig'}{os.pathsep}{account_kubeconfig}"
-    done = _run_without_docker(
+    done = run_without_docker(
         ["check", "--profile", "quick", *args], runs, extra_env={"KUBECONFIG": listed}
     )
     assert done.stdout, done.stderr[-3000:]
@@ -327,7 +262,7 @@ def existing_scenarios(
     """Every scenario through the account's kubeconfig alone (after the check: one namespace)."""
     del existing_mode  # ordering only: the check's pods are gone from the namespace first
     runs = tmp_path_factory.mktemp("existing-scenario-runs")
-    done = _run_without_docker(
+    done = run_without_docker(
         [
             "scenarios",
             "--ordinal-failures",
@@ -477,7 +412,7 @@ def test_a_fleet_plan_groups_the_nodes_by_their_live_curves(
         )
     )
     fleet = f"{account_kubeconfig}{os.pathsep}{gone}"
-    done = _run_without_docker(["fleet", "--kubeconfig", fleet, "--plan", "-o", "json"], tmp_path)
+    done = run_without_docker(["fleet", "--kubeconfig", fleet, "--plan", "-o", "json"], tmp_path)
     assert done.returncode == 1, done.stderr
     plan = json.loads(done.stdout)
     assert sorted(plan["unreachable"]) == ["gone"]

@@ -156,3 +156,6 @@ BUILD_PROBE: Final = _s(10.0)
 # A whole quick check run by a test as a child process: its observation
 # window (at most 420 s) plus set-up, judgement and clean-up.
 CHECK_SUBPROCESS: Final = _s(900.0)
+# A whole fleet run by a test as a child process: its groups at once, then a doubted
+# group's re-run on other nodes, each a quick check's subprocess time.
+FLEET_SUBPROCESS: Final = _s(2 * 900.0)
