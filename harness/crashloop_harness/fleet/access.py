@@ -108,4 +108,5 @@ def missing_words(context: str, missing: Sequence[Permission]) -> str:
     roles = sorted({p.role for p in missing})
     shown = ", ".join(p.describe() for p in missing[:4])
     more = f" and {len(missing) - 4} more" if len(missing) > 4 else ""
-    return f"context {context} may not {shown}{more} (role {', '.join(roles)} of `crashloop rbac`)"
+    named = f"role{'s' if len(roles) > 1 else ''} {', '.join(roles)}"
+    return f"context {context} may not {shown}{more} ({named} of `crashloop rbac`)"

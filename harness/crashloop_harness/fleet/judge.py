@@ -11,7 +11,8 @@ again on up to as many of its other nodes before anything is believed. Then
   failed (m of n nodes)" (a single node checked alone is re-run first: one
   node never condemns its group);
 - a node that could not be judged (its kubelet stopped, the API went) is an
-  error, never a pass; a group with an error and no failure is in error.
+  error, never a pass; a group with an error and no failure is in error, and so
+  is a group whose one failing node's re-run judged no other node.
 
 Pure: each round comes in as a :class:`Round`, read from a check's summary by
 :func:`round_of`.
@@ -151,6 +152,18 @@ def judge_group(label: str, rounds: Sequence[Round]) -> GroupJudgement:
                 for node in first_failed
             ),
             outliers=first_failed,
+            failed=failed,
+            errors=errors,
+            checked=checked,
+        )
+    if len(failed) == 1 and len(rounds) > 1:
+        # One node failed alone and its re-run judged no other node: neither the node's
+        # failure nor the group's is shown.
+        why = "; ".join(sorted({r.reason for r in rounds[1:] if r.reason}))
+        return GroupJudgement(
+            "error",
+            f"node {failed[0]}: failed, its group not judged further: its other nodes "
+            f"({', '.join(errors)}) could not be judged" + (f": {why}" if why else ""),
             failed=failed,
             errors=errors,
             checked=checked,

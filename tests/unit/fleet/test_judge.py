@@ -72,3 +72,13 @@ def test_a_lone_node_failing_is_doubted_and_its_rerun_decides() -> None:
         "group one/g1: failed (2 of 2 nodes)"
     )
     assert judge_group("one/g1", [first]).verdict == "failed"
+
+
+def test_a_lone_failure_whose_rerun_judged_nothing_is_an_error_not_the_groups_failure() -> None:
+    rerun = Round(("b",), "", "", "error", "ConnectionRefused", {})
+    judged = judge_group("two/g1", [checked(a="failed"), rerun])
+    assert judged.verdict == "error"
+    assert judged.words == (
+        "node a: failed, its group not judged further: its other nodes (b) could not be "
+        "judged: ConnectionRefused"
+    )
