@@ -100,6 +100,22 @@ def write_kubeconfig(path: Path, accesses: Sequence[Access]) -> Path:
     return path
 
 
+def write_unreachable_kubeconfig(path: Path) -> Path:
+    """A kubeconfig whose one context, ``gone``, names a server that refuses every connection."""
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "gone", "cluster": {"server": "https://127.0.0.1:1"}}],
+                "users": [{"name": "gone", "user": {"token": "t"}}],
+                "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "gone"}}],
+            }
+        )
+    )
+    return path
+
+
 def cli_env(runs: Path, extra_env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The CLI's environment with its own tools only: docker is not on its PATH."""
     bin_dir = Path(sys.executable).parent

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from kubernetes import client
 
 from crashloop_harness.cluster.lifecycle import Cluster
@@ -46,6 +45,7 @@ from tests.e2e.accounts import (
     grant_check_role,
     run_without_docker,
     write_kubeconfig,
+    write_unreachable_kubeconfig,
 )
 from tests.unit.factories import neighbour_curve
 
@@ -399,18 +399,7 @@ def test_a_fleet_plan_groups_the_nodes_by_their_live_curves(
     """Through the account's kubeconfig alone, beside a context whose cluster is unreachable:
     the three workers are three groups by their live /configz, the control plane is left out,
     and the unreachable cluster is its own error while the other is still planned."""
-    gone = tmp_path / "gone.kubeconfig"
-    gone.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "gone", "cluster": {"server": "https://127.0.0.1:1"}}],
-                "users": [{"name": "gone", "user": {"token": "t"}}],
-                "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "gone"}}],
-            }
-        )
-    )
+    gone = write_unreachable_kubeconfig(tmp_path / "gone.kubeconfig")
     fleet = f"{account_kubeconfig}{os.pathsep}{gone}"
     done = run_without_docker(["fleet", "--kubeconfig", fleet, "--plan", "-o", "json"], tmp_path)
     assert done.returncode == 1, done.stderr

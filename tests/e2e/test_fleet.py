@@ -50,6 +50,7 @@ from tests.e2e.accounts import (
     grant_check_role,
     run_without_docker,
     write_kubeconfig,
+    write_unreachable_kubeconfig,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -172,18 +173,7 @@ def fleet(cluster_one: Cluster, cluster_two: Cluster, fleet_dir: Path) -> Iterat
         grant_check_role(cluster.api())
         accesses.append(Access(context, cluster.kubeconfig, account_token(cluster.api())))
     kubeconfig = write_kubeconfig(fleet_dir / "fleet.kubeconfig", accesses)
-    gone = fleet_dir / "gone.kubeconfig"
-    gone.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "gone", "cluster": {"server": "https://127.0.0.1:1"}}],
-                "users": [{"name": "gone", "user": {"token": "t"}}],
-                "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "gone"}}],
-            }
-        )
-    )
+    gone = write_unreachable_kubeconfig(fleet_dir / "gone.kubeconfig")
     # The first of the 2 s pool by name: the node a plan of one node per group chooses.
     mutant_node = min(one_nodes["fast-a"], one_nodes["fast-b"])
     (mutant,) = [m for m in mutant_set(cluster_one.spec.kubernetes) if m.name == "max-ignored"]
