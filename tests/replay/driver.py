@@ -40,6 +40,7 @@ from kubernetes import client
 # import, and must see the real datetime then.
 from kubernetes.client.models.v1_pod import V1Pod
 
+from crashloop_harness.cluster.kubeletstate import KubeletProcess
 from crashloop_harness.cluster.target import RunEnding
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.model.backoff import BackoffCurve, curve_from_fields
@@ -326,8 +327,8 @@ class ReplayRecorder:
     def deleted_pods(self) -> dict[str, str]:
         return self.inner.deleted_pods()
 
-    def kubelet_changes(self) -> Any:
-        return self.inner.kubelet_changes()
+    def kubelet_changes(self, made: Mapping[str, KubeletProcess] | None = None) -> Any:
+        return self.inner.kubelet_changes(made)
 
     def listed_at_ns(self, node: str) -> int | None:
         return self.inner.listed_at_ns(node)

@@ -34,13 +34,17 @@ def engine_gone_reason() -> str | None:
     )
 
 
-def process_ending(kubelets_before: Mapping[str, kubeletstate.KubeletProcess | None]) -> RunEnding:
-    """Compare every kubelet process with the start of the run; check the engine still answers."""
+def process_ending(
+    kubelets_before: Mapping[str, kubeletstate.KubeletProcess | None],
+    made: Mapping[str, kubeletstate.KubeletProcess] | None = None,
+) -> RunEnding:
+    """Compare every kubelet process with the start of the run (or with the one a restart
+    the run made started); check the engine still answers."""
     engine_gone = engine_gone_reason()
     if engine_gone is not None:
         return RunEnding((engine_gone,), {}, engine_gone)
     changes = kubeletstate.changes_between(
-        kubelets_before, kubeletstate.snapshot(list(kubelets_before))
+        kubelets_before, kubeletstate.snapshot(list(kubelets_before)), made
     )
     return RunEnding(changes.restarted, changes.stopped, None)
 
@@ -56,14 +60,18 @@ class KindKubelets:
     def read(cls, api: client.ApiClient, nodes: Sequence[str]) -> KindKubelets:
         return cls(api, kubeletstate.snapshot(list(nodes)))
 
-    def ending(self, confirm: Collection[str] = ()) -> RunEnding:
+    def ending(
+        self,
+        confirm: Collection[str] = (),
+        made: Mapping[str, kubeletstate.KubeletProcess] | None = None,
+    ) -> RunEnding:
         """The run's ending, its stopped kubelets including the frozen ones.
 
         ``confirm`` are nodes about to be blamed (a worker decided early): one
         whose Lease was renewed lately is watched for up to a renewal period, so
         a kubelet frozen a few seconds before the end is told from a live one.
         """
-        ending = process_ending(self.processes)
+        ending = process_ending(self.processes, made)
         if ending.engine_gone is not None:
             return ending
         nodes = list(self.processes)

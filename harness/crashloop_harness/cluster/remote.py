@@ -25,6 +25,7 @@ from kubernetes.config.config_exception import ConfigException
 from crashloop_harness.cluster.evidence import collect_failure_evidence
 from crashloop_harness.cluster.info import ClusterInfo
 from crashloop_harness.cluster.kube import NodeStatus, node_configz, node_statuses
+from crashloop_harness.cluster.kubeletstate import KubeletProcess
 from crashloop_harness.cluster.kubeletswap import NodeKubelet
 from crashloop_harness.cluster.liveconfig import NodeConfigRow, row_for
 from crashloop_harness.cluster.profiles import ClusterSpec
@@ -126,10 +127,13 @@ class RemoteKubelets:
     api: client.ApiClient
     start_times: Mapping[str, float | None]
 
-    def ending(self, confirm: Collection[str] = ()) -> RunEnding:
+    def ending(
+        self, confirm: Collection[str] = (), made: Mapping[str, KubeletProcess] | None = None
+    ) -> RunEnding:
         """A kubelet that restarted, seen in its metrics. (Frozen nodes are read from their
-        Leases throughout the run, so ``confirm`` adds nothing here.)"""
-        del confirm
+        Leases throughout the run, so ``confirm`` adds nothing here; no run restarts the
+        kubelet of a cluster it reaches by a kubeconfig alone, so neither does ``made``.)"""
+        del confirm, made
         after = kubelet_start_times(self.api, list(self.start_times))
         return RunEnding(tuple(restarted_kubelets(self.start_times, after)), {}, None)
 

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from kubernetes import client
 
 from crashloop_harness.cluster.info import ClusterInfo
+from crashloop_harness.cluster.kubeletstate import KubeletProcess
 from crashloop_harness.cluster.liveconfig import NodeConfigRow
 from crashloop_harness.core.progress import Progress
 
@@ -44,9 +45,12 @@ class RunEnding:
 class KubeletWatch(Protocol):
     """The judged nodes' kubelets as a run found them, to tell how the run ended."""
 
-    def ending(self, confirm: Collection[str] = ()) -> RunEnding:
+    def ending(
+        self, confirm: Collection[str] = (), made: Mapping[str, KubeletProcess] | None = None
+    ) -> RunEnding:
         """The run's ending against the start; ``confirm``: nodes about to be blamed,
-        watched a little longer where a kind of cluster can tell a frozen kubelet so."""
+        watched a little longer where a kind of cluster can tell a frozen kubelet so;
+        ``made``: by node, the kubelet process a restart the run made on purpose started."""
         ...
 
 

@@ -89,6 +89,14 @@ READER_EXIT: Final = _s(5.0)
 # 40+80s back-offs, up to ~190s at the tolerance) and its later ordinals
 # started; twice that for a K of up to six or seven, and start-up.
 SCENARIOS: Final = _s(600.0)
+# A kubelet the kubelet-restart scenario restarted, from `systemctl restart` until the new
+# process answers /healthz through the API server (measured on 2 cores: a few seconds).
+KUBELET_BACK: Final = _s(60.0)
+# After that restart, an app whose last exit has gone this long without a restart is taken
+# as stuck and no longer waited for (the verdict fails it either way: a restart not seen is
+# a failure). Four times the longest restart it awaits on any worker (the default curve's
+# restart 2 after the kubelet's return: 10s, at most about 15s with the requeue's jitter).
+KUBELET_RESTART_STUCK: Final = _s(60.0)
 # One fresh pod of the task-isolation baseline, from create to its container
 # started and its 3s session done.
 FRESH_POD: Final = _s(90.0)

@@ -24,9 +24,10 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+from collections.abc import Mapping
 from typing import Final
 
-from crashloop_harness.cluster.kubeletstate import KubeletChanges
+from crashloop_harness.cluster.kubeletstate import KubeletChanges, KubeletProcess
 from crashloop_harness.core import timeouts
 from crashloop_harness.model.bounds import BOUNDS
 from crashloop_harness.model.durations import NS_PER_S
@@ -125,8 +126,9 @@ class ApiRecorder(ClosesItsLog):
         """Pod name -> when (UTC, ISO 8601) the pod watch saw it deleted, evicted or replaced."""
         return self.watch.deleted_pods()
 
-    def kubelet_changes(self) -> KubeletChanges:
+    def kubelet_changes(self, made: Mapping[str, KubeletProcess] | None = None) -> KubeletChanges:
         """Not seen mid-run without node access; compared at the end (the kubelets' metrics)."""
+        del made
         return KubeletChanges()
 
     def levels_until_ns(self, node: str) -> int | None:

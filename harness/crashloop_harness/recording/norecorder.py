@@ -10,8 +10,9 @@ evidence, the clean-up), which asks for a recorder: this one.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 
-from crashloop_harness.cluster.kubeletstate import KubeletChanges
+from crashloop_harness.cluster.kubeletstate import KubeletChanges, KubeletProcess
 from crashloop_harness.recording.closing import RecorderErrors
 from crashloop_harness.recording.hostcpu import SaturatedSpan
 from crashloop_harness.recording.observercost import ObserverCost
@@ -52,7 +53,8 @@ class NoRecorder:
     def deleted_pods(self) -> dict[str, str]:
         return {}
 
-    def kubelet_changes(self) -> KubeletChanges:
+    def kubelet_changes(self, made: Mapping[str, KubeletProcess] | None = None) -> KubeletChanges:
+        del made
         return KubeletChanges()
 
     def levels_until_ns(self, node: str) -> int | None:

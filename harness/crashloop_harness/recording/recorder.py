@@ -119,7 +119,9 @@ class AttemptRecorder(Protocol):
     def silent_nodes(self, longer_than: float) -> list[str]: ...
     def broken_nodes(self) -> list[str]: ...
     def deleted_pods(self) -> dict[str, str]: ...
-    def kubelet_changes(self) -> KubeletChanges: ...
+    def kubelet_changes(
+        self, made: Mapping[str, KubeletProcess] | None = None
+    ) -> KubeletChanges: ...
     def listed_at_ns(self, node: str) -> int | None: ...
     def levels_until_ns(self, node: str) -> int | None: ...
     def unobserved(self, node: str) -> list[tuple[int, int]]: ...
@@ -329,11 +331,12 @@ class Recorder(ClosesItsLog):
         """Pod name -> when (UTC, ISO 8601) the pod watch saw it deleted, evicted or replaced."""
         return self.watch.deleted_pods()
 
-    def kubelet_changes(self) -> KubeletChanges:
-        """What happened to each node's kubelet between its first and latest pulse."""
+    def kubelet_changes(self, made: Mapping[str, KubeletProcess] | None = None) -> KubeletChanges:
+        """What happened to each node's kubelet between its first and latest pulse; ``made``:
+        the processes the run's own restarts started, by node (see ``changes_between``)."""
         with self._lock:
             first, last = dict(self._kubelet_first), dict(self._kubelet_last)
-        return changes_between(first, {node: last.get(node) for node in first})
+        return changes_between(first, {node: last.get(node) for node in first}, made)
 
     def listed_at_ns(self, node: str) -> int | None:
         """The node-clock time of the node's last complete listing, None before the first.

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from crashloop_harness.cluster.kubeletstate import KubeletProcess
 from crashloop_harness.cluster.target import RunEnding
 from crashloop_harness.core import timeouts
 from crashloop_harness.recording.recorder import AttemptRecorder
@@ -67,7 +68,9 @@ def _joined(reason: str, more: Sequence[str]) -> str:
 
 
 def stop_reason(
-    recorder: AttemptRecorder, measured_pods: Mapping[str, str] | None = None
+    recorder: AttemptRecorder,
+    measured_pods: Mapping[str, str] | None = None,
+    made: Mapping[str, KubeletProcess] | None = None,
 ) -> str | None:
     """Why a run must end now as an error, else None.
 
@@ -81,6 +84,9 @@ def stop_reason(
     one deleted, evicted or replaced meanwhile was ended by someone else, and
     the restarts it no longer shows are nobody's failure. Runs that delete
     their own pods on purpose (the scenarios) leave it out.
+
+    ``made``: the kubelet processes the run's own restarts started, by node
+    (a scenario that restarts kubelets on purpose): not a reason to end.
     """
     silent = recorder.silent_nodes(longer_than=timeouts.NODE_SILENT)
     if silent and getattr(recorder, "observer", None) == "selfreport":
@@ -95,7 +101,7 @@ def stop_reason(
             + ": is containerd running in the node? (`docker exec <node> systemctl status "
             "containerd`; `crashloop up` repairs or recreates the cluster)"
         )
-    restarted = recorder.kubelet_changes().restarted
+    restarted = recorder.kubelet_changes(made).restarted
     if restarted:
         return "; ".join(restarted)
     deleted = deleted_during_run(recorder.deleted_pods(), measured_pods or {})

@@ -129,7 +129,9 @@ def _finish(
 
     def read_ending() -> None:
         nonlocal ending
-        ending = kubelets.ending(confirm=_blamed_nodes(setup, result))
+        ending = kubelets.ending(
+            confirm=_blamed_nodes(setup, result), made=result.kubelets_restarted_by_run
+        )
 
     step("stop", lambda: steps.stop(setup, result))
     step("reading of its ending", read_ending)

@@ -21,6 +21,7 @@ from typing import Final
 from kubernetes import client
 
 from crashloop_harness.cluster.kube import delete_namespace, force_delete_pods
+from crashloop_harness.cluster.kubeletstate import KubeletProcess
 from crashloop_harness.cluster.liveconfig import NodeConfigRow
 from crashloop_harness.cluster.target import RunTarget
 from crashloop_harness.core.conventions import RUN_LABEL
@@ -53,6 +54,9 @@ class RunState:
     recorder_errors: list[str] = field(default_factory=list)
     # node -> what was said of its kubelet, which stopped or froze during the run.
     stopped_kubelets: dict[str, str] = field(default_factory=dict)
+    # node -> the kubelet process a restart the run made on purpose started (a scenario
+    # that restarts kubelets): the run's ending judges that node against it.
+    kubelets_restarted_by_run: dict[str, KubeletProcess] = field(default_factory=dict)
     # What observing the run cost; set when the recorder stops.
     observer: ObserverCost | None = None
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))

@@ -86,7 +86,7 @@ class FakeRecorder:
     def deleted_pods(self) -> dict[str, str]:
         return {name: f"t={at:.0f}" for at, name in self.deleted if at <= self.clock.now}
 
-    def kubelet_changes(self) -> KubeletChanges:
+    def kubelet_changes(self, made: object = None) -> KubeletChanges:
         return KubeletChanges()
 
     def wait_for_change(self, timeout: float) -> None:

@@ -62,7 +62,7 @@ class _Recorder:
     def broken_nodes(self) -> list[str]:
         return self.broken
 
-    def kubelet_changes(self) -> KubeletChanges:
+    def kubelet_changes(self, made: object = None) -> KubeletChanges:
         return KubeletChanges()
 
     def deleted_pods(self) -> dict[str, str]:

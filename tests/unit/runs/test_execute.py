@@ -76,7 +76,7 @@ class _Watch:
     ending_is: RunEnding = field(default_factory=lambda: RunEnding((), {}, None))
     fail: bool = False
 
-    def ending(self, confirm: object = ()) -> RunEnding:
+    def ending(self, confirm: object = (), made: object = None) -> RunEnding:
         self.calls.append("ending read")
         if self.fail:
             raise OSError("kubelets unreadable")
