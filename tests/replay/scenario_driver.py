@@ -30,6 +30,7 @@ import freezegun.config
 from freezegun import freeze_time
 from kubernetes import client
 
+from crashloop_harness.cluster.kubeletstate import KubeletRestart, restart_from_fields
 from crashloop_harness.model.durations import NS_PER_S
 from crashloop_harness.recording.trace import TraceEntry
 from crashloop_harness.runs.liverun import LiveRun
@@ -167,6 +168,14 @@ class _ReplayRun(LiveRun):
     def delete_statefulset(self, name: str) -> None:
         self.made.append(f"delete StatefulSet {name}")
 
+    def restart_kubelet(self, worker: str) -> KubeletRestart:
+        """The restart the live run made of ``worker``'s kubelet, as it ended then."""
+        self.made.append(f"restart kubelet {worker}")
+        restart = restart_from_fields(self.answers.answer(("restart_kubelet", worker)).fields)
+        if restart.after is not None:
+            self.kubelets_restarted[restart.node] = restart.after
+        return restart
+
 
 def _answers(trace: Trace) -> _Answers:
     entries: dict[tuple[str, ...], list[TraceEntry]] = defaultdict(list)
@@ -180,6 +189,8 @@ def _answers(trace: Trace) -> _Answers:
             entries[("file", entry.fields["pod"], entry.fields["file"])].append(entry)
         elif op == "delete" and entry.fields["object"] == "Pod":
             entries[("delete", entry.fields["name"])].append(entry)
+        elif op == "restart_kubelet":
+            entries[("restart_kubelet", entry.fields["worker"])].append(entry)
     return _Answers(dict(entries))
 
 

@@ -21,11 +21,15 @@ from crashloop_harness.live.demo import (
 )
 from crashloop_harness.live.view import THEMES
 from crashloop_harness.runs.scenarioplan import plan_scenarios
-from crashloop_harness.scenarios import SCENARIOS, TALK_SCENARIOS
+from crashloop_harness.scenarios import REGISTRY, SCENARIOS, TALK_SCENARIOS
 
 # --replay alone: the recording the package ships (scripts/keep-demo.py keeps a new one).
 SHIPPED_DEMO: Final = "<shipped>"
 SHIPPED_DEMO_DIR: Final = RESOURCES / "demo"
+
+
+# A scenario that restarts the workers' kubelets would wipe the curve the demo shows beside it.
+_BESIDE_THE_CURVE = tuple(name for name in SCENARIOS if not REGISTRY[name].restarts_kubelets)
 
 
 def register(commands: common.Commands, parents: common.Parents) -> None:
@@ -42,12 +46,12 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
     demo.add_argument(
         "--scenarios",
         nargs="*",
-        choices=SCENARIOS,
+        choices=_BESIDE_THE_CURVE,
         default=list(TALK_SCENARIOS),
         metavar="NAME",
-        help=f"scenarios to run beside the bare curve, of {', '.join(SCENARIOS)} (default: the "
-        f"talk's three, {', '.join(TALK_SCENARIOS)}; `--scenarios` with no name: only the "
-        "curve)",
+        help=f"scenarios to run beside the bare curve, of {', '.join(_BESIDE_THE_CURVE)} "
+        f"(default: the talk's three, {', '.join(TALK_SCENARIOS)}; `--scenarios` with no name: "
+        "only the curve)",
     )
     demo.add_argument("--plain", action="store_true", help="plain timestamped lines, no live view")
     demo.add_argument("--down", action="store_true", help="delete the cluster afterwards")

@@ -36,6 +36,9 @@ from crashloop_harness.scenarios.headline import headline_metrics
 from crashloop_harness.scenarios.statefulset_ordinal import DEFAULT_FAIL_TIMES
 from crashloop_harness.verdict.coverage import uncovered
 
+_RESTARTING = tuple(name for name, s in REGISTRY.items() if s.restarts_kubelets)
+_NODE_FILES = tuple(n for n, s in REGISTRY.items() if s.reads_node_files and n not in _RESTARTING)
+
 
 def register(commands: common.Commands, parents: common.Parents) -> None:
     _add_check(commands, parents)
@@ -67,9 +70,9 @@ def _add_scenarios(commands: common.Commands, parents: common.Parents) -> None:
         choices=SCENARIOS,
         default=None,
         metavar="NAME",
-        help=f"which, of {', '.join(SCENARIOS)} (default: all; with --kubeconfig all but "
-        f"{', '.join(n for n, s in REGISTRY.items() if s.reads_node_files)}, which needs the "
-        "node's files)",
+        help=f"which, of {', '.join(SCENARIOS)} (default: all but {', '.join(_RESTARTING)}, "
+        "which restarts the workers' kubelets and runs only when named; with --kubeconfig not "
+        f"{', '.join(_NODE_FILES)} either, which needs the node's files)",
     )
     scenarios.add_argument(
         "--ordinal-failures",
@@ -187,10 +190,11 @@ def _cmd_scenarios(args: argparse.Namespace) -> int:
     """measure the scenarios on every worker, one scenario at a time
 
     The scenarios (the talk's three, a StatefulSet held back by a crash-looping ordinal, a
-    liveness-probe kill loop, KEP-5307 restart rules, KEP-5532 RestartAllContainers) on every
-    worker, one scenario at a time, each with its headline number against the model. With
-    --kubeconfig, on the nodes of an existing cluster, each against its own live config, recorded
-    from the API alone (all but restart-all, which reads the node's files).
+    liveness-probe kill loop, KEP-5307 restart rules, KEP-5532 RestartAllContainers; and, only when
+    named, a kubelet restarted under an app beside a sidecar) on every worker, one scenario at a
+    time, each with its headline number against the model. With --kubeconfig, on the nodes of an
+    existing cluster, each against its own live config, recorded from the API alone (all but
+    restart-all, which reads the node's files, and the kubelet restart).
     """
     catalog = sized_registry(ordinal_failures=args.ordinal_failures)
     # Planned before the cluster is reached, so that a refusal comes first: an existing

@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from kubernetes import client
 
+from crashloop_harness.cluster.kubeletstate import KubeletProcess, KubeletRestart, restart_kubelet
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.conventions import ROLE_LABEL, WORKER_LABEL
 from crashloop_harness.core.errors import HarnessError, first_line
@@ -49,6 +50,8 @@ class LiveRun:
     # An existing cluster: pods bound to nodes by name, files read from pods/log.
     remote: bool = False
     kubelet_versions: dict[str, str] = field(default_factory=dict)  # worker -> version
+    # node -> the kubelet process a restart this run made started (restart_kubelet).
+    kubelets_restarted: dict[str, KubeletProcess] = field(default_factory=dict)
 
     def attempts(self) -> list[AttemptRecord]:
         return self.recorder.attempts()
@@ -157,6 +160,29 @@ class LiveRun:
                 "see the run's evidence for the API server's state",
             ) from error
         return sent_ns
+
+    def restart_kubelet(self, worker: str) -> KubeletRestart:
+        """Restart ``worker``'s kubelet (``systemctl restart`` in its node container), then wait
+        until it answers /healthz through the API server; its new process is this run's own
+        doing from then on, not a reason to end the run."""
+        if self.remote:
+            raise HarnessError(
+                "a run on a cluster reached by a kubeconfig alone restarts no kubelet",
+                "run the scenario on the harness's own cluster",
+            )
+        node = self.nodes[worker]
+
+        def answers() -> bool:
+            raw = self.core.connect_get_node_proxy_with_path(
+                node, "healthz", _preload_content=False, _request_timeout=timeouts.API_REQUEST
+            )
+            return bytes(raw.data).strip() == b"ok"
+
+        restart = restart_kubelet(node, answers)
+        if restart.after is not None:
+            self.kubelets_restarted[node] = restart.after
+        self.recorder.trace.write("view", op="restart_kubelet", worker=worker, **asdict(restart))
+        return restart
 
     def problem(self, text: str) -> None:
         self.errors.append(text)

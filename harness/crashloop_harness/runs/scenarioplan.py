@@ -62,8 +62,15 @@ def plan_scenarios(
             )
         # Left out of the default without a word: the --scenarios help says so.
         names = [name for name in names if name not in node_only]
+    # Like Kubernetes' [Disruptive]: run only when named, for it wipes every back-off.
+    disruptive = [name for name in names if asked is None and catalog[name].restarts_kubelets]
+    names = [name for name in names if name not in disruptive]
+    said = tuple(
+        f"{name} left out: it restarts the workers' kubelets; name it with --scenarios"
+        for name in disruptive
+    )
     if release is None:
-        return ScenarioPlan(tuple(names))
+        return ScenarioPlan(tuple(names), said)
     minor = release_of(release).minor
     lacking = [name for name in names if catalog[name].first_minor > minor]
     if asked is not None and lacking:
@@ -74,7 +81,8 @@ def plan_scenarios(
         )
     return ScenarioPlan(
         tuple(name for name in names if name not in lacking),
-        tuple(
+        said
+        + tuple(
             f"{n} left out: Kubernetes {release} lacks its API (1.{catalog[n].first_minor}+)"
             for n in lacking
         ),

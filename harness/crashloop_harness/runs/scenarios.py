@@ -108,6 +108,13 @@ def run_scenarios(
             f"unknown scenarios {sorted(unknown)}" if unknown else "no scenario to run",
             f"choose from {', '.join(SCENARIOS)}",
         )
+    restarting = [name for name in wanted if catalog[name].restarts_kubelets]
+    if restarting and len(wanted) > 1:
+        raise HarnessError(
+            f"{', '.join(restarting)} restarts the workers' kubelets, which wipes the back-off "
+            f"of every other scenario beside it ({', '.join(set(wanted) - set(restarting))})",
+            "run it in a run of its own",
+        )
     setup = prepare_run(cluster, "scenarios", progress)
     result = ScenarioRun(
         run_id=setup.run_id,
@@ -184,6 +191,7 @@ class _ScenarioSteps:
                 _end_pods_gracefully(live, live.recorder, self.progress)
         live.recorder.stop()
         result.observer = live.recorder.cost
+        result.kubelets_restarted_by_run = dict(live.kubelets_restarted)
 
     def conclude(self, setup: RunSetup, result: ScenarioRun, ending: RunEnding) -> None:
         conclude_scenarios(result, self.live, self.watches, ending)
@@ -262,7 +270,7 @@ def observe_scenarios(
         pending = [item for watch in watches.values() for item in watch.pending()]
         if not pending:
             return "observed", ""
-        must_end = stop_reason(live.recorder)
+        must_end = stop_reason(live.recorder, made=live.kubelets_restarted)
         if must_end is not None:
             return "error", must_end
         if live.interrupt.is_set():

@@ -18,6 +18,12 @@ And the failure stories and restart APIs after it:
 - restart all (KEP-5532): a container whose exit restarts its whole pod in
   place, and what that does to the back-off.
 
+And a regression users hit in 1.35 (kubernetes/kubernetes#136969):
+
+- kubelet restart beside a sidecar: an app crash-looping beside a sidecar
+  with a startupProbe, the node's kubelet restarted under it; the app must
+  go on restarting (run alone, and only when named: it restarts kubelets).
+
 Each is one module behind the protocol of :mod:`.common` (pods, what to wait
 for, metrics, headline, the release and the reach it needs). A new scenario is
 one new module and one line below. Which of them a cluster runs is
@@ -32,6 +38,7 @@ from typing import Final
 from crashloop_harness.scenarios import (
     critical_sidecar,
     fast_restart,
+    kubelet_restart_sidecar,
     liveness_kill,
     restart_all,
     restart_rules,
@@ -51,6 +58,7 @@ REGISTRY: Final[Mapping[str, Scenario]] = {
         liveness_kill.LIVENESS_KILL,
         restart_rules.RESTART_RULES,
         restart_all.RESTART_ALL,
+        kubelet_restart_sidecar.KUBELET_RESTART_SIDECAR,
     )
 }
 SCENARIOS: Final = tuple(REGISTRY)
@@ -63,6 +71,7 @@ STATEFULSET_ORDINAL: Final = statefulset_ordinal.NAME
 LIVENESS_KILL: Final = liveness_kill.NAME
 RESTART_RULES: Final = restart_rules.NAME
 RESTART_ALL: Final = restart_all.NAME
+KUBELET_RESTART_SIDECAR: Final = kubelet_restart_sidecar.NAME
 
 
 def scenario_named(name: str) -> Scenario:

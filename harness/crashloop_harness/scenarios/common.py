@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+from crashloop_harness.cluster.kubeletstate import KubeletRestart
 from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.model.durations import NS_PER_S
 from crashloop_harness.recording.records import AttemptRecord
@@ -57,7 +58,9 @@ class RunView(Protocol):
     ``create_object`` (a Pod or a StatefulSet), ``delete_pod`` and
     ``delete_statefulset`` raise HarnessError when the API refuses;
     ``delete_pod`` returns when its request went (host clock, ns);
-    ``read_pod_file`` reports a file it cannot read through ``problem``.
+    ``read_pod_file`` reports a file it cannot read through ``problem``;
+    ``restart_kubelet`` restarts a worker's kubelet on purpose (the harness's own
+    cluster only) and returns when it answers again, or the wait ran out.
     """
 
     @property
@@ -83,6 +86,7 @@ class RunView(Protocol):
         ...
     def delete_statefulset(self, name: str) -> None:  # its pods stay, for reading
         ...
+    def restart_kubelet(self, worker: str) -> KubeletRestart: ...
     def problem(self, text: str) -> None: ...
 
 
@@ -187,6 +191,12 @@ class Scenario(Protocol):
         nodes a run reads (the harness's own), not one reached by a kubeconfig alone."""
         ...
 
+    @property
+    def restarts_kubelets(self) -> bool:
+        """True when it restarts the workers' kubelets (wiping every back-off on them): it
+        runs alone, and only when named."""
+        ...
+
     def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
         """The long-lived objects on ``worker``: pods, or a StatefulSet that makes them."""
         ...
@@ -208,6 +218,7 @@ class PodScenario(Generic[W]):
     watcher: Callable[[RunView], W]
     first_minor: int = 0
     reads_node_files: bool = False
+    restarts_kubelets: bool = False
 
     def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
         return self.pods(worker, run_id, image)

@@ -100,6 +100,7 @@ class StatefulSetOrdinal:
     headline: common.Headline = HEADLINE
     first_minor: int = 0
     reads_node_files: bool = False
+    restarts_kubelets: bool = False
 
     def __post_init__(self) -> None:
         if self.fail_times < 1:

@@ -13,9 +13,10 @@ from crashloop_harness.core import pins
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.runs import scenarioplan
 from crashloop_harness.runs.scenarioplan import plan_scenarios, run_one_at_a_time
-from crashloop_harness.runs.scenarios import ScenarioRun
+from crashloop_harness.runs.scenarios import ScenarioRun, run_scenarios
 from crashloop_harness.scenarios import (
     FAST_RESTART,
+    KUBELET_RESTART_SIDECAR,
     LIVENESS_KILL,
     REGISTRY,
     RESTART_ALL,
@@ -35,21 +36,42 @@ def test_each_scenario_says_the_release_and_the_reach_it_needs() -> None:
         RESTART_RULES: 35,
         RESTART_ALL: 35,
     }
-    assert [n for n, s in REGISTRY.items() if s.reads_node_files] == [RESTART_ALL]
+    assert [n for n, s in REGISTRY.items() if s.reads_node_files] == [
+        RESTART_ALL,
+        KUBELET_RESTART_SIDECAR,
+    ]
+    assert [n for n, s in REGISTRY.items() if s.restarts_kubelets] == [KUBELET_RESTART_SIDECAR]
     sized = sized_registry(ordinal_failures=2)[STATEFULSET_ORDINAL]
-    assert (sized.first_minor, sized.reads_node_files) == (0, False)
+    assert (sized.first_minor, sized.reads_node_files, sized.restarts_kubelets) == (0, False, False)
 
 
-def test_the_harness_cluster_on_a_release_with_every_api_runs_every_scenario() -> None:
+_RESTARTS_KUBELETS = (
+    f"{KUBELET_RESTART_SIDECAR} left out: it restarts the workers' kubelets; name it with "
+    "--scenarios"
+)
+
+
+def test_the_harness_cluster_on_a_release_with_every_api_runs_all_but_the_disruptive() -> None:
     plan = plan_scenarios(None, reads_nodes=True, release=V1_35)
-    assert plan.names == SCENARIOS
+    assert plan.names == tuple(s for s in SCENARIOS if s != KUBELET_RESTART_SIDECAR)
+    assert plan.left_out == (_RESTARTS_KUBELETS,)
+
+
+def test_a_scenario_that_restarts_kubelets_runs_when_named() -> None:
+    plan = plan_scenarios([KUBELET_RESTART_SIDECAR], reads_nodes=True, release=V1_35)
+    assert plan.names == (KUBELET_RESTART_SIDECAR,)
     assert plan.left_out == ()
+    with pytest.raises(HarnessError, match="reads the workload's files on the node"):
+        plan_scenarios([KUBELET_RESTART_SIDECAR], reads_nodes=False, release=None)
 
 
 def test_the_default_leaves_out_what_an_older_release_lacks_saying_why() -> None:
     plan = plan_scenarios(None, reads_nodes=True, release=V1_34)
-    assert plan.names == tuple(s for s in SCENARIOS if s not in (RESTART_RULES, RESTART_ALL))
+    assert plan.names == tuple(
+        s for s in SCENARIOS if s not in (RESTART_RULES, RESTART_ALL, KUBELET_RESTART_SIDECAR)
+    )
     assert plan.left_out == (
+        _RESTARTS_KUBELETS,
         f"{RESTART_RULES} left out: Kubernetes {V1_34} lacks its API (1.35+)",
         f"{RESTART_ALL} left out: Kubernetes {V1_34} lacks its API (1.35+)",
     )
@@ -64,7 +86,9 @@ def test_a_named_scenario_an_older_release_lacks_is_refused() -> None:
 
 def test_a_cluster_read_through_its_api_alone_runs_all_but_what_reads_the_node() -> None:
     plan = plan_scenarios(None, reads_nodes=False, release=None)
-    assert plan.names == tuple(s for s in SCENARIOS if s != RESTART_ALL)
+    assert plan.names == tuple(
+        s for s in SCENARIOS if s not in (RESTART_ALL, KUBELET_RESTART_SIDECAR)
+    )
     # No release is known before such a cluster is reached: none is checked.
     assert RESTART_RULES in plan.names
     assert plan.left_out == ()
@@ -93,7 +117,10 @@ def test_the_catalogs_own_facts_decide_not_the_scenarios_names() -> None:
     catalog = {**REGISTRY, FAST_RESTART: later}
     plan = plan_scenarios(None, reads_nodes=True, release=V1_35, catalog=catalog)
     assert FAST_RESTART not in plan.names
-    assert plan.left_out == (f"{FAST_RESTART} left out: Kubernetes {V1_35} lacks its API (1.36+)",)
+    assert plan.left_out == (
+        _RESTARTS_KUBELETS,
+        f"{FAST_RESTART} left out: Kubernetes {V1_35} lacks its API (1.36+)",
+    )
 
 
 def _run(name: str, status: str) -> ScenarioRun:
@@ -125,3 +152,9 @@ def test_scenarios_run_one_at_a_time_until_one_is_interrupted(
     # Ctrl-C in the second ends the sequence, not just its scenario.
     assert asked == [[TASK_ISOLATION], [FAST_RESTART]]
     assert [run.run_id for run in runs] == seen == [TASK_ISOLATION, FAST_RESTART]
+
+
+def test_a_scenario_that_restarts_kubelets_is_refused_beside_another() -> None:
+    with pytest.raises(HarnessError, match="wipes the back-off of every other scenario") as raised:
+        run_scenarios(cast(RunTarget, None), print, [FAST_RESTART, KUBELET_RESTART_SIDECAR])
+    assert "a run of its own" in raised.value.fix

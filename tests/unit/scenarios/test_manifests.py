@@ -13,6 +13,7 @@ from crashloop_harness.runs.liverun import echoed_lines
 from crashloop_harness.scenarios import (
     CRITICAL_SIDECAR,
     FAST_RESTART,
+    KUBELET_RESTART_SIDECAR,
     LIVENESS_KILL,
     REGISTRY,
     RESTART_ALL,
@@ -25,6 +26,7 @@ from crashloop_harness.scenarios import (
 )
 from crashloop_harness.scenarios import critical_sidecar as cs
 from crashloop_harness.scenarios import fast_restart as fr
+from crashloop_harness.scenarios import kubelet_restart_sidecar as kr
 from crashloop_harness.scenarios import liveness_kill as lk
 from crashloop_harness.scenarios import restart_all as ra
 from crashloop_harness.scenarios import restart_rules as rr
@@ -42,6 +44,7 @@ POD_NAMES: dict[str, Callable[[str], list[str]]] = {
     LIVENESS_KILL: lambda w: [lk.pod_name(w)],
     RESTART_RULES: lambda w: [rr.pod_name(w)],
     RESTART_ALL: lambda w: [ra.single_pod_name(w), ra.pair_pod_name(w)],
+    KUBELET_RESTART_SIDECAR: lambda w: [kr.pod_name(w)],
 }
 
 

@@ -17,15 +17,17 @@ from typing import Any
 
 import pytest
 
+from crashloop_harness.cluster.kubeletstate import KubeletProcess, KubeletRestart
 from crashloop_harness.core.conventions import ROLE_LABEL
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.model.durations import NS_PER_S, to_ns
 from crashloop_harness.pods.skeleton import MAIN_CONTAINER
 from crashloop_harness.recording.records import AttemptRecord
-from crashloop_harness.scenarios import REGISTRY, SCENARIOS
+from crashloop_harness.scenarios import KUBELET_RESTART_SIDECAR, REGISTRY, SCENARIOS
 from crashloop_harness.scenarios import critical_sidecar as cs
 from crashloop_harness.scenarios import fast_restart as fr
+from crashloop_harness.scenarios import kubelet_restart_sidecar as kr
 from crashloop_harness.scenarios import task_isolation as ti
 from crashloop_harness.scenarios.common import LivePod, RunView, Scenario, Subject, Watch
 from crashloop_harness.scenarios.observing import READY_PROBE_LOG
@@ -68,6 +70,7 @@ class FakeRun:
     deleted: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     refuse_creates: bool = False
+    kubelet_restarts: list[str] = field(default_factory=list)  # workers, in order
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def attempts(self) -> list[AttemptRecord]:
@@ -102,6 +105,13 @@ class FakeRun:
 
     def delete_statefulset(self, name: str) -> None:
         self.deleted.append(name)
+
+    def restart_kubelet(self, worker: str) -> KubeletRestart:
+        """Restarted at once, and answering at once."""
+        self.kubelet_restarts.append(worker)
+        now = time.time_ns()
+        old, new = KubeletProcess(100, 1), KubeletProcess(200, 2)
+        return KubeletRestart(self.nodes[worker], old, new, now, now, now)
 
     def problem(self, text: str) -> None:
         self.problems.append(text)
@@ -282,3 +292,35 @@ def test_without_a_recorded_start_the_window_runs_from_the_api_s_start() -> None
         ),
     ]
     assert watch.pending() == [f"{cs.NAME} window on reduced"]
+
+
+def test_a_kubelet_is_restarted_in_the_app_s_fresh_attempt_then_its_restarts_awaited() -> None:
+    now = time.time_ns()
+    fast, reduced = kr.pod_name("fast"), kr.pod_name("reduced")
+    run = FakeRun()
+    run.recorded = [
+        _attempt(fast, 0, now - 90 * NS_PER_S, run_s=30.0),
+        _attempt(fast, 1, now - 60 * NS_PER_S, run_s=30.0),
+        _attempt(fast, 2, now - NS_PER_S, run_s=None),  # fresh: due
+        _attempt(reduced, 0, now - 90 * NS_PER_S, run_s=30.0),
+        _attempt(reduced, 1, now - 60 * NS_PER_S, run_s=30.0),
+        _attempt(reduced, 2, now - 25 * NS_PER_S, run_s=None),  # too late in its run
+    ]
+    watch = REGISTRY[KUBELET_RESTART_SIDECAR].watch(run)
+    assert watch.pending() == [
+        f"{KUBELET_RESTART_SIDECAR} {kr.AFTER} app restarts after fast's kubelet restart",
+        f"{KUBELET_RESTART_SIDECAR} app restart {kr.BEFORE} on reduced, then its kubelet's",
+    ]
+    assert run.kubelet_restarts == ["fast"]
+    watch.pending()
+    assert run.kubelet_restarts == ["fast"]  # once per worker
+    later = time.time_ns()
+    run.recorded += [
+        _attempt(fast, 3, later, run_s=30.0),
+        _attempt(fast, 4, later + NS_PER_S, run_s=None),
+        _attempt(reduced, 3, later, run_s=None),  # a fresh attempt: due now
+    ]
+    assert watch.pending() == [
+        f"{KUBELET_RESTART_SIDECAR} {kr.AFTER} app restarts after reduced's kubelet restart"
+    ]
+    assert run.kubelet_restarts == ["fast", "reduced"]
