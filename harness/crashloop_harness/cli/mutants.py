@@ -23,7 +23,7 @@ from crashloop_harness.outputs.mutants import (
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
 from crashloop_harness.runs.lifecycle import new_run_dir, point_latest_at
 from crashloop_harness.runs.mutants import build_all, rejudge, run_mutants
-from crashloop_harness.substrate.mutantset import choose, mutant_set
+from crashloop_harness.substrate.mutantset import CHECK, choose, mutant_set
 
 
 def register(commands: common.Commands, parents: common.Parents) -> None:
@@ -60,7 +60,14 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
     if args.mutants_from is not None:
         return _rejudge(args.mutants_from, common.spec_of(args).kubernetes)
     spec = common.spec_of(args)
-    chosen = choose(mutant_set(spec.kubernetes), args.mutants)
+    kept = mutant_set(spec.kubernetes)
+    for other in (m for m in kept if m.judged_by != CHECK):
+        common.progress(
+            f"mutant {other.name} left out: the check cannot see it; the scenario "
+            f"{other.judged_by} judges it (`crashloop scenarios --scenarios {other.judged_by}` "
+            f"after `crashloop kubelet --nodes {other.target} --patch {other.patch}`)"
+        )
+    chosen = choose([m for m in kept if m.judged_by == CHECK], args.mutants)
     profile = CHECK_PROFILES[args.profile]
     built = build_all(
         chosen, spec.kubernetes, common.progress

@@ -2,7 +2,8 @@
 code while its /configz stays as it was, each with what it changes and where.
 
 They live in harness/crashloop_harness/resources/mutants/v<major>.<minor>/ as one diff each and
-an index.yaml; `crashloop mutants` builds and judges them.
+an index.yaml; `crashloop mutants` builds and judges them with the check. A mutant the check
+cannot see (one that changes no back-off) names the scenario that judges it (``judged_by``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from crashloop_harness.core.resources import RESOURCES
 
 MUTANTS_DIR: Final = RESOURCES / "mutants"
 CONTROL: Final = "control"
+CHECK: Final = "check"
 WORKERS: Final = ("fast", "reduced", "default")
 
 
@@ -35,6 +37,8 @@ class Mutant:
     # right curve (None for the control, and for a change no delay shows).
     first_wrong_restart: int | None
     source: str
+    # What kills it: the check (CHECK), or the scenario of that name.
+    judged_by: str = CHECK
 
     @property
     def is_control(self) -> bool:
@@ -71,6 +75,7 @@ def mutant_set(pin: pins.KubernetesPin) -> list[Mutant]:
                 target=target,
                 first_wrong_restart=None if first is None else int(first),
                 source=str(entry.get("source", "")),
+                judged_by=str(entry.get("judged_by", CHECK)),
             )
         )
     return mutants

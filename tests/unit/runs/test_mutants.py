@@ -13,8 +13,9 @@ from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.outputs.mutants import mutants_document
 from crashloop_harness.outputs.summary import RunSummary
 from crashloop_harness.runs.mutants import BuiltMutant, CheckOfMutant, judge_mutant
+from crashloop_harness.scenarios import KUBELET_RESTART_SIDECAR
 from crashloop_harness.substrate.kubeletbuild import Kubelet, patched_paths
-from crashloop_harness.substrate.mutantset import CONTROL, Mutant, choose, mutant_set
+from crashloop_harness.substrate.mutantset import CHECK, CONTROL, Mutant, choose, mutant_set
 from tests.unit.factories import default_verdict, empty_verdict, fast_verdict, make_summary
 
 PIN = pins.DEFAULT_KUBERNETES
@@ -29,6 +30,15 @@ def test_the_kept_set_has_ten_mutants_and_a_control_each_a_patch_the_overlay_can
     for mutant in mutants:
         assert patched_paths(mutant.patch.read_text()), mutant.name
         assert mutant.changes.strip(), mutant.name
+
+
+def test_a_mutant_the_check_cannot_see_names_the_scenario_that_judges_it() -> None:
+    by_name = {m.name: m for m in mutant_set(PIN)}
+    reverted = by_name["sidecar-fix-reverted"]
+    assert reverted.judged_by == KUBELET_RESTART_SIDECAR
+    assert reverted.target in ("fast", "reduced", "default")
+    assert patched_paths(reverted.patch.read_text()) == ["pkg/kubelet/prober/worker.go"]
+    assert {m.judged_by for m in by_name.values() if m is not reverted} == {CHECK}
 
 
 def test_a_release_without_mutants_is_refused() -> None:
