@@ -115,63 +115,73 @@ def judge_group(label: str, rounds: Sequence[Round]) -> GroupJudgement:
     """The group's verdict from its first round and, when it had suspects, its second."""
     if not rounds:
         return GroupJudgement("error", f"group {label}: not checked")
-    checked = tuple(node for r in rounds for node in r.nodes)
-    failed = tuple(node for r in rounds for node in r.with_outcome("failed"))
-    errors = tuple(node for r in rounds for node in r.with_outcome("error"))
-    passed = tuple(node for r in rounds for node in r.with_outcome("passed"))
-    if not failed:
-        if errors:
-            why = "; ".join(
-                sorted({r.reason for r in rounds if r.with_outcome("error") and r.reason})
-            )
-            return GroupJudgement(
-                "error",
-                f"group {label}: {len(errors)} of {len(checked)} nodes could not be judged "
-                f"({', '.join(errors)})" + (f": {why}" if why else ""),
-                errors=errors,
-                checked=checked,
-            )
-        return GroupJudgement(
-            "passed",
-            f"group {label}: passed ({len(passed)} of {len(checked)} nodes)",
-            checked=checked,
-        )
+    seen = _Seen.of(rounds)
+    if not seen.failed:
+        return _without_failure(label, rounds, seen)
     first_failed = rounds[0].with_outcome("failed")
     later_failed = [node for r in rounds[1:] for node in r.with_outcome("failed")]
     # The failures are the nodes' own when the group's other nodes, the re-run's
     # included, passed: none of them failed, and at least one passed. A lone node that
     # failed with no other node to re-run on is the group's failure (1 of 1).
-    if passed and not later_failed:
-        others = len(checked) - len(first_failed)
+    if seen.passed and not later_failed:
+        others = len(seen.checked) - len(first_failed)
         unconfirmed = "" if len(rounds) > 1 else "; the group has no other node to re-run on"
-        return GroupJudgement(
-            "outlier",
-            "; ".join(
-                f"node {node}: failed (others in its group sound: {len(passed)} of {others} "
-                f"checked passed{unconfirmed})"
-                for node in first_failed
-            ),
-            outliers=first_failed,
-            failed=failed,
-            errors=errors,
-            checked=checked,
+        words = "; ".join(
+            f"node {node}: failed (others in its group sound: {len(seen.passed)} of {others} "
+            f"checked passed{unconfirmed})"
+            for node in first_failed
         )
-    if len(failed) == 1 and len(rounds) > 1:
+        return seen.judged("outlier", words, outliers=first_failed)
+    if len(seen.failed) == 1 and len(rounds) > 1:
         # One node failed alone and its re-run judged no other node: neither the node's
         # failure nor the group's is shown.
-        why = "; ".join(sorted({r.reason for r in rounds[1:] if r.reason}))
-        return GroupJudgement(
+        why = _reasons(rounds[1:])
+        return seen.judged(
             "error",
-            f"node {failed[0]}: failed, its group not judged further: its other nodes "
-            f"({', '.join(errors)}) could not be judged" + (f": {why}" if why else ""),
-            failed=failed,
-            errors=errors,
-            checked=checked,
+            f"node {seen.failed[0]}: failed, its group not judged further: its other nodes "
+            f"({', '.join(seen.errors)}) could not be judged" + (f": {why}" if why else ""),
         )
-    return GroupJudgement(
-        "failed",
-        f"group {label}: failed ({len(failed)} of {len(checked)} nodes)",
-        failed=failed,
-        errors=errors,
-        checked=checked,
+    return seen.judged(
+        "failed", f"group {label}: failed ({len(seen.failed)} of {len(seen.checked)} nodes)"
+    )
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """Every node the group's rounds checked, by what it came to."""
+
+    checked: tuple[str, ...]
+    failed: tuple[str, ...]
+    errors: tuple[str, ...]
+    passed: tuple[str, ...]
+
+    @classmethod
+    def of(cls, rounds: Sequence[Round]) -> _Seen:
+        def having(outcome: NodeOutcome) -> tuple[str, ...]:
+            return tuple(node for r in rounds for node in r.with_outcome(outcome))
+
+        checked = tuple(node for r in rounds for node in r.nodes)
+        return cls(checked, having("failed"), having("error"), having("passed"))
+
+    def judged(
+        self, verdict: GroupVerdict, words: str, outliers: tuple[str, ...] = ()
+    ) -> GroupJudgement:
+        return GroupJudgement(verdict, words, outliers, self.failed, self.errors, self.checked)
+
+
+def _reasons(rounds: Sequence[Round]) -> str:
+    return "; ".join(sorted({r.reason for r in rounds if r.reason}))
+
+
+def _without_failure(label: str, rounds: Sequence[Round], seen: _Seen) -> GroupJudgement:
+    """No node failed: passed when every checked node passed, else in error."""
+    if seen.errors:
+        why = _reasons([r for r in rounds if r.with_outcome("error")])
+        return seen.judged(
+            "error",
+            f"group {label}: {len(seen.errors)} of {len(seen.checked)} nodes could not be "
+            f"judged ({', '.join(seen.errors)})" + (f": {why}" if why else ""),
+        )
+    return seen.judged(
+        "passed", f"group {label}: passed ({len(seen.passed)} of {len(seen.checked)} nodes)"
     )
