@@ -6,7 +6,8 @@
 Keeps each group's checks as traces (scripts/keep-trace.py, one per round:
 tests/data/traces/NAME-<cluster>-<group>-r<n>/), and in tests/data/fleet/NAME/
 what the fleet read and planned (nodes.json, plan.json), its result
-(fleet.json) and rounds.json, which trace each round of each group is. The
+(fleet.json), rounds.json (which trace each round of each group is) and each
+round's summary.json (summaries/<trace>.json). The
 fleet's fleet.json and report.md go to docs/fleet/NAME.* as the kept result.
 """
 
@@ -58,6 +59,10 @@ def main() -> int:
                 check=True,
             )
             rounds[key].append(trace)
+            # The round's whole summary too: what the fleet judged each node from.
+            summaries = target / "summaries"
+            summaries.mkdir(exist_ok=True)
+            shutil.copyfile(Path(checked["run_dir"]) / "summary.json", summaries / f"{trace}.json")
     (target / "rounds.json").write_text(json.dumps(rounds, indent=1) + "\n")
     DOCS.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(args.fleet_dir / "fleet.json", DOCS / f"{args.name}.json")

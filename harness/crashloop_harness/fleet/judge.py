@@ -55,17 +55,20 @@ def worker_outcome(
     """What one node came to in its check.
 
     A pass counts only from a check that ended judged (passed or failed): a run
-    cut short judged no completeness, so its passing nodes earned nothing. A
-    failure stands whatever the run's end, unless the node's kubelet stopped or
-    every failure is the node's or the host's (an error).
+    cut short judged no completeness, so its passing nodes earned nothing. In
+    such a run only a restart measured off its window is the kubelet's failure;
+    what it did not get to see (no attempt recorded, a restart still to come)
+    is the cut's, an error. Otherwise a failure stands, unless the node's
+    kubelet stopped or every failure is the node's or the host's (an error).
     """
     if worker.node in stopped:
         return "error"
+    judged = run_status in ("passed", "failed")
     if worker.passed:
-        return "passed" if run_status in ("passed", "failed") else "error"
-    kubelets = [c for c in worker.checks if not c.passed and not c.error]
-    kubelets_problems = [p for p in worker.problem_failures if not p.error]
-    return "failed" if kubelets or kubelets_problems else "error"
+        return "passed" if judged else "error"
+    measured_off = [c for c in worker.checks if not c.passed and not c.error]
+    problems = [p for p in worker.problem_failures if not p.error] if judged else []
+    return "failed" if measured_off or problems else "error"
 
 
 def round_of(nodes: Sequence[str], summary: RunSummary, run_dir: str) -> Round:

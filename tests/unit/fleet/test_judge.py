@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import pytest
 
-from crashloop_harness.fleet.judge import NodeOutcome, Round, judge_group, suspects
+from crashloop_harness.fleet.judge import NodeOutcome, Round, judge_group, round_of, suspects
+from crashloop_harness.outputs.summaryfile import read_summary
 
 
 def checked(**outcomes: NodeOutcome) -> Round:
@@ -82,3 +86,20 @@ def test_a_lone_failure_whose_rerun_judged_nothing_is_an_error_not_the_groups_fa
         "node a: failed, its group not judged further: its other nodes (b) could not be "
         "judged: ConnectionRefused"
     )
+
+
+KEPT = Path(__file__).parents[2] / "data" / "fleet" / "v1.35.8-fleet-api-stopped" / "summaries"
+
+
+def test_what_a_run_cut_short_did_not_see_is_an_error_not_the_kubelets_failure() -> None:
+    """Cluster two's check of a kept fleet: its API server stopped before any attempt was
+    recorded. The run ended an error, its node with nothing recorded: not the kubelet's."""
+    summary = read_summary(KEPT / "v1.35.8-fleet-api-stopped-fleet-two-g1-r1.json")
+    assert summary.status == "error"
+    checked = round_of(("crashloop-e2e-fleet-two-worker",), summary, "runs/r")
+    assert checked.outcomes == {"crashloop-e2e-fleet-two-worker": "error"}
+    # The same nothing-recorded in a run that ended judged is the node's failure.
+    judged = dataclasses.replace(summary, status="failed")
+    assert round_of(("crashloop-e2e-fleet-two-worker",), judged, "runs/r").outcomes == {
+        "crashloop-e2e-fleet-two-worker": "failed"
+    }
