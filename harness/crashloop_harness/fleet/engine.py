@@ -30,14 +30,16 @@ from crashloop_harness.model.bounds import BOUNDS
 CheckNodes = Callable[[str, tuple[str, ...], threading.Event], Round]
 
 # The API load a group's check adds is not the harness's (a watch and a few reads) but its
-# kubelets' status writes: about two per restart (the container's exit, then its start).
-STATUS_WRITES_PER_RESTART: Final = 2
+# kubelets' status writes: about three per restart (the exit, the back-off's waiting
+# reason, the start), 2.83 to 3.22 pod updates per restart in the four checks of the kept
+# fleet v1.35.8-fleet-mutant-outlier (tests/data/fleet), the pods' creation included.
+STATUS_WRITES_PER_RESTART: Final = 3
 # A restart at the cap comes this long after the cap (kubelet.go's one-second requeue and
 # the sync): what makes a 2 s curve restart 17 times a minute, not 30.
 _RESTART_OVERHEAD_S: Final = BOUNDS["restart_overhead"].as_seconds()
 # What a cluster's API server is asked to take from a fleet's checks at once, in status
 # writes a second: the budget docs/existing-clusters.md sets, 5 groups of 3 pods on a 2 s
-# curve, each pod restarting every 2 s + the overhead (17 times a minute): 8.6 writes a
+# curve, each pod restarting every 2 s + the overhead (17 times a minute): 12.9 writes a
 # second, well under what an API server serves.
 STATUS_WRITE_BUDGET_PER_S: Final = 5 * 3 * STATUS_WRITES_PER_RESTART / (2.0 + _RESTART_OVERHEAD_S)
 
