@@ -55,6 +55,11 @@ type config struct {
 	interval  time.Duration
 	growMB    int
 	growEvery time.Duration
+	// server / probe-fork / init (the zombie scenario, zombies.go)
+	noReap    bool     // as PID 1, leave inherited orphans unreaped
+	asChild   bool     // run under init: the timeline and message are init's
+	children  int      // probe-fork: children per probe
+	childArgs []string // init: the server's arguments (after "--")
 }
 
 // readyPath is where transient marks itself healthy and ready-check looks:
@@ -101,11 +106,20 @@ var modes = map[string]mode{
 	"proxy": proxy,
 	// client: the main app, talking to --target and logging cut-offs.
 	"client": client,
+	// server: samples its zombies, tasks and forks; /healthz fails when it
+	// cannot fork (with --no-reap as PID 1: a server that is not an init).
+	"server": server,
+	// init: PID 1 that reaps, running the server given after "--".
+	"init": initMode,
+	// probe-fork: the exec probe that forks --children and hangs till killed.
+	"probe-fork": probeFork,
+	// child: what the forks run, exit 0 at once.
+	childMode: func(context.Context, config, *os.Signal) int { return 0 },
 }
 
 // quietModes run often and briefly beside a workload (probes): they must not
 // add start/exit lines to the workload's own timeline.
-var quietModes = map[string]bool{"ready-check": true}
+var quietModes = map[string]bool{"ready-check": true, "probe-fork": true, childMode: true}
 
 func runSession(ctx context.Context, cfg config, sig *os.Signal) int {
 	select {
@@ -443,7 +457,7 @@ type event struct {
 // record appends one event and fsyncs it: the line must be on disk before the
 // process exits, or a crash loop would lose exactly the events it measures.
 func record(cfg config, name string, exitCode *int) error {
-	if cfg.recordDir == "" {
+	if cfg.recordDir == "" || cfg.asChild {
 		return nil
 	}
 	host, _ := os.Hostname() // an empty hostname still leaves a usable line
@@ -679,7 +693,7 @@ func envOr(name, fallback string) string {
 func parseConfig(args []string) (config, error) {
 	fs := flag.NewFlagSet("workload", flag.ContinueOnError)
 	var cfg config
-	fs.StringVar(&cfg.mode, "mode", envOr("WORKLOAD_MODE", "exit"), "exit | run | session | sleep | transient | run-once | retriable | trigger | ready-check | proxy | client")
+	fs.StringVar(&cfg.mode, "mode", envOr("WORKLOAD_MODE", "exit"), "exit | run | session | sleep | transient | run-once | retriable | trigger | ready-check | proxy | client | server | init | probe-fork | child")
 	code := fs.String("exit-code", envOr("WORKLOAD_EXIT_CODE", "1"), "exit code of exit and run")
 	runFor := fs.String("run-for", envOr("WORKLOAD_RUN_FOR", "0s"), "how long run works (Go duration)")
 	fs.StringVar(&cfg.recordDir, "record-dir", envOr("WORKLOAD_RECORD_DIR", ""), "append events to DIR/attempts.log")
@@ -694,8 +708,21 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&cfg.interval, "interval", 100*time.Millisecond, "client: time between requests")
 	fs.IntVar(&cfg.growMB, "grow-mb", 0, "proxy: MiB to allocate and keep every --grow-every")
 	fs.DurationVar(&cfg.growEvery, "grow-every", time.Second, "proxy: how often to grow")
+	fs.BoolVar(&cfg.noReap, "no-reap", false, "as PID 1, leave the orphans it inherits unreaped (zombies)")
+	fs.BoolVar(&cfg.asChild, "as-child", false, "run under init: record no start or exit, keep no termination message")
+	fs.IntVar(&cfg.children, "children", 1, "probe-fork: children to fork per probe")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
+	}
+	cfg.childArgs = fs.Args()
+	if cfg.mode == "init" && len(cfg.childArgs) == 0 {
+		return cfg, fmt.Errorf("--mode init: give the server's arguments after --")
+	}
+	if cfg.children < 0 {
+		return cfg, fmt.Errorf("--children must not be negative")
+	}
+	if cfg.asChild {
+		cfg.terminationLog, cfg.history = "", ""
 	}
 	if cfg.interval <= 0 || cfg.growEvery <= 0 {
 		return cfg, fmt.Errorf("--interval and --grow-every must be positive")
@@ -737,7 +764,8 @@ func main() {
 	if quietModes[cfg.mode] {
 		os.Exit(modes[cfg.mode](context.Background(), cfg, nil))
 	}
-	if os.Getpid() == 1 {
+	// init reaps in its own loop; --no-reap is the server that does not.
+	if os.Getpid() == 1 && !cfg.noReap && cfg.mode != "init" {
 		go reapChildren()
 	}
 	// Notify before recording "start" so no signal falls between the two.
