@@ -37,8 +37,8 @@ Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 Handler: TypeAlias = Callable[[argparse.Namespace], int]
 
 CONFIG_HELP: Final = (
-    "cluster spec: a YAML file or a built-in name (crashloop, gate-only, substrate; "
-    "default crashloop)"
+    "cluster spec: a YAML file or a built-in name (crashloop, crashloop-pids, gate-only, "
+    "substrate; default crashloop)"
 )
 
 console: Final = Console(stderr=True)

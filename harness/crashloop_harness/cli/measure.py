@@ -71,7 +71,9 @@ def _add_scenarios(commands: common.Commands, parents: common.Parents) -> None:
         default=None,
         metavar="NAME",
         help=f"which, of {', '.join(SCENARIOS)} (default: all but {', '.join(_RESTARTING)}, "
-        "which restarts the workers' kubelets and runs only when named; with --kubeconfig not "
+        "which restarts the workers' kubelets, and "
+        f"{', '.join(n for n, s in REGISTRY.items() if s.only_when_named)}, which needs the "
+        "crashloop-pids cluster: each runs only when named; with --kubeconfig not "
         f"{', '.join(_NODE_FILES)} either, which needs the node's files)",
     )
     scenarios.add_argument(

@@ -49,7 +49,8 @@ class OurOption:
 OPTIONS: Final = (
     OurOption(
         "config",
-        "cluster spec: a YAML file or a built-in name (crashloop, gate-only, substrate)",
+        "cluster spec: a YAML file or a built-in name (crashloop, crashloop-pids, gate-only, "
+        "substrate)",
         DEFAULT_SPEC_NAME,
     ),
     OurOption(

@@ -3,10 +3,12 @@
 One rule for `crashloop scenarios`, `crashloop conformance`, the demo and the
 end-to-end suite. Each scenario says what it needs
 (:class:`~crashloop_harness.scenarios.common.Scenario`): the first kubelet
-minor whose API has what it deploys, and whether it reads the workload's files
-on the node. Named scenarios a cluster cannot run are refused before anything
-is created; of the default (every scenario), those it cannot run are left out,
-each said with why when it is its release's doing.
+minor whose API has what it deploys, whether it reads the workload's files
+on the node, and whether it runs only when named (the zombie scenario needs a
+cluster whose kubelets limit every pod's PIDs). Named scenarios a cluster
+cannot run are refused before anything is created; of the default (every
+scenario), those it cannot run are left out, each said with why when it is its
+release's doing or its own.
 """
 
 from __future__ import annotations
@@ -52,6 +54,11 @@ def plan_scenarios(
     if unknown:
         raise HarnessError(f"unknown scenarios {unknown}", f"choose from {', '.join(catalog)}")
     names = list(catalog) if asked is None else list(asked)
+    named_only = [name for name in names if asked is None and catalog[name].only_when_named]
+    names = [name for name in names if name not in named_only]
+    said = tuple(
+        f"{name} left out: it runs only when named (--scenarios {name})" for name in named_only
+    )
     if not reads_nodes:
         node_only = [name for name in names if catalog[name].reads_node_files]
         if asked is not None and node_only:

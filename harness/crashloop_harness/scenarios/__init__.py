@@ -16,7 +16,10 @@ And the failure stories and restart APIs after it:
 - restart rules (KEP-5307): ``restartPolicy: Never`` except a rule that
   restarts the container on one exit code;
 - restart all (KEP-5532): a container whose exit restarts its whole pod in
-  place, and what that does to the back-off.
+  place, and what that does to the back-off;
+- zombie reaping: a PID 1 that does not reap the children of its timed-out
+  exec probes, under the node's PID limit, beside one under an init that
+  reaps (run only when named: it needs the crashloop-pids cluster).
 
 And a regression users hit in 1.35 (kubernetes/kubernetes#136969):
 
@@ -44,6 +47,7 @@ from crashloop_harness.scenarios import (
     restart_rules,
     statefulset_ordinal,
     task_isolation,
+    zombie_reaping,
 )
 from crashloop_harness.scenarios.common import Scenario
 
@@ -59,6 +63,7 @@ REGISTRY: Final[Mapping[str, Scenario]] = {
         restart_rules.RESTART_RULES,
         restart_all.RESTART_ALL,
         kubelet_restart_sidecar.KUBELET_RESTART_SIDECAR,
+        zombie_reaping.ZOMBIE_REAPING,
     )
 }
 SCENARIOS: Final = tuple(REGISTRY)
@@ -72,6 +77,7 @@ LIVENESS_KILL: Final = liveness_kill.NAME
 RESTART_RULES: Final = restart_rules.NAME
 RESTART_ALL: Final = restart_all.NAME
 KUBELET_RESTART_SIDECAR: Final = kubelet_restart_sidecar.NAME
+ZOMBIE_REAPING: Final = zombie_reaping.NAME
 
 
 def scenario_named(name: str) -> Scenario:

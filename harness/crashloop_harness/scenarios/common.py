@@ -197,6 +197,12 @@ class Scenario(Protocol):
         runs alone, and only when named."""
         ...
 
+    @property
+    def only_when_named(self) -> bool:
+        """True when it runs only when asked for by name: it needs more of the cluster than
+        the default run offers (the zombie scenario, a PID limit on every pod)."""
+        ...
+
     def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
         """The long-lived objects on ``worker``: pods, or a StatefulSet that makes them."""
         ...
@@ -219,6 +225,7 @@ class PodScenario(Generic[W]):
     first_minor: int = 0
     reads_node_files: bool = False
     restarts_kubelets: bool = False
+    only_when_named: bool = False
 
     def manifests(self, worker: str, run_id: str, image: str) -> list[dict[str, Any]]:
         return self.pods(worker, run_id, image)

@@ -101,6 +101,7 @@ class StatefulSetOrdinal:
     first_minor: int = 0
     reads_node_files: bool = False
     restarts_kubelets: bool = False
+    only_when_named: bool = False
 
     def __post_init__(self) -> None:
         if self.fail_times < 1:
