@@ -54,11 +54,11 @@ def plan_scenarios(
     if unknown:
         raise HarnessError(f"unknown scenarios {unknown}", f"choose from {', '.join(catalog)}")
     names = list(catalog) if asked is None else list(asked)
-    named_only = [name for name in names if asked is None and catalog[name].only_when_named]
+    # Like Kubernetes' [Disruptive]: a scenario that restarts kubelets (it wipes every
+    # back-off) or needs a cluster of its own runs only when named.
+    named_only = [name for name in names if asked is None and _only_when_named(catalog[name])]
     names = [name for name in names if name not in named_only]
-    said = tuple(
-        f"{name} left out: it runs only when named (--scenarios {name})" for name in named_only
-    )
+    said = tuple(f"{name} left out: {_why_named_only(name, catalog[name])}" for name in named_only)
     if not reads_nodes:
         node_only = [name for name in names if catalog[name].reads_node_files]
         if asked is not None and node_only:
@@ -69,13 +69,6 @@ def plan_scenarios(
             )
         # Left out of the default without a word: the --scenarios help says so.
         names = [name for name in names if name not in node_only]
-    # Like Kubernetes' [Disruptive]: run only when named, for it wipes every back-off.
-    disruptive = [name for name in names if asked is None and catalog[name].restarts_kubelets]
-    names = [name for name in names if name not in disruptive]
-    said = tuple(
-        f"{name} left out: it restarts the workers' kubelets; name it with --scenarios"
-        for name in disruptive
-    )
     if release is None:
         return ScenarioPlan(tuple(names), said)
     minor = release_of(release).minor
@@ -94,6 +87,16 @@ def plan_scenarios(
             for n in lacking
         ),
     )
+
+
+def _only_when_named(scenario: Scenario) -> bool:
+    return scenario.only_when_named or scenario.restarts_kubelets
+
+
+def _why_named_only(name: str, scenario: Scenario) -> str:
+    if scenario.restarts_kubelets:
+        return "it restarts the workers' kubelets; name it with --scenarios"
+    return f"it runs only when named (--scenarios {name})"
 
 
 def run_one_at_a_time(

@@ -24,11 +24,21 @@ from crashloop_harness.scenarios import (
     SCENARIOS,
     STATEFULSET_ORDINAL,
     TASK_ISOLATION,
+    ZOMBIE_REAPING,
     sized_registry,
 )
 
 V1_34 = pins.KUBERNETES["1.34"].version
 V1_35 = pins.KUBERNETES["1.35"].version
+# The zombie scenario needs the crashloop-pids cluster: never in a default run.
+# The kubelet restart beside a sidecar restarts kubelets, the zombie scenario needs the
+# crashloop-pids cluster: neither is ever in a default run, and each says why.
+NAMED_ONLY = (
+    f"{KUBELET_RESTART_SIDECAR} left out: it restarts the workers' kubelets; name it with "
+    "--scenarios",
+    f"{ZOMBIE_REAPING} left out: it runs only when named (--scenarios {ZOMBIE_REAPING})",
+)
+BY_DEFAULT = tuple(s for s in SCENARIOS if s not in (KUBELET_RESTART_SIDECAR, ZOMBIE_REAPING))
 
 
 def test_each_scenario_says_the_release_and_the_reach_it_needs() -> None:
@@ -39,22 +49,18 @@ def test_each_scenario_says_the_release_and_the_reach_it_needs() -> None:
     assert [n for n, s in REGISTRY.items() if s.reads_node_files] == [
         RESTART_ALL,
         KUBELET_RESTART_SIDECAR,
+        ZOMBIE_REAPING,
     ]
     assert [n for n, s in REGISTRY.items() if s.restarts_kubelets] == [KUBELET_RESTART_SIDECAR]
+    assert [n for n, s in REGISTRY.items() if s.only_when_named] == [ZOMBIE_REAPING]
     sized = sized_registry(ordinal_failures=2)[STATEFULSET_ORDINAL]
     assert (sized.first_minor, sized.reads_node_files, sized.restarts_kubelets) == (0, False, False)
 
 
-_RESTARTS_KUBELETS = (
-    f"{KUBELET_RESTART_SIDECAR} left out: it restarts the workers' kubelets; name it with "
-    "--scenarios"
-)
-
-
 def test_the_harness_cluster_on_a_release_with_every_api_runs_all_but_the_disruptive() -> None:
     plan = plan_scenarios(None, reads_nodes=True, release=V1_35)
-    assert plan.names == tuple(s for s in SCENARIOS if s != KUBELET_RESTART_SIDECAR)
-    assert plan.left_out == (_RESTARTS_KUBELETS,)
+    assert plan.names == BY_DEFAULT
+    assert plan.left_out == NAMED_ONLY
 
 
 def test_a_scenario_that_restarts_kubelets_runs_when_named() -> None:
@@ -67,11 +73,9 @@ def test_a_scenario_that_restarts_kubelets_runs_when_named() -> None:
 
 def test_the_default_leaves_out_what_an_older_release_lacks_saying_why() -> None:
     plan = plan_scenarios(None, reads_nodes=True, release=V1_34)
-    assert plan.names == tuple(
-        s for s in SCENARIOS if s not in (RESTART_RULES, RESTART_ALL, KUBELET_RESTART_SIDECAR)
-    )
+    assert plan.names == tuple(s for s in BY_DEFAULT if s not in (RESTART_RULES, RESTART_ALL))
     assert plan.left_out == (
-        _RESTARTS_KUBELETS,
+        *NAMED_ONLY,
         f"{RESTART_RULES} left out: Kubernetes {V1_34} lacks its API (1.35+)",
         f"{RESTART_ALL} left out: Kubernetes {V1_34} lacks its API (1.35+)",
     )
@@ -86,12 +90,10 @@ def test_a_named_scenario_an_older_release_lacks_is_refused() -> None:
 
 def test_a_cluster_read_through_its_api_alone_runs_all_but_what_reads_the_node() -> None:
     plan = plan_scenarios(None, reads_nodes=False, release=None)
-    assert plan.names == tuple(
-        s for s in SCENARIOS if s not in (RESTART_ALL, KUBELET_RESTART_SIDECAR)
-    )
+    assert plan.names == tuple(s for s in BY_DEFAULT if s != RESTART_ALL)
     # No release is known before such a cluster is reached: none is checked.
     assert RESTART_RULES in plan.names
-    assert plan.left_out == ()
+    assert plan.left_out == NAMED_ONLY
 
 
 def test_a_named_scenario_that_reads_the_node_is_refused_where_the_api_alone_is_read() -> None:
@@ -118,7 +120,7 @@ def test_the_catalogs_own_facts_decide_not_the_scenarios_names() -> None:
     plan = plan_scenarios(None, reads_nodes=True, release=V1_35, catalog=catalog)
     assert FAST_RESTART not in plan.names
     assert plan.left_out == (
-        _RESTARTS_KUBELETS,
+        *NAMED_ONLY,
         f"{FAST_RESTART} left out: Kubernetes {V1_35} lacks its API (1.36+)",
     )
 

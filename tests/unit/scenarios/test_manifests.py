@@ -21,6 +21,7 @@ from crashloop_harness.scenarios import (
     SCENARIOS,
     STATEFULSET_ORDINAL,
     TASK_ISOLATION,
+    ZOMBIE_REAPING,
     scenario_named,
     sized_registry,
 )
@@ -32,6 +33,7 @@ from crashloop_harness.scenarios import restart_all as ra
 from crashloop_harness.scenarios import restart_rules as rr
 from crashloop_harness.scenarios import statefulset_ordinal as so
 from crashloop_harness.scenarios import task_isolation as ti
+from crashloop_harness.scenarios import zombie_reaping as zr
 from crashloop_harness.substrate.workloadimage import BINARY, RUN_AS_USER
 
 IMAGE = "crashloop.local/workload:test"
@@ -45,6 +47,7 @@ POD_NAMES: dict[str, Callable[[str], list[str]]] = {
     RESTART_RULES: lambda w: [rr.pod_name(w)],
     RESTART_ALL: lambda w: [ra.single_pod_name(w), ra.pair_pod_name(w)],
     KUBELET_RESTART_SIDECAR: lambda w: [kr.pod_name(w)],
+    ZOMBIE_REAPING: lambda w: [zr.pod_name(w), zr.init_pod_name(w)],
 }
 
 
