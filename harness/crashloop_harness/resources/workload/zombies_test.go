@@ -61,17 +61,23 @@ func TestProcStateOfAShortLineIsNone(t *testing.T) {
 	}
 }
 
-func TestHealthFailsWhileTheLastForkFailed(t *testing.T) {
+func TestHealthFailsFromTheFirstFailedForkOn(t *testing.T) {
 	var healthy atomic.Bool
 	healthy.Store(true)
 	handler := healthHandler(&healthy)
-	for _, want := range []int{http.StatusOK, http.StatusServiceUnavailable} {
+	get := func() int {
 		rec := httptest.NewRecorder()
 		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-		if rec.Code != want {
-			t.Fatalf("healthz %d, want %d", rec.Code, want)
-		}
-		healthy.Store(false)
+		return rec.Code
+	}
+	if code := get(); code != http.StatusOK {
+		t.Fatalf("healthz %d before any failure, want 200", code)
+	}
+	for _, fork := range []string{forkOK, childDied, forkOK, forkOK} {
+		noteFork(&healthy, fork)
+	}
+	if code := get(); code != http.StatusServiceUnavailable {
+		t.Fatalf("healthz %d after a failed fork and good ones after it, want 503", code)
 	}
 }
 
