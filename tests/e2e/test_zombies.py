@@ -67,7 +67,7 @@ def test_without_an_init_zombies_fill_the_limit_and_the_kubelet_kills_it(
     zombie_run: ScenarioRun, worker: str
 ) -> None:
     result = _result(zombie_run, worker)
-    for metric in ("zombies_per_min", "fork_failure_s", zr.HEADLINE.metric):
+    for metric in ("zombies_per_probe", "fork_failure_s", zr.HEADLINE.metric):
         _measured(result, metric)
         assert result.metric(metric).passed, result.message(result.metric(metric))
     assert result.metric("probe_kills").passed, result.metric("probe_kills").detail

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Final
 
 from crashloop_harness.recording.records import AttemptRecord
-from crashloop_harness.scenarios import common
 
 # The PID limit the crashloop-pids cluster's kubelets set on every pod
 # (podPidsLimit in profiles/*-pids.yaml; a unit test keeps the two equal).
@@ -128,15 +127,12 @@ def fill_of(attempt: AttemptRecord, samples: Sequence[Sample]) -> Fill | None:
     )
 
 
-def growth_per_min(samples: Sequence[Sample]) -> tuple[float, float] | None:
-    """Zombies per minute over the first half of a fill (before the limit slows the
-    probes' forks), with the window it spans in seconds; None with under two samples."""
+def half_fill(samples: Sequence[Sample]) -> tuple[Sample, Sample] | None:
+    """The first and the last sample of a fill's first half (before the limit slows the
+    probes' forks); None with under two samples or no time between them."""
     if len(samples) < 2:
         return None
     last = samples[-1].zombies
-    half = [s for s in samples if s.zombies <= last / 2] or list(samples[:2])
+    half = [s for s in samples if s.zombies <= last / 2]
     first, end = samples[0], half[-1] if len(half) > 1 else samples[1]
-    window_s = common.seconds(end.unix_ns - first.unix_ns)
-    if window_s <= 0:
-        return None
-    return (end.zombies - first.zombies) / window_s * 60, window_s
+    return (first, end) if end.unix_ns > first.unix_ns else None

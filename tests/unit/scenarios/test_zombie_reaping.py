@@ -44,17 +44,20 @@ def _fill_samples(start_s: float, *, reaped: bool = False) -> tuple[list[zf.Samp
 def _bare(curve_delays: list[float], *, kill_after_s: float = 1.5) -> zf.PodTrace:
     """The non-reaping pod: attempts 0..KILLS, each killed after its fork failed."""
     attempts, samples, start = [], [], 0.0
+    probes: list[int] = []
     for n in range(zr.KILLS + 1):
         if n:
             start += curve_delays[n - 1]
         mine, failed_s = _fill_samples(start)
         samples.extend(mine)
+        # A probe stamped between the samples before and after its children show.
+        probes.extend(T0 + int((start + k + 0.5) * S) for k in range(1, int(failed_s - start), 2))
         last = n == zr.KILLS
         end = None if last else failed_s + kill_after_s
         attempts.append(record(n, start, end, pod="zombie-w", exit_code=143, reason="Error"))
         if end is not None:
             start = end
-    return zf.PodTrace(attempts=attempts, samples=samples)
+    return zf.PodTrace(attempts=attempts, samples=samples, probes_ns=probes)
 
 
 def _init(window_s: float) -> zf.PodTrace:
@@ -78,6 +81,7 @@ def test_a_pod_that_fills_and_is_killed_beside_a_calm_init_passes(worker: str) -
         Subject(worker, "n", CURVES[worker]), bare=bare, init=_init(WINDOW_S)
     )
     assert result.passed, result.failures
+    assert result.metric("zombies_per_probe").measured == zf.ZOMBIES_PER_PROBE
     growth = result.metric("zombies_per_min")
     assert growth.measured == pytest.approx(60, rel=0.1)
     fork = result.metric("fork_failure_s")
@@ -117,7 +121,7 @@ def test_a_fork_failure_far_earlier_than_the_fill_fails() -> None:
     assert not result.passed
 
 
-def test_zombies_growing_at_half_the_rate_fail() -> None:
+def test_zombies_growing_at_half_a_probe_s_children_fail() -> None:
     bare = _bare([0.1] * zr.KILLS)
     halved = [dataclasses.replace(s, zombies=s.zombies // 2) for s in bare.samples]
     result = zr.zombie_reaping(
@@ -125,7 +129,9 @@ def test_zombies_growing_at_half_the_rate_fail() -> None:
         bare=dataclasses.replace(bare, samples=halved),
         init=_init(WINDOW_S),
     )
-    assert not result.metric("zombies_per_min").passed
+    assert not result.metric("zombies_per_probe").passed
+    # The rate per minute is the ticker's, reported beside it.
+    assert result.metric("zombies_per_min").passed
 
 
 def test_a_kill_without_a_failed_fork_before_it_fails() -> None:
@@ -209,3 +215,23 @@ def test_it_runs_only_when_named() -> None:
     assert zr.NAME not in default.names
     assert any(zr.NAME in line for line in default.left_out)
     assert plan_scenarios([zr.NAME], reads_nodes=True, release=None).names == (zr.NAME,)
+
+
+def test_skipped_probe_ticks_slow_the_rate_but_not_the_zombies_per_probe() -> None:
+    # Every third probe outlasts its period: the ticker skips, fewer probes, fewer zombies.
+    bare = _bare([0.1] * zr.KILLS)
+    kept = [t for i, t in enumerate(bare.probes_ns) if i % 3 != 2]
+    gone = set(bare.probes_ns) - set(kept)
+    fewer = []
+    for sample in bare.samples:
+        lost = sum(t < sample.unix_ns and t >= sample.unix_ns - 60 * S for t in gone)
+        fewer.append(dataclasses.replace(sample, zombies=max(0, sample.zombies - 2 * lost)))
+    result = zr.zombie_reaping(
+        Subject("w", "n", FAST),
+        bare=dataclasses.replace(bare, samples=fewer, probes_ns=kept),
+        init=_init(WINDOW_S),
+    )
+    assert result.metric("zombies_per_probe").passed, result.metric("zombies_per_probe").detail
+    rate = result.metric("zombies_per_min")
+    assert rate.measured is not None
+    assert rate.measured < 50
