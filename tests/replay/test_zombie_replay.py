@@ -13,7 +13,7 @@ from crashloop_harness.scenarios import zombiefill as zf
 from tests.replay.driver import Trace
 from tests.replay.scenario_driver import replay_scenarios
 
-# tests/e2e/test_zombies.py on the crashloop-pids cluster, run 20261206T160826Z-scenarios-5f62.
+# tests/e2e/test_zombies.py on the crashloop-pids cluster, run 20261206T163013Z-scenarios-e1bc.
 ZOMBIES_135 = "v1.35.8-zombie-reaping"
 
 

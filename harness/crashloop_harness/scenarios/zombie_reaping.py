@@ -109,8 +109,8 @@ def zombie_pod(worker: str, run_id: str, image: str, *, init: bool) -> dict[str,
         "failureThreshold": 1,
     }
     # Liveness from the server's first answer on: never a kill before it listens.
-    container["startupProbe"] = _health_probe(timeout_s=1, failures=60)
-    container["livenessProbe"] = _health_probe(timeout_s=2, failures=LIVENESS_FAILURES)
+    container["startupProbe"] = _health_probe(answer_s=1, failures=60)
+    container["livenessProbe"] = _health_probe(answer_s=2, failures=LIVENESS_FAILURES)
     return skeleton.pod_for_worker(
         name=(init_pod_name if init else pod_name)(worker),
         worker=worker,
@@ -120,12 +120,12 @@ def zombie_pod(worker: str, run_id: str, image: str, *, init: bool) -> dict[str,
     )
 
 
-def _health_probe(*, timeout_s: int, failures: int) -> dict[str, Any]:
+def _health_probe(*, answer_s: int, failures: int) -> dict[str, Any]:
     """An httpGet probe of the server's /healthz every liveness period."""
     return {
         "httpGet": {"path": "/healthz", "port": PORT},
         "periodSeconds": LIVENESS_PERIOD_S,
-        "timeoutSeconds": timeout_s,
+        "timeoutSeconds": answer_s,
         "failureThreshold": failures,
     }
 
@@ -185,7 +185,7 @@ def _bare_metrics(on: common.Subject, bare: zombiefill.PodTrace) -> list[common.
     ordered = common.by_attempt(bare.attempts)
     first = ordered[0] if ordered else None
     fill = None if first is None else zombiefill.fill_of(first, bare.samples)
-    metrics = [*_growth(first, bare), *_fill_metrics(first, fill)]
+    metrics = [*zombiefill.growth(first, bare), *_fill_metrics(first, fill)]
     killed = [r for r in ordered if r.attempt < KILLS]
     metrics.append(
         common.exactly(
@@ -238,52 +238,6 @@ def _since(fill: zombiefill.Fill | None) -> float | None:
     if fill is None or fill.failed_ns is None:
         return None
     return round(common.seconds(fill.failed_ns - fill.start_ns), 1)
-
-
-def _growth(first: AttemptRecord | None, bare: zombiefill.PodTrace) -> list[common.Metric]:
-    """How fast the zombies grew over the first half of the first fill: per probe, which
-    the story fixes, and per minute, which the kubelet's probe ticker sets."""
-    names = ("zombies_per_probe", "zombies_per_min")
-    before = [] if first is None else zombiefill.within(bare.samples, first)
-    window = zombiefill.half_fill([s for s in before if s.fork == zombiefill.FORK_OK])
-    if window is None:
-        why = "fewer than two samples of the first attempt before the limit"
-        return [
-            common.unmeasured(names[0], why, "count"),
-            common.unmeasured(names[1], why, "1/min"),
-        ]
-    start, end = window
-    gained = end.zombies - start.zombies
-    window_s = common.seconds(end.unix_ns - start.unix_ns)
-    probes = sum(start.unix_ns < t <= end.unix_ns for t in bare.probes_ns)
-    each = zombiefill.ZOMBIES_PER_PROBE
-    # A probe stamps its start before it forks: one stamped just before either
-    # sample may have its children counted on the other side of it.
-    per_probe = common.bounded(
-        names[0],
-        "count",
-        expected=each,
-        measured=gained / probes if probes else None,
-        lower=each * (probes - 1) / probes if probes else None,
-        upper=each * (probes + 1) / probes if probes else None,
-        detail=(
-            f"{gained} zombies over the {probes} probes of the first {window_s:.0f}s of the "
-            "fill, each killed at its timeout (one probe more or less at either end)"
-        ),
-    )
-    # Reported, not bounded: a probe that outlasts its period makes the ticker skip a
-    # tick, which is the node's pace, not the story (run 20261206T162430Z-scenarios-a50f:
-    # 54.2/min on default against 60).
-    per_min = common.bounded(
-        names[1],
-        "1/min",
-        expected=each * 60 / zombiefill.PROBE_PERIOD_S,
-        measured=gained / window_s * 60,
-        lower=None,
-        upper=None,
-        detail=f"one probe every {zombiefill.PROBE_PERIOD_S}s at most (the kubelet's ticker)",
-    )
-    return [per_probe, per_min]
 
 
 def _fill_metrics(first: AttemptRecord | None, fill: zombiefill.Fill | None) -> list[common.Metric]:

@@ -2,9 +2,10 @@
 
 The server of :mod:`.zombie_reaping` samples its PID namespace every second
 into ``zombies.log``: how many zombies, how many tasks, whether its fork check
-gave a running process. This module reads those samples and models one
-attempt's fill: from what the pod holds anyway (its baseline, pause included)
-to the zombies leaving no room for the fork check's child.
+gave a running process. This module reads those samples, says how fast the
+zombies grew, and models one attempt's fill: from what the pod holds anyway
+(its baseline, pause included) to the zombies leaving no room for the fork
+check's child.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from crashloop_harness.recording.records import AttemptRecord
+from crashloop_harness.scenarios import common
 
 # The PID limit the crashloop-pids cluster's kubelets set on every pod
 # (podPidsLimit in profiles/*-pids.yaml; a unit test keeps the two equal).
@@ -136,3 +138,49 @@ def half_fill(samples: Sequence[Sample]) -> tuple[Sample, Sample] | None:
     half = [s for s in samples if s.zombies <= last / 2]
     first, end = samples[0], half[-1] if len(half) > 1 else samples[1]
     return (first, end) if end.unix_ns > first.unix_ns else None
+
+
+def growth(first: AttemptRecord | None, bare: PodTrace) -> list[common.Metric]:
+    """How fast the zombies grew over the first half of the first fill: per probe, which
+    the story fixes, and per minute, which the kubelet's probe ticker sets."""
+    names = ("zombies_per_probe", "zombies_per_min")
+    before = [] if first is None else within(bare.samples, first)
+    window = half_fill([s for s in before if s.fork == FORK_OK])
+    if window is None:
+        why = "fewer than two samples of the first attempt before the limit"
+        return [
+            common.unmeasured(names[0], why, "count"),
+            common.unmeasured(names[1], why, "1/min"),
+        ]
+    start, end = window
+    gained = end.zombies - start.zombies
+    window_s = common.seconds(end.unix_ns - start.unix_ns)
+    probes = sum(start.unix_ns < t <= end.unix_ns for t in bare.probes_ns)
+    each = ZOMBIES_PER_PROBE
+    # A probe stamps its start before it forks: one stamped just before either
+    # sample may have its children counted on the other side of it.
+    per_probe = common.bounded(
+        names[0],
+        "count",
+        expected=each,
+        measured=gained / probes if probes else None,
+        lower=each * (probes - 1) / probes if probes else None,
+        upper=each * (probes + 1) / probes if probes else None,
+        detail=(
+            f"{gained} zombies over the {probes} probes of the first {window_s:.0f}s of the "
+            "fill, each killed at its timeout (one probe more or less at either end)"
+        ),
+    )
+    # Reported, not bounded: a probe that outlasts its period makes the ticker skip a
+    # tick, which is the node's pace, not the story (run 20261206T162430Z-scenarios-a50f:
+    # 54.2/min on default against 60).
+    per_min = common.bounded(
+        names[1],
+        "1/min",
+        expected=each * 60 / PROBE_PERIOD_S,
+        measured=gained / window_s * 60,
+        lower=None,
+        upper=None,
+        detail=f"one probe every {PROBE_PERIOD_S}s at most (the kubelet's ticker)",
+    )
+    return [per_probe, per_min]
