@@ -26,6 +26,7 @@ from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.scenarios import common, observing
 from crashloop_harness.scenarios.spans import span_metric
 from crashloop_harness.substrate.workloadimage import BINARY
+from crashloop_harness.verdict import WorkerVerdict
 
 NAME: Final = "liveness-kill"
 POD_PREFIX: Final = "liveness"
@@ -88,15 +89,11 @@ class _Watch(common.RunWatch):
 # --- metrics (pure) -----------------------------------------------------------------------
 
 
-def liveness_kill(on: common.Subject, *, attempts: Sequence[AttemptRecord]) -> common.WorkerResult:
-    """Restarts 1..KILLS after probe kills, each beside the crash curve's delay.
-
-    Passes when every kill and restart was seen; the delays are measured
-    against the crash curve and reported (how many of them it would pass).
-    """
-    ordered = common.by_attempt(attempts)
-    verdict = on.judge(ordered, up_to=KILLS, confirm_levels=False)
-    metrics = [
+def after_kill_metrics(verdict: WorkerVerdict) -> list[common.Metric]:
+    """Each restart after a kill beside the crash curve's delay for it, reported and judged
+    by nothing: a kill's restart is judged against the attempt before it, not the curve
+    (the liveness-kill finding), so whether the curve would pass is only said."""
+    return [
         common.bounded(
             f"after_kill_{check.n}_s",
             "s",
@@ -111,6 +108,17 @@ def liveness_kill(on: common.Subject, *, attempts: Sequence[AttemptRecord]) -> c
         )
         for check in verdict.checks
     ]
+
+
+def liveness_kill(on: common.Subject, *, attempts: Sequence[AttemptRecord]) -> common.WorkerResult:
+    """Restarts 1..KILLS after probe kills, each beside the crash curve's delay.
+
+    Passes when every kill and restart was seen; the delays are measured
+    against the crash curve and reported (how many of them it would pass).
+    """
+    ordered = common.by_attempt(attempts)
+    verdict = on.judge(ordered, up_to=KILLS, confirm_levels=False)
+    metrics = after_kill_metrics(verdict)
     killed = [r for r in ordered if r.attempt < KILLS]
     metrics.append(
         common.exactly(

@@ -38,6 +38,7 @@ from crashloop_harness.pods import skeleton
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.scenarios import common, observing, zombiefill
 from crashloop_harness.scenarios.eventlog import parse_events
+from crashloop_harness.scenarios.liveness_kill import after_kill_metrics
 from crashloop_harness.substrate.workloadimage import BINARY
 
 NAME: Final = "zombie-reaping"
@@ -211,21 +212,7 @@ def _bare_metrics(on: common.Subject, bare: zombiefill.PodTrace) -> list[common.
         )
     )
     verdict = on.judge(ordered, up_to=KILLS, confirm_levels=False)
-    metrics.extend(
-        common.bounded(
-            f"after_kill_{check.n}_s",
-            "s",
-            expected=check.expected_s,
-            measured=check.measured_s,
-            lower=None,
-            upper=None,
-            detail=(
-                "the crash curve's delay "
-                + ("would pass" if check.passed else f"would not pass: {check.reason}")
-            ),
-        )
-        for check in verdict.checks
-    )
+    metrics.extend(after_kill_metrics(verdict))
     seen = len(verdict.checks) == KILLS and all(c.measured_s is not None for c in verdict.checks)
     if not seen:
         metrics.append(
