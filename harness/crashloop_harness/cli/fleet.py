@@ -73,18 +73,22 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
 
 
 def _cmd_fleet(args: argparse.Namespace) -> int:
-    """group a fleet's nodes by the curve their kubelets really run, and plan a check of each
+    """check every node pool of every cluster of a kubeconfig, grouped by its curve
 
     Reads every node of every cluster of one kubeconfig through the API (the
-    check's read-only role from `crashloop rbac`: nodes get/list, nodes/proxy get):
-    its kubelet's release, its live /configz back-off and the gates that change
-    the curve. Nodes are grouped per cluster by exactly that, whatever their
-    labels say; a pool whose nodes run different curves is said to disagree.
-    Control planes, NotReady and cordoned nodes are left out and said. From each
-    group K nodes are chosen, in turn from its zones and pools. --plan prints the
-    plan and the `crashloop check` that checks each group's chosen nodes.
-    Nothing is created. An unreachable context is that cluster's error; the
-    others are still planned.
+    check's role from `crashloop rbac`): its kubelet's release, its live /configz
+    back-off and the gates that change the curve. Nodes are grouped per cluster
+    by exactly that, whatever their labels say; a pool whose nodes run different
+    curves is said to disagree. Control planes, NotReady and cordoned nodes are
+    left out and said. From each group K nodes are chosen, in turn from its zones
+    and pools. The plan is printed first; --plan stops there (nothing created).
+    Then each cluster is asked whether its user may run the check (a gap refuses
+    the fleet, naming the role), and every group's chosen nodes are checked on
+    its cluster, every cluster at once and on each as many groups as its API
+    budget allows. A node that fails beside sound ones is re-run on K others of
+    its group before it is called the outlier. fleet.json, junit.xml and a report
+    go to the fleet's run directory. An unreachable context is that cluster's
+    error; the others are still checked.
     """
     kubeconfig = Path(args.kubeconfig) if args.kubeconfig else kubectl_default_kubeconfig()
     asked = [name.strip() for name in (args.contexts or "").split(",") if name.strip()]
