@@ -29,7 +29,8 @@ def fleet_junit_element(summary: FleetSummary) -> ET.Element:
             _add_group(suite, group)
         if not groups:
             case = ET.SubElement(suite, "testcase", classname="fleet", name="cluster")
-            ET.SubElement(case, "error", message=xml_safe(cluster.reason), type="unreachable")
+            kind = "unreachable" if cluster.reason.startswith("unreachable") else "nothing-checked"
+            ET.SubElement(case, "error", message=xml_safe(cluster.reason), type=kind)
         suite.set("tests", str(max(len(groups), 1)))
         for tag in ("failures", "errors"):
             suite.set(tag, str(len(suite.findall(f"testcase/{tag.removesuffix('s')}"))))

@@ -29,6 +29,8 @@ class FleetRead:
     nodes: tuple[NodeFacts, ...]
     # context -> why it could not be read
     unreachable: dict[str, str]
+    # Every context that was read, whether or not any of its nodes can be checked.
+    reached: tuple[str, ...] = ()
 
 
 def chosen_contexts(kubeconfig: Path, asked: Sequence[str]) -> list[str]:
@@ -64,7 +66,8 @@ def read_fleet(kubeconfig: Path, contexts: Sequence[str]) -> FleetRead:
             OSError,
         ) as error:
             unreachable[context] = first_line(error)
-    return FleetRead(tuple(nodes), unreachable)
+    reached = tuple(c for c in contexts if c not in unreachable)
+    return FleetRead(tuple(nodes), unreachable, reached)
 
 
 def read_cluster(kubeconfig: Path, context: str) -> list[NodeFacts]:

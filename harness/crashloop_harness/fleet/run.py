@@ -105,6 +105,7 @@ def check_fleet(
         plan=plan,
         runs=runs,
         unreachable=read.unreachable,
+        reached={*read.reached, *(node.cluster for node in read.nodes)},
         at_once=bound,
         profile=profile,
         started_at=started_at.isoformat(),

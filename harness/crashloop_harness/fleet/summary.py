@@ -9,7 +9,7 @@ written from these types (scripts/summary-schema.py).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
@@ -25,6 +25,7 @@ from crashloop_harness.fleet.plan import FleetPlan
 
 FLEET_SCHEMA_VERSION: Final = 1
 FLEET_FILE: Final = "fleet.json"
+NOTHING_CHECKED: Final = "no node of it checked"
 
 Verdict = Literal["passed", "failed", "error", "interrupted"]
 
@@ -138,6 +139,10 @@ def cluster_verdict(groups: Sequence[GroupSummary], unreachable: str | None) -> 
     not be reached or a group could not be judged; passed only when every group passed."""
     if unreachable is not None:
         return "error", f"unreachable: {unreachable}"
+    if not groups:
+        # Reached, but every node left out (control planes, NotReady, cordoned): nothing
+        # of it was checked, which is no pass.
+        return "error", f"{NOTHING_CHECKED}: every node left out (plan.json says why)"
     bad = [g for g in groups if g.verdict in ("failed", "outlier")]
     if bad:
         return "failed", "; ".join(g.words for g in bad)
@@ -165,6 +170,7 @@ def fleet_summary(
     plan: FleetPlan,
     runs: Sequence[GroupRun],
     unreachable: Mapping[str, str],
+    reached: Collection[str],
     at_once: Mapping[str, int],
     profile: str,
     started_at: str,
@@ -174,7 +180,7 @@ def fleet_summary(
 ) -> FleetSummary:
     groups = tuple(group_summary(run) for run in runs)
     clusters: list[ClusterSummary] = []
-    for cluster in sorted({*plan.clusters, *unreachable}):
+    for cluster in sorted({*plan.clusters, *unreachable, *reached}):
         mine = [g for g in groups if g.cluster == cluster]
         verdict, reason = cluster_verdict(mine, unreachable.get(cluster))
         names = tuple(g.group for g in mine)

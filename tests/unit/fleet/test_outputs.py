@@ -27,7 +27,9 @@ def _round(**outcomes: NodeOutcome) -> Round:
     return Round(tuple(outcomes), "r1", "runs/r1", "failed", "", outcomes)
 
 
-def summary(*, unreachable: dict[str, str] | None = None) -> FleetSummary:
+def summary(
+    *, unreachable: dict[str, str] | None = None, reached: tuple[str, ...] = ()
+) -> FleetSummary:
     plan = plan_fleet(
         [
             node("a1", TWO_S, cluster="one", pool="fast"),
@@ -55,6 +57,7 @@ def summary(*, unreachable: dict[str, str] | None = None) -> FleetSummary:
         plan=plan,
         runs=runs,
         unreachable=unreachable or {},
+        reached=reached,
         at_once={"one": 2, "two": 1},
         profile="quick",
         started_at="2026-12-06T16:00:00+00:00",
@@ -122,3 +125,15 @@ def test_the_reports_first_table_is_cluster_by_group(tmp_path: Path) -> None:
     assert table[0] == "| cluster | group | curve | nodes | checked | verdict | outliers |"
     assert table[2].startswith("| one | g1 | v1.35.8, back-off 2s, cap 2s")
     assert table[2].endswith("| 2 | a1, a2 | FAIL | a2 |")
+
+
+def test_a_reached_cluster_with_no_node_to_check_is_an_error_never_a_pass(tmp_path: Path) -> None:
+    """Every node of cluster three left out (cordoned, NotReady): nothing of it was checked."""
+    result = summary(reached=("one", "two", "three"))
+    three = next(c for c in result.clusters if c.cluster == "three")
+    assert three.verdict == "error"
+    assert three.reason.startswith("no node of it checked")
+    write_fleet_junit(tmp_path, result)
+    suites = ET.parse(tmp_path / "junit.xml").getroot()
+    errors = suites.findall("testsuite[@name='three']/testcase/error")
+    assert [e.get("type") for e in errors] == ["nothing-checked"]
