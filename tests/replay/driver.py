@@ -72,6 +72,14 @@ class ReplayError(AssertionError):
     """The replay went where its trace cannot follow (past its end, a command never recorded)."""
 
 
+class TraceEndedError(ReplayError):
+    """The replayed check observed on past the moment its live run ended."""
+
+
+# The reason of a replayed check that would have observed longer than its live run did.
+TRACE_ENDED = "the recording ended while the check observed on (restarts set aside are owed)"
+
+
 @dataclass(frozen=True)
 class Trace:
     """A recorded run: its entries, the context the run wrote, its ending and outcome."""
@@ -231,7 +239,7 @@ class Feeder:
                 self.signalled = True
                 signal.raise_signal(self.changes.signal)
         if self._next is None and self.now_ns >= self.end_ns:
-            raise ReplayError("the replayed check ran past the end of its trace")
+            raise TraceEndedError("the replayed check ran past the end of its trace")
         before = len(self.recorder.attempts())
         while self._next is not None and self._next.wall_ns <= until_ns:
             entry, self._next = self._next, next(self._pending, None)
@@ -420,6 +428,11 @@ def replay_check(trace: Trace, run_dir: Path, changes: Changes | None = None) ->
         except KeyboardInterrupt:
             result.status = "interrupted"
             result.reason = "interrupted (a signal) before every worker was observed"
+        except TraceEndedError:
+            # Today's check would observe on (restarts set aside are owed) where the
+            # live one ended: judged on what the recording holds, as an interrupted run.
+            result.status = "interrupted"
+            result.reason = TRACE_ENDED
         finally:
             finish_observation(result, recorder)
             conclude(result)

@@ -63,6 +63,10 @@ API_REQUEST: Final = _s(30.0)
 # Conformance check profiles: the whole observation, all workers at once.
 CHECK_QUICK: Final = _s(420.0)
 CHECK_FULL: Final = _s(1080.0)
+# A check that set restarts aside (late while the host was saturated or a node
+# not observed) observes on for restarts in their place, up to this many times
+# its profile's window; a host busy past that is an error, no answer.
+SET_ASIDE_EXTENSION: Final = 2.0
 # The mutation drill: quick, with the default worker watched up to its 160s
 # level (about 6 minutes when on the curve).
 CHECK_MUTATION: Final = _s(600.0)

@@ -89,8 +89,13 @@ def verdict_table(verdict: WorkerVerdict, curve: BackoffCurve) -> Table:
         table.add_column(column, justify="right")
     table.add_column("result")
     for check in verdict.checks:
-        table.add_row(*restart_cells(check), _result(check.passed))
-    lines = [*(f.words for f in verdict.failures), *(f"note: {note}" for note in verdict.notes)]
+        result = Text("ASIDE", style="bold yellow") if check.set_aside else _result(check.passed)
+        table.add_row(*restart_cells(check), result)
+    lines = [
+        *(f.words for f in verdict.failures),
+        *(f"restart {c.n}: {c.set_aside}" for c in verdict.set_aside),
+        *(f"note: {note}" for note in verdict.notes),
+    ]
     if not verdict.checks and not verdict.problems:
         lines.append("no restart observed yet")
     if lines:

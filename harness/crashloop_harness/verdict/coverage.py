@@ -95,9 +95,11 @@ def coverage_of(
     for it, when it was seen.
     """
     verdict = verdicts[worker]
-    measured = [c for c in verdict.checks if c.measured_s is not None]
+    # A restart set aside (late while the host was saturated) covers nothing.
+    measured = [c for c in verdict.checks if c.measured_s is not None and c.set_aside is None]
     waited = [c for c in measured if c.curve_n >= 2]
     first = next((c for c in measured if c.curve_n == 1 and c.n == 1), None)
+    first_aside = next((c for c in verdict.set_aside if c.n == 1), None)
     levels = curve_levels(curve)
     reached = {timedelta(seconds=c.expected_s) for c in waited}
     missing = [level for level in levels if level not in reached]
@@ -111,6 +113,8 @@ def coverage_of(
             first is not None,
             f"restart 1 after {first.measured_s:.3f}s, within {first.upper_bound_s:g}s"
             if first is not None and first.measured_s is not None
+            else f"restart 1 {first_aside.set_aside}"
+            if first_aside is not None
             else "restart 1 was not measured",
         ),
         RuleCoverage(

@@ -80,7 +80,8 @@ def evidence_problems(
     if curve.requeue != AT_EXPIRY:
         return problems, errors
     cap_s = curve.maximum.total_seconds()
-    at_cap = [c for c in waited if c.curve_n >= 2 and c.expected_s == cap_s]
+    # A restart set aside (late while the host was saturated) is not judged here either.
+    at_cap = [c for c in waited if c.curve_n >= 2 and c.expected_s == cap_s and c.set_aside is None]
     found = _cap_median_problem(curve, at_cap, cost)
     if found is None:
         return problems, errors

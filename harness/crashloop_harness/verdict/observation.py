@@ -40,6 +40,14 @@ class Observation:
     # Node clock: when the watch that reads the kubelet's levels stopped. A restart
     # the run's last listing found after it cannot have shown its level.
     levels_until_ns: int | None = None
+    # Restarts set aside (late while the host was saturated or the node not
+    # observed), counted in ``required_restarts``: one more restart owed for each.
+    set_aside: int = 0
+    # The first of them, in its own words (what the machine did, and when).
+    first_set_aside: str = ""
+    # False for a judgement made while the check observes on (an early decision):
+    # an overdue restart the machine excuses then decides nothing yet.
+    final: bool = True
 
     @property
     def allowance(self) -> CostAllowance:

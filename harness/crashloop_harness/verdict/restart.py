@@ -18,7 +18,7 @@ from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict.failures import Failure, Rule
 from crashloop_harness.verdict.lateness import machine_lateness
 from crashloop_harness.verdict.levels import level_problem as level_problem_of
-from crashloop_harness.verdict.slowness import ENVIRONMENT, NODE_TOO_SLOW, NodeSlowness
+from crashloop_harness.verdict.slowness import NODE_TOO_SLOW, NodeSlowness
 from crashloop_harness.verdict.tolerances import (
     CLOCK_ROUNDING,
     RESET_LEAD,
@@ -33,6 +33,13 @@ TOO_EARLY = Rule(
     "live config implies)",
 )
 TOO_LATE = Rule("too-late", "the kubelet restarted later than its backoff allows")
+# Not judged: the restart was late while its node was not observed or its host
+# saturated. The check observes on for a restart in its place (see runs.check).
+SET_ASIDE = Rule(
+    "set-aside",
+    "a restart late while its node was not observed or its host saturated is set aside, "
+    "not judged: the check observes longer for one in its place",
+)
 NOT_MEASURED = Rule(
     "not-measured",
     "an attempt was not recorded, so the delay could not be measured: a recorder "
@@ -66,6 +73,9 @@ class RestartCheck:
     error: bool = False
     # Every rule it failed, the most telling first (``reason`` joins their words).
     failures: tuple[Failure, ...] = ()
+    # Why the restart's delay was not judged (late across a span its node was not
+    # observed or its host saturated); None when it was judged.
+    set_aside: str | None = None
 
     @property
     def code(self) -> str:
@@ -208,9 +218,10 @@ def _check_at(
                 restart=n,
             )
         )
+    set_aside: str | None = None
     if current is not None and previous is not None and previous.finished_at_ns is not None:
         delay_ns = decided_at(current) - previous.finished_at_ns
-        problems += _delay_problems(
+        found = _delay_problems(
             n,
             delay_ns,
             expected,
@@ -222,6 +233,8 @@ def _check_at(
             allowance=allowance,
             node_slow=node_slow,
         )
+        set_aside = next((f.words for f in found if f.code == SET_ASIDE.code), None)
+        problems += [f for f in found if f.code != SET_ASIDE.code]
 
     level_problem = level_problem_of(
         curve,
@@ -242,11 +255,12 @@ def _check_at(
         upper_bound_s=upper_ns / NS_PER_S,
         reported_s=reported,
         passed=not problems,
-        reason="; ".join(p.words for p in problems) or _pass_reason(n, position),
+        reason="; ".join(p.words for p in problems) or set_aside or _pass_reason(n, position),
         curve_n=position,
         start_latency_s=latency_of(current),
         error=bool(problems) and all(p.error for p in problems),
         failures=tuple(problems),
+        set_aside=set_aside,
     )
 
 
@@ -287,10 +301,10 @@ def _delay_problems(
     )
     late = f"restarted (created) after {secs(delay_ns)}, over the {secs(upper_ns)} upper bound"
     if gap:
-        # Late, but the node (or the host under it) was not running as it should meanwhile.
-        return [
-            ENVIRONMENT.failed(f"error: {late}, but {gap}", restart=n, error=True, numbers=numbers)
-        ]
+        # Late, but the node (or the host under it) was not running as it should
+        # meanwhile: neither a pass nor the kubelet's failure. Not judged; the check
+        # observes on for a restart in its place.
+        return [SET_ASIDE.failed(f"set aside: {late}, but {gap}", restart=n, numbers=numbers)]
     if node_slow.too_slow is not None:
         return [
             NODE_TOO_SLOW.failed(

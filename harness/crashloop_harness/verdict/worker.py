@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -68,6 +69,11 @@ class WorkerVerdict:
         found = [p.of(self.worker) for p in (*self.problems, *self.errors)]
         found += [check_failure(self.worker, c) for c in self.checks if not c.passed]
         return found
+
+    @property
+    def set_aside(self) -> tuple[RestartCheck, ...]:
+        """The restarts not judged: late while the node was not observed or the host saturated."""
+        return tuple(c for c in self.checks if c.set_aside is not None)
 
     @property
     def messages(self) -> list[str]:
@@ -141,6 +147,15 @@ def judge_worker(
         checks.append(check)
 
     last = max(by_attempt)
+    set_aside = [f"restart {c.n}: {c.set_aside}" for c in checks if c.set_aside is not None]
+    if set_aside and observation.required_restarts:
+        # Each restart not judged is owed: the profile's need grows by one for it.
+        observation = dataclasses.replace(
+            observation,
+            required_restarts=observation.required_restarts + len(set_aside),
+            set_aside=len(set_aside),
+            first_set_aside=set_aside[0],
+        )
     pending_found, errors = pending_problems(curve, by_attempt[last], curve_n, observation)
     problems += pending_found
     if slowness.too_slow is not None:
@@ -205,6 +220,7 @@ def observed_enough(
     curve: BackoffCurve,
     min_restarts: int | None = None,
     until_delay: timedelta | None = None,
+    set_aside: int = 0,
 ) -> bool:
     """Whether a worker has been watched long enough to judge it: restart :func:`restarts_needed`.
 
@@ -213,7 +229,8 @@ def observed_enough(
     posts the pending level only in the sync that restarts the container, so
     waiting for it could add a whole back-off to every check.
     """
-    needed = restarts_needed(curve, min_restarts, until_delay)
+    # One more restart owed for each set aside (see judge_worker).
+    needed = restarts_needed(curve, min_restarts, until_delay) + set_aside
     # Attempt n exists only once restart n has happened.
     return max((a.attempt for a in attempts), default=-1) >= needed
 

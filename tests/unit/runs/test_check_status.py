@@ -14,7 +14,7 @@ from crashloop_harness.recording.recorder import Recorder
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.runs.check import CheckResult, decide_early, judge, summary_of, take_sample
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile
-from tests.unit.factories import FAST, NS, attempts
+from tests.unit.factories import FAST, NS, attempts, expected_reports
 
 
 def _result(status: str, delays: list[float], tmp_path: Path) -> CheckResult:
@@ -167,15 +167,34 @@ def test_a_pending_level_is_dropped_once_its_restart_happened(tmp_path: Path) ->
     assert "fast" not in result.pending
 
 
-def test_late_only_across_a_frozen_node_is_an_error_not_a_failure(tmp_path: Path) -> None:
+def test_late_only_across_a_frozen_node_is_set_aside_and_owed(tmp_path: Path) -> None:
     result = _result("observed", OFF_CURVE, tmp_path)  # restart 3 took 9s, bound 4.5s
     exit_2 = result.attempts["fast"][2].finished_at_ns
     assert exit_2 is not None
     result.unobserved["fast"] = ((exit_2 + NS, exit_2 + 7 * NS),)
+    decide_early(result, elapsed_s=30.0)
+    # Not decided: set aside, one more restart owed in its place.
+    assert "fast" not in result.decided
+    assert result.set_aside == {"fast": 1}
+    # Without it when the window ended: an error naming the freeze, no failure.
     judge(result, SEEN)
     assert result.status == "error"
+    assert "1 restart(s) set aside" in result.reason
     assert "node frozen 6.000s" in result.reason
     assert result.verdicts["fast"].in_error
+
+
+def test_a_restart_in_place_of_one_set_aside_earns_the_pass(tmp_path: Path) -> None:
+    result = _result("observed", [], tmp_path)
+    result.attempts = {"fast": attempts([*OFF_CURVE, 2.7], reported=expected_reports(FAST, 5))}
+    exit_2 = result.attempts["fast"][2].finished_at_ns
+    assert exit_2 is not None
+    result.unobserved["fast"] = ((exit_2 + NS, exit_2 + 7 * NS),)
+    judge(result, SEEN)
+    assert result.status == "passed", result.reason
+    fast = result.verdicts["fast"]
+    assert [c.n for c in fast.set_aside] == [3]
+    assert "set aside" in fast.checks[2].reason
 
 
 def test_a_frozen_span_elsewhere_does_not_excuse_a_late_restart(tmp_path: Path) -> None:

@@ -149,3 +149,14 @@ def test_delays_without_a_creation_time_say_too_early_is_weaker() -> None:
     ]
     with_creation = judge_worker(created, FAST, worker="w", node="n")
     assert _by_rule(coverage_of("w", {"w": with_creation}, FAST))["created-at"].covered
+
+
+def test_a_restart_set_aside_covers_nothing_and_says_why() -> None:
+    verdict = _verdict(FAST, 10)
+    first = dataclasses.replace(verdict.checks[0], set_aside="set aside: the host was saturated")
+    aside = dataclasses.replace(verdict, checks=(first, *verdict.checks[1:]))
+    rules = _by_rule(coverage_of("w", {"w": aside}, FAST))
+    assert not rules["restart-1"].covered
+    assert rules["restart-1"].detail == "restart 1 set aside: the host was saturated"
+    # The same run with restart 1 judged covers it.
+    assert _by_rule(coverage_of("w", {"w": verdict}, FAST))["restart-1"].covered

@@ -245,16 +245,26 @@ def test_an_overdue_restart_while_the_host_was_saturated_is_the_machine_s_latene
     assert verdict.in_error
 
 
-def test_a_late_restart_while_the_host_was_saturated_is_an_error_naming_the_load() -> None:
+def test_a_late_restart_while_the_host_was_saturated_is_set_aside_naming_the_load() -> None:
     records = attempts([0.2, 2.1, 9.0])  # restart 3 waited 9s against a 2s back-off
     late_from = records[2].finished_at_ns or 0
     # 4.5s past its bound, with the host saturated for 8s of the 9s wait.
     busy = Observation(saturated=((late_from + NS, late_from + 9 * NS, 0.99),))
     verdict = judge_worker(records, FAST, observation=busy)
     check = verdict.checks[2]
-    assert check.error
-    assert "99% busy" in check.reason
-    assert verdict.in_error
+    assert check.set_aside is not None
+    assert "99% busy" in check.set_aside
+    assert check.passed
+    assert not check.error
+    assert not check.failures
+    assert verdict.set_aside == (check,)
+    # Owed: a worker that needed restart 3 now needs restart 4 in its place; at the
+    # window's end without it, an error (the busy host's), never a pass or a failure.
+    owed = judge_worker(records, FAST, observation=dataclasses.replace(busy, required_restarts=3))
+    assert owed.in_error
+    assert not owed.problems
+    assert "1 restart(s) set aside" in owed.errors[0].words
+    assert "99% busy" in owed.errors[0].words
     # The same delay with the host idle is the kubelet's: too late, a failure.
     idle = judge_worker(records, FAST, observation=Observation())
     assert "too late" in idle.checks[2].reason
