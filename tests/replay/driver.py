@@ -50,6 +50,7 @@ from crashloop_harness.recording.closing import RecorderErrors
 from crashloop_harness.recording.hostcpu import CpuTimes, SaturatedSpan
 from crashloop_harness.recording.nodestream import NodeStream
 from crashloop_harness.recording.observercost import ObserverCost
+from crashloop_harness.recording.pace import PaceSample
 from crashloop_harness.recording.recorder import ApiView, Recorder
 from crashloop_harness.recording.records import AttemptKey, AttemptRecord
 from crashloop_harness.recording.scope import RecordingScope
@@ -261,6 +262,11 @@ class Feeder:
         if entry.kind == "host":
             if isinstance(self.recorder, Recorder):
                 self.recorder.on_host_times(CpuTimes(entry.fields["busy"], entry.fields["total"]))
+        elif entry.kind == "pace":
+            if isinstance(self.recorder, Recorder):
+                self.recorder.on_pace(
+                    PaceSample(entry.node, entry.fields["started_ns"], entry.fields["s"])
+                )
         elif entry.kind == "pod":
             self.recorder.watch.on_watch_event(entry.fields["type"], pod_from(entry.fields))
         elif entry.kind == "watch":
@@ -358,6 +364,9 @@ class ReplayRecorder:
 
     def saturated(self) -> tuple[SaturatedSpan, ...]:
         return self.inner.saturated()
+
+    def pace_samples(self) -> dict[str, list[PaceSample]]:
+        return self.inner.pace_samples()
 
     def wait_for_change(self, timeout: float) -> None:
         self.feeder.advance(timeout)

@@ -82,6 +82,11 @@ RESTART_OVERHEAD: Final = BOUNDS["restart_overhead"].as_timedelta()
 
 # The generic PLEG's relist: how long an exit may go unnoticed before restart 1.
 PLEG_RELIST_PERIOD: Final = BOUNDS["pleg_relist_period"].as_timedelta()
+# The sync loop's ticker, a timer inside RESTART_OVERHEAD; the rest of it is work.
+SYNC_TICK: Final = BOUNDS["sync_tick"].as_timedelta()
+# What a restart's own work (the sync, the container's creation) costs on the
+# reference host: RESTART_OVERHEAD less the tick's wait.
+RESTART_WORK: Final = RESTART_OVERHEAD - SYNC_TICK
 
 
 @dataclass(frozen=True)
@@ -102,12 +107,35 @@ class CostAllowance:
 
     @classmethod
     def scaled(cls, slowdown: float) -> CostAllowance:
+        """Every term times ``slowdown``: for a node measured by its restarts that wait no
+        back-off (runs recorded before pace probes), whose ratio holds the timers too."""
         if slowdown < 1.0:
             raise ValueError(f"a node's slowdown is never below the reference's, got {slowdown}")
         return cls(
             after_requeue=RESTART_OVERHEAD * slowdown,
             first_restart=(PLEG_RELIST_PERIOD + RESTART_OVERHEAD) * slowdown,
             slowdown=slowdown,
+            measured=True,
+        )
+
+    @classmethod
+    def paced(cls, pace: float) -> CostAllowance:
+        """The allowance on a node whose work runs ``pace`` times slower than the reference
+        host's, measured beside the kubelet (crashloop_harness.recording.pace).
+
+        Timers do not slow with the node: the PLEG's relist and the sync loop's tick
+        fire on the clock (their source lines in bounds.py), so they stay as they are
+        and only the work (RESTART_WORK) scales. The same as :meth:`scaled` at 1x;
+        narrower on a slow node, so a kubelet off its curve does not hide in timers
+        widened by the node's pace.
+        """
+        if pace < 1.0:
+            raise ValueError(f"a node's pace is never below the reference's, got {pace}")
+        work = RESTART_WORK * pace
+        return cls(
+            after_requeue=SYNC_TICK + work,
+            first_restart=PLEG_RELIST_PERIOD + SYNC_TICK + work,
+            slowdown=pace,
             measured=True,
         )
 

@@ -86,6 +86,15 @@ class Bound:
         return f"{self.value:g} {self.unit}"
 
 
+# The pace probe's time on the reference host (crashloop_harness.recording.pace).
+REFERENCE_PACE_S: Final = 0.211
+REFERENCE_PACE_SOURCE: Final = (
+    "the pace probes (crashloop_harness.recording.pace) of run "
+    "20261207T024656Z-check-quick-63af, a quick check on the reference host, quiet but for "
+    "the check itself (a probe on an idle node takes 0.12-0.15 s; the check's own pods and "
+    "readers are part of every run's load): n=48 over its three workers, median 0.211 s, "
+    "p95 0.81 s, max 0.97 s; per node medians 0.200-0.228 s"
+)
 # The runtime's start latency on the reference host (the one restart_overhead
 # and the fast worker's cap medians were checked on).
 REFERENCE_START_MEDIAN_MS: Final = 239.0
@@ -253,6 +262,20 @@ _TABLE: Final[tuple[Bound, ...]] = (
             "node's slowdown is the median of its own (its subjects' restart 1 and its "
             "restart-cost probes') over this, capped by its runtime's start latency over "
             "reference_start_latency"
+        ),
+    ),
+    Bound(
+        name="reference_pace",
+        value=REFERENCE_PACE_S,
+        unit="s",
+        source_kind="measured",
+        source=REFERENCE_PACE_SOURCE,
+        why=(
+            "How long the reference host's runtime takes to run a container from its own "
+            "client beside the kubelet (crashloop_harness.recording.pace: create, start, "
+            "exit, remove). A node's pace probes' median over this is its pace, the factor "
+            "a restart's work (restart_overhead less sync_tick) is allowed on it: measured "
+            "where no kubelet code runs, so a kubelet that waits cannot widen its own bounds"
         ),
     ),
     Bound(

@@ -135,6 +135,14 @@ def cost_text(cost: RestartCost) -> str:
     """
     if not cost.measured or cost.start_latency_median_s is None:
         return "not measured: the reference host's"
+    if cost.pace_samples and cost.pace_median_s is not None:
+        # Probed beside the kubelet: the slowdown is the pace, the restarts only shown.
+        return (
+            f"{cost.slowdown:.2f}x (pace {cost.pace_median_s * 1000:.0f}ms over "
+            f"{cost.pace_samples} probes; start {cost.start_latency_median_s * 1000:.0f}ms "
+            f"over {cost.start_latency_samples}): +{cost.after_requeue_s:.2f}s after requeue, "
+            f"restart 1 <= {cost.first_restart_bound_s:.2f}s"
+        )
     first = (
         f"no back-off {cost.first_restart_median_s:.2f}s over {cost.first_restart_samples}"
         if cost.first_restart_median_s is not None

@@ -35,6 +35,7 @@ from crashloop_harness.recording.closing import ClosesItsLog, RecorderErrors
 from crashloop_harness.recording.hostcpu import SaturatedSpan
 from crashloop_harness.recording.leasereader import LeaseReader
 from crashloop_harness.recording.observercost import CpuReading, ObserverCost, read_cpu
+from crashloop_harness.recording.pace import PaceSample
 from crashloop_harness.recording.podwatch import Ended, PodNote, PodWatch
 from crashloop_harness.recording.recorder import ApiView, note_into, pending_from
 from crashloop_harness.recording.records import SOURCE_SELF, AttemptKey, AttemptLog, AttemptRecord
@@ -162,6 +163,10 @@ class ApiRecorder(ClosesItsLog):
     def saturated(self) -> tuple[SaturatedSpan, ...]:
         """The nodes are not this host's: its load says nothing of their lateness."""
         return ()
+
+    def pace_samples(self) -> dict[str, list[PaceSample]]:
+        """None: its nodes' runtimes cannot be reached to probe (judged at the reference's)."""
+        return {}
 
     def created_unstarted(self) -> dict[tuple[str, str], tuple[int, int]]:
         # No runtime to list: a container is seen once it started.

@@ -16,6 +16,7 @@ from crashloop_harness.cluster.kubeletstate import KubeletChanges, KubeletProces
 from crashloop_harness.recording.closing import RecorderErrors
 from crashloop_harness.recording.hostcpu import SaturatedSpan
 from crashloop_harness.recording.observercost import ObserverCost
+from crashloop_harness.recording.pace import PaceSample
 from crashloop_harness.recording.recorder import ApiView
 from crashloop_harness.recording.records import AttemptKey, AttemptRecord
 from crashloop_harness.recording.trace import NoTrace, Tap
@@ -83,6 +84,9 @@ class NoRecorder:
 
     def saturated(self) -> tuple[SaturatedSpan, ...]:
         return ()
+
+    def pace_samples(self) -> dict[str, list[PaceSample]]:
+        return {}
 
     def wait_for_change(self, timeout: float) -> None:
         # Nothing changes here; a caller that waits on a change waits for a stop.

@@ -67,6 +67,7 @@ from crashloop_harness.recording.nodestream import (
     docker_exec_argv,
 )
 from crashloop_harness.recording.observercost import CpuReading, ObserverCost, read_cpu
+from crashloop_harness.recording.pace import PACE_EVERY_S, PaceSample, pace_argv, parse_pace
 from crashloop_harness.recording.podwatch import Ended, PodNote, PodWatch
 from crashloop_harness.recording.records import AttemptKey, AttemptLog, AttemptRecord
 from crashloop_harness.recording.scope import RecordingScope
@@ -104,6 +105,14 @@ class ApiView:
     ended: Ended | None = None
 
 
+@dataclass(frozen=True)
+class PaceProbe:
+    """What a node's pace probe runs: the workload image and its binary in it."""
+
+    image: str
+    binary: str
+
+
 class AttemptRecorder(Protocol):
     """What a run asks of whatever records its attempts (the node readers or the API alone)."""
 
@@ -129,6 +138,7 @@ class AttemptRecorder(Protocol):
     def created_unstarted(self) -> dict[tuple[str, str], tuple[int, int]]: ...
     def api_view(self, key: AttemptKey) -> ApiView | None: ...
     def saturated(self) -> tuple[SaturatedSpan, ...]: ...
+    def pace_samples(self) -> dict[str, list[PaceSample]]: ...
     def wait_for_change(self, timeout: float) -> None: ...
 
 
@@ -143,6 +153,7 @@ class Recorder(ClosesItsLog):
         observer: Observer = "events",
         spawn: Spawn | None = None,
         read_host: Callable[[], CpuTimes | None] = read_cpu_times,
+        pace: PaceProbe | None = None,
     ) -> None:
         api, namespace, run_id, run_dir = scope.api, scope.namespace, scope.run_id, scope.run_dir
         node_workers = scope.node_workers
@@ -202,6 +213,9 @@ class Recorder(ClosesItsLog):
         self._host_read_at: float | None = None
         self._host_last: CpuTimes | None = None
         self._host_samples: list[CpuSample] = []
+        # Each node's pace, probed beside the kubelet (crashloop_harness.recording.pace).
+        self._pace = pace
+        self._pace_samples: dict[str, list[PaceSample]] = {}
 
     # lifecycle -----------------------------------------------------------
     def start(self) -> None:
@@ -225,6 +239,9 @@ class Recorder(ClosesItsLog):
                 )
                 for node in self.node_workers
             ]
+        if self._pace is not None:
+            pace = threading.Thread(target=self._probe_pace, name="pace", daemon=True)
+            self._threads.append(pace)
         for thread in self._threads:
             thread.start()
         for stream in self._streams:
@@ -409,6 +426,33 @@ class Recorder(ClosesItsLog):
         if times is not None:
             self.trace.write("host", busy=times.busy, total=times.total)
             self.on_host_times(times)
+
+    def pace_samples(self) -> dict[str, list[PaceSample]]:
+        """node -> every pace probe it ran so far (crashloop_harness.recording.pace)."""
+        with self._lock:
+            return {node: list(samples) for node, samples in self._pace_samples.items()}
+
+    def on_pace(self, sample: PaceSample) -> None:
+        """One pace probe's sample (a replay feeds the recorded ones)."""
+        with self._lock:
+            self._pace_samples.setdefault(sample.node, []).append(sample)
+
+    def _probe_pace(self) -> None:
+        """Every node's pace probe, each PACE_EVERY_S, until the recorder stops."""
+        assert self._pace is not None
+        argv = pace_argv(self._pace.image, self._pace.binary)
+        while not self._stop.is_set():
+            for node in self.node_workers:
+                try:
+                    found = parse_pace(node, self._exec_raw(node, argv))
+                except HarnessError as error:
+                    found = error.problem
+                if isinstance(found, str):
+                    self.errors.add(f"pace of {node}: {found}")
+                    continue
+                self.trace.write("pace", node=node, started_ns=found.started_ns, s=found.seconds)
+                self.on_pace(found)
+            self._stop.wait(PACE_EVERY_S)
 
     def wait_for_change(self, timeout: float) -> None:
         """Block until a record is written or ``timeout`` passes (a condition, not a sleep)."""

@@ -101,6 +101,8 @@ class CheckResult(RunState):
     # node not observed): each owes one more restart, observed for up to
     # SET_ASIDE_EXTENSION times the profile's window.
     set_aside: dict[str, int] = field(default_factory=dict)
+    # node -> its pace probes' times so far (crashloop_harness.recording.pace).
+    pace: dict[str, list[float]] = field(default_factory=dict)
 
 
 def _by_subject(
@@ -352,6 +354,10 @@ def take_sample(result: CheckResult, recorder: AttemptRecorder) -> None:
             result.levels_until_ns[worker] = stopped
         result.unobserved[worker] = tuple(recorder.unobserved(node))
     result.saturated = recorder.saturated()
+    result.pace = {
+        node: [sample.seconds for sample in samples]
+        for node, samples in recorder.pace_samples().items()
+    }
 
 
 def decide_early(result: CheckResult, elapsed_s: float) -> None:
@@ -453,7 +459,7 @@ def _costs(result: CheckResult) -> dict[str, NodeCost]:
     probes: dict[str, list[list[AttemptRecord]]] = {}
     for pod, records in result.probe_attempts.items():
         probes.setdefault(result.probes[pod], []).append(records)
-    return node_costs(result.attempts, result.nodes, probes)
+    return node_costs(result.attempts, result.nodes, probes, result.pace)
 
 
 def _probe_nodes(result: CheckResult) -> dict[str, str]:

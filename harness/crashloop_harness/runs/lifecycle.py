@@ -35,8 +35,9 @@ from crashloop_harness.outputs.summaryfile import write_summary
 from crashloop_harness.recording.apirecorder import ApiRecorder
 from crashloop_harness.recording.norecorder import NoRecorder
 from crashloop_harness.recording.observercost import ObserverCost
-from crashloop_harness.recording.recorder import AttemptRecorder, Observer, Recorder
+from crashloop_harness.recording.recorder import AttemptRecorder, Observer, PaceProbe, Recorder
 from crashloop_harness.recording.scope import RecordingScope
+from crashloop_harness.substrate.workloadimage import BINARY
 
 
 @dataclass(kw_only=True)
@@ -165,7 +166,7 @@ def prepare_run(
         # Its own pods only: a prepared namespace may hold a fleet's other checks.
         recorder = ApiRecorder(scope, label_selector=f"{RUN_LABEL}={run_id}")
     else:
-        recorder = Recorder(scope, observer=observer)
+        recorder = Recorder(scope, observer=observer, pace=PaceProbe(image, BINARY))
     return RunSetup(
         api,
         judged.rows,

@@ -21,6 +21,7 @@ from crashloop_harness.verdict.nodecost import (
     REFERENCE_COST_MEDIAN_S,
     REFERENCE_START_S,
     NodeCost,
+    reference_start_at,
 )
 from crashloop_harness.verdict.restart import RestartCheck, decided_at
 from crashloop_harness.verdict.slowness import ENVIRONMENT, NODE_TOO_SLOW, NodeSlowness
@@ -33,11 +34,21 @@ from crashloop_harness.verdict.tolerances import (
     dur,
 )
 
+# The reference host's start latency at its 95th percentile (bound reference_start_latency).
+REFERENCE_START_P95_S = reference_start_at(0.95)
 LEVELS_UNCONFIRMED = Rule(
     "levels-unconfirmed",
     "too few restarts showed the kubelet's back-off level: a kubelet one level off its "
     "curve would pass on its delays alone",
 )
+START_LATE = Rule(
+    "start-late",
+    "the containers started later after their creation, in median, than the node's runtime "
+    "takes: the kubelet waited between creating each container and starting it",
+)
+# A median of this many starts at least (the reference's p95 is its bound: a median of
+# five sound starts passes it by chance about once in a thousand runs).
+START_MEDIAN_FROM = 5
 CAP_MEDIAN = Rule(
     "cap-median",
     "the restarts at the cap came further past it, in median, than a kubelet keeping to "
@@ -68,15 +79,10 @@ def evidence_problems(
         for c in checks
         if c.measured_s is not None and curve.expected_reported_backoff(c.curve_n) is not None
     ]
-    problems: list[Failure] = []
-    errors: list[Failure] = []
     slow = node_slow or NodeSlowness()
-    unconfirmed = _levels_unconfirmed(waited) if confirm_levels else None
-    levels_slow = slow.levels or slow.too_slow
-    if unconfirmed is not None and levels_slow is not None:
-        errors.append(NODE_TOO_SLOW.failed(f"error: {unconfirmed}. But {levels_slow}", error=True))
-    elif unconfirmed is not None:
-        problems.append(LEVELS_UNCONFIRMED.failed(unconfirmed))
+    problems, errors = _levels_and_starts(
+        checks, waited, confirm_levels=confirm_levels, cost=cost, slow=slow
+    )
     if curve.requeue != AT_EXPIRY:
         return problems, errors
     cap_s = curve.maximum.total_seconds()
@@ -113,6 +119,64 @@ def _levels_unconfirmed(waited: Sequence[RestartCheck]) -> str | None:
         "it (bound level_share_min), or a kubelet at a neighbouring level passes on its "
         "delays alone"
     )
+
+
+def _levels_and_starts(
+    checks: Sequence[RestartCheck],
+    waited: Sequence[RestartCheck],
+    *,
+    confirm_levels: bool,
+    cost: NodeCost | None,
+    slow: NodeSlowness,
+) -> tuple[list[Failure], list[Failure]]:
+    """The share of levels seen and the starts' median: problems, then the errors of a node
+    too slow for them."""
+    problems: list[Failure] = []
+    errors: list[Failure] = []
+    unconfirmed = _levels_unconfirmed(waited) if confirm_levels else None
+    levels_slow = slow.levels or slow.too_slow
+    if unconfirmed is not None and levels_slow is not None:
+        errors.append(NODE_TOO_SLOW.failed(f"error: {unconfirmed}. But {levels_slow}", error=True))
+    elif unconfirmed is not None:
+        problems.append(LEVELS_UNCONFIRMED.failed(unconfirmed))
+    late_start = _start_problem(checks, cost)
+    if late_start is not None and slow.too_slow is not None:
+        words, numbers = late_start
+        errors.append(
+            NODE_TOO_SLOW.failed(f"error: {words} But {slow.too_slow}", error=True, numbers=numbers)
+        )
+    elif late_start is not None:
+        problems.append(START_LATE.failed(late_start[0], numbers=late_start[1]))
+    return problems, errors
+
+
+def _start_problem(
+    checks: Sequence[RestartCheck], cost: NodeCost | None
+) -> tuple[str, dict[str, float]] | None:
+    """The restarts' starts (started - created) sit, in median, past what the node's runtime
+    takes: the reference host's p95 times the node's pace, probed beside the kubelet.
+
+    Nothing of the kubelet's but its own work runs between the two calls, so only a
+    paced node is judged (a node measured by its own starts would excuse them).
+    """
+    if cost is None or not cost.paced:
+        return None
+    latencies = [
+        c.start_latency_s for c in checks if c.start_latency_s is not None and c.set_aside is None
+    ]
+    if len(latencies) < START_MEDIAN_FROM:
+        return None
+    median = statistics.median(latencies)
+    bound = REFERENCE_START_P95_S * cost.pace
+    if median <= bound:
+        return None
+    words = (
+        f"start late: the {len(latencies)} restarts started {median:.3f}s after their "
+        f"creation in median, over the {bound:.3g}s the node's runtime takes (the reference "
+        f"host's p95, bound reference_start_latency, times its pace {cost.pace:.2f}x, "
+        "bound reference_pace)"
+    )
+    return words, {"start_median_s": median, "start_bound_s": bound}
 
 
 def _cap_median_problem(

@@ -1,5 +1,13 @@
 """What a restart costs its node in this run: the part of a delay no back-off timer decides.
 
+The node's pace comes first from its pace probes (crashloop_harness.recording.pace):
+the node's runtime running a container from its own client, beside the kubelet,
+timed on the node. No kubelet code is on that path, so the kubelet under test
+cannot move it: the pace is their median (read at its upper confidence bound)
+over the reference host's (bound ``reference_pace``). What follows describes
+the measure of runs recorded before nodes were probed (kept traces), which is
+used only where a node has no pace sample.
+
 A measured delay is the kubelet's wait (the back-off and the requeue jitter its
 release allows, read in source) plus the node's cost of a restart: the exit
 noticed, the pod synced, the container created. That cost is the host's, and
@@ -27,6 +35,7 @@ API alone) is judged at the reference host's cost, and says so.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import statistics
@@ -46,6 +55,7 @@ from crashloop_harness.verdict.tolerances import MAX_JUDGEABLE_SLOWDOWN, SLOW_LE
 REFERENCE_START_S: Final = BOUNDS["reference_start_latency"].as_seconds()
 REFERENCE_FIRST_RESTART_S: Final = BOUNDS["reference_first_restart"].as_seconds()
 REFERENCE_COST_MEDIAN_S: Final = BOUNDS["reference_cost_median"].as_seconds()
+REFERENCE_PACE_S: Final = BOUNDS["reference_pace"].as_seconds()
 # The reference host's start latencies (the run bound reference_start_latency
 # names, n=99), as seconds at its 0th, 5th, 10th, ... 95th and 100th
 # percentiles: a node's median of n starts is held against the percentile its
@@ -76,10 +86,29 @@ class NodeCost:
     start_latencies_s: tuple[float, ...]
     # created - previous finished of every restart that waited no back-off.
     first_restarts_s: tuple[float, ...]
+    # Every pace probe's time on the node (crashloop_harness.recording.pace).
+    pace_s: tuple[float, ...] = ()
 
     @property
     def measured(self) -> bool:
-        return bool(self.start_latencies_s)
+        return bool(self.start_latencies_s) or self.paced
+
+    @property
+    def paced(self) -> bool:
+        """Whether the node's pace was probed beside the kubelet (runs since the probes)."""
+        return bool(self.pace_s)
+
+    @functools.cached_property
+    def pace(self) -> float:
+        """The node's pace probes' median over the reference host's, never below 1.
+
+        Read at the median's upper confidence bound (:func:`median_upper_bound`),
+        as the restarts were: a bound from ten samples must not come out short of
+        the node's true pace one run in ten.
+        """
+        if not self.pace_s:
+            return 1.0
+        return max(1.0, median_upper_bound(self.pace_s) / REFERENCE_PACE_S)
 
     @functools.cached_property
     def slowdown(self) -> float:
@@ -91,6 +120,9 @@ class NodeCost:
         (:func:`median_upper_bound`): a bound from ten samples must not come out
         short of the node's true cost one run in ten.
         """
+        if self.paced:
+            # Measured beside the kubelet: nothing the kubelet does moves it.
+            return self.pace
         if not self.first_restarts_s or not self.start_latencies_s:
             return 1.0
         restarts = median_upper_bound(self.first_restarts_s) / REFERENCE_FIRST_RESTART_S
@@ -114,6 +146,8 @@ class NodeCost:
     @property
     def allowance(self) -> CostAllowance:
         """What a restart may cost on this node: the sources' terms times its slowdown."""
+        if self.paced:
+            return CostAllowance.paced(self.pace)
         return CostAllowance.scaled(self.slowdown) if self.measured else UNMEASURED
 
     @property
@@ -137,6 +171,13 @@ class NodeCost:
                 "restart cost"
             )
         allowance = self.allowance
+        paced = (
+            f"pace {self.pace:.2f}x: its runtime ran a container beside the kubelet in "
+            f"{_seconds(statistics.median(self.pace_s))} in median over {len(self.pace_s)} "
+            "probes; "
+            if self.paced
+            else ""
+        )
         first = (
             f"; a restart with no back-off took "
             f"{_seconds(statistics.median(self.first_restarts_s))} in median over "
@@ -144,16 +185,31 @@ class NodeCost:
             if self.first_restarts_s
             else "; no restart without back-off yet"
         )
-        return (
-            f"node {self.node}: start latency {_ms(statistics.median(self.start_latencies_s))} "
+        latency = (
+            f"start latency {_ms(statistics.median(self.start_latencies_s))} "
             f"in median, p95 {_ms(quantile(self.start_latencies_s))} over "
-            f"{len(self.start_latencies_s)} starts ({self.runtime_slowdown:.2f}x){first}; "
+            f"{len(self.start_latencies_s)} starts ({self.runtime_slowdown:.2f}x)"
+            if self.start_latencies_s
+            else "no start recorded yet"
+        )
+        return (
+            f"node {self.node}: {paced}{latency}{first}; "
             f"slowdown {self.slowdown:.2f}x, so a restart may cost "
             f"{_td(allowance.after_requeue)} after its requeue and restart 1 may take "
             f"{_td(allowance.first_restart)}"
         )
 
     def too_slow_message(self, curve: BackoffCurve) -> str:
+        if self.paced:
+            return (
+                f"node {self.node} too slow to judge back-off {format_duration(curve.maximum)}: "
+                f"its runtime ran a container beside the kubelet in p95 "
+                f"{_seconds(quantile(self.pace_s))} over {len(self.pace_s)} probes, "
+                f"{self.slowdown:.2f}x the reference host, past the "
+                f"{MAX_JUDGEABLE_SLOWDOWN:g}x the verdict is proven on (bound "
+                "max_judgeable_slowdown): its windows can no longer tell the curve from its "
+                "neighbour's"
+            )
         return (
             f"node {self.node} too slow to judge back-off {format_duration(curve.maximum)}: "
             f"a restart with no back-off took p95 {_seconds(quantile(self.first_restarts_s))} "
@@ -175,6 +231,10 @@ class NodeCost:
             "first_restart_samples": len(self.first_restarts_s),
             "first_restart_median_s": _median(self.first_restarts_s),
             "first_restart_p95_s": _rounded(quantile(self.first_restarts_s)),
+            "pace_samples": len(self.pace_s),
+            "pace_median_s": _median(self.pace_s),
+            "pace_p95_s": _rounded(quantile(self.pace_s)),
+            "pace": round(self.pace, 3),
             "runtime_slowdown": round(self.runtime_slowdown, 3),
             "slowdown": round(self.slowdown, 3),
             "after_requeue_s": round(allowance.after_requeue.total_seconds(), 3),
@@ -188,15 +248,21 @@ def node_costs(
     attempts: Mapping[str, Sequence[AttemptRecord]],
     nodes: Mapping[str, str],
     probes: Mapping[str, Sequence[Sequence[AttemptRecord]]] | None = None,
+    pace: Mapping[str, Sequence[float]] | None = None,
 ) -> dict[str, NodeCost]:
-    """node -> its cost, from every subject's attempts on it (subject -> node in ``nodes``)
-    and its restart-cost probes' (node -> one sequence of attempts per probe)."""
+    """node -> its cost, from every subject's attempts on it (subject -> node in ``nodes``),
+    its restart-cost probes' (node -> one sequence of attempts per probe) and its pace
+    probes' times (node -> seconds each)."""
     by_node: dict[str, list[Sequence[AttemptRecord]]] = {}
     for subject, node in nodes.items():
         by_node.setdefault(node, []).append(attempts.get(subject, ()))
     for node, containers in (probes or {}).items():
         by_node.setdefault(node, []).extend(containers)
-    return {node: cost_of(node, groups) for node, groups in by_node.items()}
+    paces = pace or {}
+    return {
+        node: dataclasses.replace(cost_of(node, groups), pace_s=tuple(paces.get(node, ())))
+        for node, groups in by_node.items()
+    }
 
 
 def cost_of(node: str, containers: Iterable[Sequence[AttemptRecord]]) -> NodeCost:

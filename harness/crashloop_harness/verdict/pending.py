@@ -12,7 +12,7 @@ from crashloop_harness.verdict.failures import Failure, Rule
 from crashloop_harness.verdict.lateness import machine_lateness
 from crashloop_harness.verdict.observation import Observation
 from crashloop_harness.verdict.restart import curve_positions
-from crashloop_harness.verdict.slowness import ENVIRONMENT
+from crashloop_harness.verdict.slowness import ENVIRONMENT, NODE_TOO_SLOW
 from crashloop_harness.verdict.tolerances import REPORTED_EPSILON_S, clock, dur, secs
 
 OVERDUE = Rule(
@@ -151,6 +151,11 @@ def _overdue(
         f"{clock(observation.now_ns)}, {secs(observation.now_ns - due_ns)} past its bound "
         f"({seen})"
     )
+    cost = observation.cost
+    if cost is not None and cost.measured and cost.too_slow:
+        # The node is too slow for its windows: its overdue restart is no verdict either.
+        too_slow = f"error: {overdue}. But {cost.too_slow_message(curve)}"
+        return [], [NODE_TOO_SLOW.failed(too_slow, restart=n, error=True, numbers=past)]
     return [OVERDUE.failed(overdue, restart=n, numbers=past)], []
 
 

@@ -18,6 +18,7 @@ import pytest
 from crashloop_harness.cluster.kubeletstate import KubeletChanges
 from crashloop_harness.core import timeouts
 from crashloop_harness.recording.hostcpu import SaturatedSpan
+from crashloop_harness.recording.pace import PaceSample
 from crashloop_harness.recording.recorder import Recorder
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.runs.check import CheckResult, judge, observe, take_sample
@@ -75,6 +76,9 @@ class FakeRecorder:
 
     def saturated(self) -> tuple[SaturatedSpan, ...]:
         return ()
+
+    def pace_samples(self) -> dict[str, list[PaceSample]]:
+        return {}
 
     def silent_nodes(self, longer_than: float) -> list[str]:
         assert longer_than == timeouts.NODE_SILENT

@@ -10,6 +10,7 @@ import pytest
 from crashloop_harness.cluster.remote import RemoteCluster
 from crashloop_harness.core import timeouts
 from crashloop_harness.recording.hostcpu import SaturatedSpan
+from crashloop_harness.recording.pace import PaceSample
 from crashloop_harness.recording.recorder import Recorder
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.runs.check import CheckResult, decide_early, judge, summary_of, take_sample
@@ -150,6 +151,9 @@ class _RecorderNow:
 
     def saturated(self) -> tuple[SaturatedSpan, ...]:
         return ()
+
+    def pace_samples(self) -> dict[str, list[PaceSample]]:
+        return {}
 
 
 def test_a_pending_level_is_dropped_once_its_restart_happened(tmp_path: Path) -> None:

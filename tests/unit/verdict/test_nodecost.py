@@ -13,6 +13,7 @@ from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict import Observation, judge_worker
 from crashloop_harness.verdict.nodecost import (
     REFERENCE_FIRST_RESTART_S,
+    REFERENCE_PACE_S,
     REFERENCE_START_S,
     NodeCost,
     cost_of,
@@ -234,3 +235,80 @@ def test_the_run_s_bounds_carry_each_node_s_measure_with_its_source() -> None:
     assert overhead.source_kind == "this-run"
     assert overhead.value == pytest.approx(1.5 * cost.slowdown, abs=1e-3)
     assert "over 1;" in overhead.source  # the samples it rests on
+
+
+# --- the pace probed beside the kubelet ----------------------------------------------------
+
+
+def _paced(pace: float, first_restarts_s: tuple[float, ...] = (0.9,)) -> NodeCost:
+    return NodeCost(
+        node="n",
+        start_latencies_s=(AT_REFERENCE,) * 10,
+        first_restarts_s=first_restarts_s,
+        pace_s=(REFERENCE_PACE_S * pace,) * 10,
+    )
+
+
+def test_a_paced_node_s_slowdown_is_its_pace_whatever_its_restarts_show() -> None:
+    # A kubelet that waits 3 s before every restart 1 reads its node 4x slow by its
+    # restarts; the probe beside it reads the node as it is.
+    waiting = _paced(1.0, first_restarts_s=(3.9,) * 10)
+    assert waiting.slowdown == 1.0
+    unpaced = dataclasses.replace(waiting, pace_s=(), start_latencies_s=(AT_REFERENCE * 4,) * 10)
+    assert unpaced.slowdown > 3.0, "without the probe, its own restarts widened its bounds"
+
+
+def test_a_paced_allowance_scales_the_work_not_the_timers() -> None:
+    twice = _paced(2.0).allowance
+    assert twice.slowdown == pytest.approx(2.0)
+    # 1 s tick + 0.5 s of work at 2x; restart 1: 1 s relist, 1 s tick, 1 s of work.
+    assert twice.after_requeue.total_seconds() == pytest.approx(2.0)
+    assert twice.first_restart.total_seconds() == pytest.approx(3.0)
+    # At the reference's pace, the sources' terms as before.
+    assert _paced(1.0).allowance.after_requeue == UNMEASURED.after_requeue
+
+
+def test_a_silent_wait_before_restart_1_is_caught_on_a_paced_node_twice_as_slow() -> None:
+    # Restart 1 after 0.9 s of the node's own cost and 2.5 s the kubelet waited silently.
+    records = attempts([3.4, 2.9, 2.8], reported=expected_reports(FAST, 3))
+    cost = _paced(2.0, first_restarts_s=(3.4,))
+    verdict = judge_worker(records, FAST, observation=Observation(cost=cost))
+    assert verdict.checks[0].code == "too-late", verdict.checks[0].reason
+    # Measured by its restarts instead, the same wait widened its own bound and passed.
+    unpaced = dataclasses.replace(cost, pace_s=(), start_latencies_s=(AT_REFERENCE * 4,) * 10)
+    assert judge_worker(records, FAST, observation=Observation(cost=unpaced)).checks[0].passed
+
+
+def test_a_node_paced_past_the_judgeable_is_too_slow_and_says_it_was_probed() -> None:
+    slow = _paced(6.7)
+    assert slow.too_slow
+    assert "ran a container beside the kubelet" in slow.too_slow_message(FAST)
+    assert slow.to_dict()["pace_samples"] == 10
+
+
+def test_a_restart_overdue_on_a_node_too_slow_to_judge_is_an_error_not_a_failure() -> None:
+    records = attempts([0.9, 2.9, 2.8], reported=expected_reports(FAST, 3))
+    exit_ns = records[-1].finished_at_ns or 0
+    overdue = Observation(now_ns=exit_ns + 60 * NS, cost=_paced(6.7))
+    verdict = judge_worker(records, FAST, observation=overdue)
+    assert verdict.in_error, verdict.failures
+    assert "restart 4 overdue" in verdict.errors[0].words
+    assert "too slow to judge" in verdict.errors[0].words
+    # On a node at the reference's pace, the same silence is the kubelet's.
+    sound = judge_worker(records, FAST, observation=dataclasses.replace(overdue, cost=_paced(1.0)))
+    assert sound.problems[0].code == "overdue"
+
+
+def _started_late(delay_s: float, pace: float) -> list[str]:
+    records = _started(attempts([0.9, *[2.8] * 7], reported=expected_reports(FAST, 8)), delay_s)
+    verdict = judge_worker(records, FAST, observation=Observation(cost=_paced(pace)))
+    return [f.code for f in verdict.failures]
+
+
+def test_a_kubelet_that_starts_a_second_after_creating_is_caught_at_x1_and_x2() -> None:
+    # The reference host's runtime starts in 0.24 s in median: 1.24 s is the kubelet's wait.
+    assert "start-late" in _started_late(AT_REFERENCE + 1.0, pace=1.0)
+    assert "start-late" in _started_late(AT_REFERENCE + 1.0, pace=2.0)
+    # A sound start on either passes; at 6x it is the node's, too slow to judge.
+    assert "start-late" not in _started_late(AT_REFERENCE, pace=1.0)
+    assert "start-late" not in _started_late(AT_REFERENCE * 2, pace=2.0)
