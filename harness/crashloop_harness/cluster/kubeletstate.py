@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from crashloop_harness.cluster.nodecommand import run_in_node
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.polling import poll_true
-from crashloop_harness.core.proc import run
 
 ExecInNode = Callable[[str, list[str]], str]
 
@@ -46,7 +46,7 @@ def kubelet_process(node: str, exec_in_node: ExecInNode | None = None) -> Kubele
     argv = ["systemctl", "show", "kubelet", "-p", "MainPID", "-p", "ActiveEnterTimestampMonotonic"]
     if exec_in_node is not None:
         return parse_systemctl_show(exec_in_node(node, argv))
-    return parse_systemctl_show(run(["docker", "exec", node, *argv], timeout=timeouts.NODE_EXEC))
+    return parse_systemctl_show(run_in_node(node, argv))
 
 
 def snapshot(nodes: list[str]) -> dict[str, KubeletProcess | None]:
@@ -181,7 +181,7 @@ def restart_kubelet(
     if exec_in_node is not None:
         exec_in_node(node, argv)
     else:
-        run(["docker", "exec", node, *argv], timeout=timeouts.NODE_EXEC)
+        run_in_node(node, argv)
     active_ns = time.time_ns()
     after = show()
 

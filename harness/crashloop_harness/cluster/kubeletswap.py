@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
+from crashloop_harness.cluster.nodecommand import run_in_node
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.proc import run
@@ -38,9 +39,7 @@ class NodeKubelet:
 
 
 def _exec(node: str, *argv: str, input_text: str | None = None) -> str:
-    return run(
-        ["docker", "exec", "-i", node, *argv], timeout=timeouts.NODE_EXEC, input_text=input_text
-    )
+    return run_in_node(node, argv, input_text=input_text)
 
 
 def read_node_kubelet(node: str) -> NodeKubelet:

@@ -14,8 +14,8 @@ from typing import Final
 import urllib3
 from kubernetes import client
 
+from crashloop_harness.cluster.nodecommand import run_in_node
 from crashloop_harness.core import timeouts
-from crashloop_harness.core.proc import run
 from crashloop_harness.overhead.analysis import (
     ProcessTimes,
     RequestSample,
@@ -30,7 +30,7 @@ _PROC_STATS: Final = "cat /proc/[0-9]*/stat 2>/dev/null; true"
 
 
 def read_processes(node: str) -> list[ProcessTimes]:
-    text = run(["docker", "exec", node, "sh", "-c", _PROC_STATS], timeout=timeouts.API_REQUEST)
+    text = run_in_node(node, ["sh", "-c", _PROC_STATS], timeout=timeouts.API_REQUEST)
     return parse_proc_stats(text, ticks_per_s=_TICKS_PER_S, page_bytes=_PAGE_BYTES)
 
 

@@ -16,10 +16,10 @@ from typing import Any, Final
 
 from kubernetes import client
 
+from crashloop_harness.cluster.nodecommand import run_in_node
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.polling import poll, poll_true
-from crashloop_harness.core.proc import run
 from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.overhead.analysis import (
     EVENT_BACKLOG_QPS,
@@ -58,7 +58,7 @@ def restart_counts(core: client.CoreV1Api, namespace: str) -> dict[str, int]:
 def workload_sandboxes(node: str) -> list[CriSandbox]:
     """The sandboxes the node's runtime still holds outside kube-system; a runtime too busy
     to answer raises HarnessError (the wait asks again)."""
-    text = run(["docker", "exec", node, "crictl", "pods", "-o", "json"], timeout=timeouts.NODE_EXEC)
+    text = run_in_node(node, ["crictl", "pods", "-o", "json"])
     try:
         return [s for s in parse_pods(text) if s.namespace != SYSTEM_NAMESPACE]
     except CriFormatError as error:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import IO, Final, Protocol
 
 from crashloop_harness.cluster.kubeletstate import KubeletProcess, parse_systemctl_show
+from crashloop_harness.cluster.nodecommand import node_argv
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.conventions import POD_NAMESPACE_LABEL
 from crashloop_harness.recording.cri import (
@@ -155,17 +156,7 @@ Spawn = Callable[[Sequence[str]], "subprocess.Popen[str]"]
 
 
 def docker_exec_argv(node: str, namespace: str) -> list[str]:
-    return [
-        "docker",
-        "exec",
-        "-i",
-        "-e",
-        f"NAMESPACE={namespace}",
-        node,
-        "bash",
-        "-c",
-        NODE_PROGRAM,
-    ]
+    return node_argv(node, ["bash", "-c", NODE_PROGRAM], stdin=True, env={"NAMESPACE": namespace})
 
 
 def _spawn(argv: Sequence[str]) -> subprocess.Popen[str]:

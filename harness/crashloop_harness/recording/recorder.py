@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
 from crashloop_harness.cluster.kubeletstate import KubeletChanges, KubeletProcess, changes_between
+from crashloop_harness.cluster.nodecommand import run_in_node
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.conventions import POD_NAMESPACE_LABEL
 from crashloop_harness.core.errors import HarnessError, first_line
-from crashloop_harness.core.proc import run
 from crashloop_harness.model.bounds import BOUNDS
 from crashloop_harness.recording.closing import ClosesItsLog, RecorderErrors
 from crashloop_harness.recording.cri import (
@@ -738,4 +738,4 @@ def pending_from(
 
 
 def _docker_exec(node: str, argv: list[str]) -> str:
-    return run(["docker", "exec", node, *argv], timeout=timeouts.API_REQUEST)
+    return run_in_node(node, argv, timeout=timeouts.API_REQUEST)

@@ -20,10 +20,10 @@ from typing import Any, Final
 from kubernetes import client
 
 from crashloop_harness.cluster.kubeletstate import KubeletProcess, KubeletRestart, restart_kubelet
+from crashloop_harness.cluster.nodecommand import run_in_node
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.conventions import ROLE_LABEL, WORKER_LABEL
 from crashloop_harness.core.errors import HarnessError, first_line
-from crashloop_harness.core.proc import run
 from crashloop_harness.pods.skeleton import MAIN_CONTAINER, on_existing_node
 from crashloop_harness.recording.recorder import AttemptRecorder
 from crashloop_harness.recording.records import AttemptRecord
@@ -88,8 +88,9 @@ class LiveRun:
             return self._read_echoed(pod, file)
         node = self.nodes[pod.worker]
         try:
-            return run(
-                ["docker", "exec", node, "cat", _EMPTY_DIR.format(uid=pod.uid, file=file)],
+            return run_in_node(
+                node,
+                ["cat", _EMPTY_DIR.format(uid=pod.uid, file=file)],
                 timeout=timeouts.API_REQUEST,
             )
         except HarnessError as error:

@@ -1,0 +1,46 @@
+"""The one way into a kind node: a command run in its container.
+
+kind writes its node command once per provider (a node embeds ``exec.Cmder``);
+so does this harness. Every reader, scenario and kubelet operation that runs a
+command in a node builds it here, so a cluster whose nodes are reached some
+other way replaces this module, not eight call sites in four packages. A
+cluster reached through its API alone has no node command at all: its target
+says so (crashloop_harness.cluster.target), and nothing here is asked of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from crashloop_harness.core import timeouts
+from crashloop_harness.core.proc import run
+
+
+def node_argv(
+    node: str,
+    argv: Sequence[str],
+    *,
+    stdin: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The host's argv that runs ``argv`` inside ``node``: with ``stdin`` kept open (a
+    long-lived reader that ends when its input closes), and ``env`` set in the node."""
+    options = ["-i"] if stdin else []
+    for name, value in (env or {}).items():
+        options += ["-e", f"{name}={value}"]
+    return ["docker", "exec", *options, node, *argv]
+
+
+def run_in_node(
+    node: str,
+    argv: Sequence[str],
+    *,
+    timeout: float = timeouts.NODE_EXEC,
+    input_text: str | None = None,
+) -> str:
+    """Run ``argv`` in ``node`` and return its output; HarnessError (its output) on failure."""
+    return run(
+        node_argv(node, argv, stdin=input_text is not None),
+        timeout=timeout,
+        input_text=input_text,
+    )
