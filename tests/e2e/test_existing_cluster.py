@@ -352,7 +352,7 @@ FREEZE_S = 25.0
 
 @pytest.mark.slow
 @pytest.mark.crashloop_disruptive
-def test_a_paused_node_is_an_error_not_the_kubelet_s_failure(
+def test_a_paused_node_s_late_restart_is_set_aside_not_the_kubelet_s_failure(
     account_kubeconfig: Path, crashloop_workload_image: str, crashloop_cluster: Cluster
 ) -> None:
     """Through a kubeconfig alone, a node paused mid-run shows as a gap in its Lease."""
@@ -387,10 +387,14 @@ def test_a_paused_node_is_an_error_not_the_kubelet_s_failure(
         remote, profile, lambda message: print(f"[existing] {message}"), on_sample=on_sample
     )
     assert fired.is_set(), "the node was never paused"
-    assert result.status == "error", result.reason
-    assert "node frozen" in result.reason
+    # The restart late across the pause is set aside, never judged: the check observes on
+    # for one in its place and passes, or ends an error naming the freeze; never failed.
     verdict = result.verdicts[fast_node]
-    assert verdict.in_error, verdict.failures
+    assert result.status in ("passed", "error"), result.reason
+    assert not verdict.problems, verdict.failures
+    aside = [c.set_aside or "" for c in verdict.checks if c.set_aside]
+    assert aside or "node frozen" in result.reason, result.reason
+    assert all("node frozen" in words for words in aside), aside
 
 
 def test_a_fleet_plan_groups_the_nodes_by_their_live_curves(

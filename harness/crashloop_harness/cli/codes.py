@@ -21,6 +21,32 @@ MEASURING_CODES: Final = """exit codes:
   3    internal error: a bug of the harness (its traceback is printed), never a verdict
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP): what was measured is judged and kept"""
 
+# The check and the nightly: a run that could not judge exits apart from a failure,
+# so a nightly can retry an error and page on a failure.
+CHECK_CODES: Final = """exit codes:
+  0    every verdict passed
+  1    a verdict failed: the kubelet is off its curve (summary.json's reason says where); the
+       run directory (runs/latest) has the summary, plots and evidence
+  2    bad input, or set-up failed before anything was measured (the message names the fix)
+  3    internal error: a bug of the harness (its traceback is printed), never a verdict
+  4    the run could not judge (status error): a node too slow or a host busy past the longer
+       window, a kubelet restarted or stopped, the engine gone; nothing is blamed on the
+       kubelet, and running again may answer
+  130  interrupted (Ctrl-C, SIGTERM, SIGHUP): what was measured is judged and kept"""
+
+# A run that ended ``error`` (no answer), as its exit code.
+COULD_NOT_JUDGE: Final = 4
+
+
+def verdict_exit(status: str, passed: bool) -> int:
+    """The exit code of a check or a nightly from its status and whether it passed."""
+    if status == "interrupted":
+        return 130
+    if passed:
+        return 0
+    return COULD_NOT_JUDGE if status == "error" else 1
+
+
 OVERHEAD_CODES: Final = """exit codes:
   0    every cell measured: overhead.json, the table, plots and report in the run directory
   1    a kubelet restarted or stopped, or the engine went, during the sweep: its cells are

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from rich.text import Text
 
 from crashloop_harness.cli import common
-from crashloop_harness.cli.codes import MEASURING_CODES
+from crashloop_harness.cli.codes import CHECK_CODES, MEASURING_CODES, verdict_exit
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.cluster.target import RunTarget
@@ -48,7 +48,7 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
 
 def _add_check(commands: common.Commands, parents: common.Parents) -> None:
     check = common.add_command(
-        commands, "check", _cmd_check, codes=MEASURING_CODES, parents=(parents.spec_and_image,)
+        commands, "check", _cmd_check, codes=CHECK_CODES, parents=(parents.spec_and_image,)
     )
     profile_option(check, "quick")
     common.observer_option(check)
@@ -93,7 +93,7 @@ def _add_conformance(commands: common.Commands, parents: common.Parents) -> None
         commands,
         "conformance",
         _cmd_conformance,
-        codes=MEASURING_CODES,
+        codes=CHECK_CODES,
         parents=(parents.spec_and_image,),
     )
     conformance.add_argument("--profile", choices=sorted(CHECK_PROFILES), default="full")
@@ -129,9 +129,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             "summary": json.loads(summary.to_json()),
         }
     )
-    if result.status == "interrupted":
-        return 130
-    return 0 if summary.passed else 1
+    return verdict_exit(result.status, summary.passed)
 
 
 def run_and_report_check(
@@ -260,4 +258,8 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     )
     if result.status == "interrupted" or any(run.status == "interrupted" for run in runs):
         return 130
-    return 0 if summary.passed and all(run.passed for run in runs) else 1
+    if summary.passed and all(run.passed for run in runs):
+        return 0
+    # An error (no answer) only when nothing failed: a failure pages whatever else errored.
+    statuses = {result.status, *(run.status for run in runs)} - {"passed"}
+    return verdict_exit("error", passed=False) if statuses == {"error"} else 1
