@@ -341,6 +341,9 @@ class ReplayRecorder:
     def deleted_pods(self) -> dict[str, str]:
         return self.inner.deleted_pods()
 
+    def not_running(self) -> dict[str, str]:
+        return self.inner.not_running()
+
     def kubelet_changes(self, made: Mapping[str, KubeletProcess] | None = None) -> Any:
         return self.inner.kubelet_changes(made)
 

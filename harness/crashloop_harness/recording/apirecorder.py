@@ -127,6 +127,10 @@ class ApiRecorder(ClosesItsLog):
         """Pod name -> when (UTC, ISO 8601) the pod watch saw it deleted, evicted or replaced."""
         return self.watch.deleted_pods()
 
+    def not_running(self) -> dict[str, str]:
+        """Pod name -> why its containers cannot run, as its status last said."""
+        return self.watch.not_running()
+
     def kubelet_changes(self, made: Mapping[str, KubeletProcess] | None = None) -> KubeletChanges:
         """Not seen mid-run without node access; compared at the end (the kubelets' metrics)."""
         del made

@@ -54,6 +54,9 @@ class NoRecorder:
     def deleted_pods(self) -> dict[str, str]:
         return {}
 
+    def not_running(self) -> dict[str, str]:
+        return {}
+
     def kubelet_changes(self, made: Mapping[str, KubeletProcess] | None = None) -> KubeletChanges:
         del made
         return KubeletChanges()

@@ -21,6 +21,7 @@ from kubernetes import client, watch
 
 from crashloop_harness.core import timeouts
 from crashloop_harness.model.backoff import parse_backoff_message
+from crashloop_harness.pods.notrunning import not_running_cause
 from crashloop_harness.recording.records import AttemptKey
 from crashloop_harness.recording.selfreport import SelfReport, parse_self_report
 from crashloop_harness.recording.trace import NoTrace, Tap, trimmed_pod
@@ -103,6 +104,9 @@ class PodWatch:
         # uid each name last had. Read from the run's thread.
         self._deleted: dict[str, str] = {}
         self._uids: dict[str, str] = {}
+        # Pod name -> why its containers cannot run, as its latest status says
+        # (crashloop_harness.pods.notrunning); absent once nothing says so.
+        self._not_running: dict[str, str] = {}
         self._deleted_lock = threading.Lock()
         self._note = note
         self._problem = problem
@@ -185,6 +189,11 @@ class PodWatch:
             for name in self._uids.keys() - listed:
                 self._deleted.setdefault(name, _now_utc())
 
+    def not_running(self) -> dict[str, str]:
+        """Pod name -> why its containers cannot run (a refusal, a pull), as last seen."""
+        with self._deleted_lock:
+            return dict(self._not_running)
+
     def deleted_pods(self) -> dict[str, str]:
         """Pod name -> when it was seen deleted, evicted or replaced (UTC, ISO 8601)."""
         with self._deleted_lock:
@@ -211,6 +220,12 @@ class PodWatch:
         """Note what one pod's container statuses say about each attempt."""
         self.heard_at_ns = time.time_ns()
         uid = pod.metadata.uid
+        cause = not_running_cause(pod)
+        with self._deleted_lock:
+            if cause is None:
+                self._not_running.pop(pod.metadata.name, None)
+            else:
+                self._not_running[pod.metadata.name] = cause
         statuses = [
             *(pod.status.init_container_statuses or []),
             *(pod.status.container_statuses or []),

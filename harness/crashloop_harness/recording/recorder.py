@@ -128,6 +128,7 @@ class AttemptRecorder(Protocol):
     def silent_nodes(self, longer_than: float) -> list[str]: ...
     def broken_nodes(self) -> list[str]: ...
     def deleted_pods(self) -> dict[str, str]: ...
+    def not_running(self) -> dict[str, str]: ...
     def kubelet_changes(
         self, made: Mapping[str, KubeletProcess] | None = None
     ) -> KubeletChanges: ...
@@ -347,6 +348,10 @@ class Recorder(ClosesItsLog):
     def deleted_pods(self) -> dict[str, str]:
         """Pod name -> when (UTC, ISO 8601) the pod watch saw it deleted, evicted or replaced."""
         return self.watch.deleted_pods()
+
+    def not_running(self) -> dict[str, str]:
+        """Pod name -> why its containers cannot run, as its status last said."""
+        return self.watch.not_running()
 
     def kubelet_changes(self, made: Mapping[str, KubeletProcess] | None = None) -> KubeletChanges:
         """What happened to each node's kubelet between its first and latest pulse; ``made``:

@@ -101,6 +101,8 @@ class CheckResult(RunState):
     # node not observed): each owes one more restart, observed for up to
     # SET_ASIDE_EXTENSION times the profile's window.
     set_aside: dict[str, int] = field(default_factory=dict)
+    # subject -> why its pod cannot run its container, as the pod's status says.
+    not_running: dict[str, str] = field(default_factory=dict)
     # node -> its pace probes' times so far (crashloop_harness.recording.pace).
     pace: dict[str, list[float]] = field(default_factory=dict)
 
@@ -354,6 +356,11 @@ def take_sample(result: CheckResult, recorder: AttemptRecorder) -> None:
             result.levels_until_ns[worker] = stopped
         result.unobserved[worker] = tuple(recorder.unobserved(node))
     result.saturated = recorder.saturated()
+    result.not_running = {
+        subject: cause
+        for pod, cause in recorder.not_running().items()
+        if (subject := result.pods.get(pod)) is not None
+    }
     result.pace = {
         node: [sample.seconds for sample in samples]
         for node, samples in recorder.pace_samples().items()
@@ -368,10 +375,13 @@ def decide_early(result: CheckResult, elapsed_s: float) -> None:
             continue
         attempts = result.attempts.get(worker, [])
         if not attempts:
+            cause = result.not_running.get(worker)
             if elapsed_s > timeouts.POD_RUNNING:
+                because = f": {cause}" if cause else ""
                 result.decided[worker] = (
                     elapsed_s,
-                    f"{worker}: the pod's container never ran within {timeouts.POD_RUNNING:.0f}s",
+                    f"{worker}: the pod's container never ran within "
+                    f"{timeouts.POD_RUNNING:.0f}s{because}",
                 )
             continue
         # Only what no later record can undo decides a worker: unconfirmed levels are not
@@ -411,6 +421,7 @@ def _observation(
         saturated=result.saturated,
         cost=result.costs.get(result.nodes[worker]),
         levels_until_ns=result.levels_until_ns.get(worker),
+        not_running=result.not_running.get(worker),
         final=final,
     )
 

@@ -45,6 +45,9 @@ class Observation:
     set_aside: int = 0
     # The first of them, in its own words (what the machine did, and when).
     first_set_aside: str = ""
+    # Why the worker's pod cannot run its container, as the pod's status says (a
+    # refusal, an image pull): no attempt is then the environment's, not the kubelet's.
+    not_running: str | None = None
     # False for a judgement made while the check observes on (an early decision):
     # an overdue restart the machine excuses then decides nothing yet.
     final: bool = True

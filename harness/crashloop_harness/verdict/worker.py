@@ -19,6 +19,11 @@ from crashloop_harness.verdict.pending import pending_problems
 from crashloop_harness.verdict.restart import RestartCheck, check_restart, curve_positions
 from crashloop_harness.verdict.slowness import NODE_TOO_SLOW
 
+POD_NOT_RUN = Rule(
+    "pod-not-run",
+    "the pod never ran its container for a reason its status names (the scheduler or the "
+    "node refused it, its image could not be pulled): not the kubelet's back-off, an error",
+)
 NO_ATTEMPT = Rule(
     "no-attempt",
     "no restart was recorded: the pod never ran or the recorder saw nothing (see the pod's "
@@ -108,18 +113,7 @@ def judge_worker(
     worker = worker if worker is not None else (first.worker if first else "")
     node = node if node is not None else (first.node if first else "")
     if first is None:
-        return WorkerVerdict(
-            worker=worker,
-            node=node,
-            checks=(),
-            reported_seen=0,
-            reported_expected=0,
-            problems=(
-                NO_ATTEMPT.failed(
-                    "no container attempt was recorded: the pod never ran its container"
-                ),
-            ),
-        )
+        return _not_attempted(worker, node, observation)
 
     checks: list[RestartCheck] = []
     problems, notes = api_cross_check(by_attempt.values())
@@ -184,6 +178,34 @@ def judge_worker(
         last_restart=last,
         errors=tuple(errors),
         cost=observation.cost,
+    )
+
+
+def _not_attempted(worker: str, node: str, observation: Observation) -> WorkerVerdict:
+    """No attempt recorded: the kubelet's failure, or an error where the pod's status says
+    why its container could not run (a refusal, an image pull)."""
+    if observation.not_running is not None:
+        # Stopped before any restart could happen: nothing of the back-off to judge.
+        error = POD_NOT_RUN.failed(
+            f"error: the pod never ran its container: {observation.not_running}", error=True
+        )
+        return WorkerVerdict(
+            worker=worker,
+            node=node,
+            checks=(),
+            reported_seen=0,
+            reported_expected=0,
+            errors=(error,),
+        )
+    return WorkerVerdict(
+        worker=worker,
+        node=node,
+        checks=(),
+        reported_seen=0,
+        reported_expected=0,
+        problems=(
+            NO_ATTEMPT.failed("no container attempt was recorded: the pod never ran its container"),
+        ),
     )
 
 

@@ -50,6 +50,8 @@ class FakeRecorder:
     broken: list[tuple[float, str]] = field(default_factory=list)
     # (fake time, pod name): a pod the watch saw deleted from then on.
     deleted: list[tuple[float, str]] = field(default_factory=list)
+    # pod name -> why it cannot run, as its status says.
+    blocked: dict[str, str] = field(default_factory=dict)
     waits: int = 0
 
     def attempts(self) -> list[AttemptRecord]:
@@ -89,6 +91,9 @@ class FakeRecorder:
 
     def deleted_pods(self) -> dict[str, str]:
         return {name: f"t={at:.0f}" for at, name in self.deleted if at <= self.clock.now}
+
+    def not_running(self) -> dict[str, str]:
+        return dict(self.blocked)
 
     def kubelet_changes(self, made: object = None) -> KubeletChanges:
         return KubeletChanges()
@@ -190,6 +195,32 @@ def test_a_pod_that_never_runs_is_decided_at_its_deadline_not_at_the_windows(
     assert "never ran" in why
     assert timeouts.POD_RUNNING < elapsed < QUICK.timeout_s
     assert clock.now - 1000.0 < QUICK.timeout_s
+
+
+TAINTED = (
+    "not scheduled: Unschedulable: 0/4 nodes are available: 1 node(s) had untolerated taint "
+    "{drain: now}"
+)
+
+
+def test_a_pod_refused_by_its_node_is_an_error_naming_the_cause_never_a_failure(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    recorder = FakeRecorder(clock, [], blocked={"crashloop-fast": TAINTED})
+    result = _result(tmp_path)
+    _watch(result, recorder)
+    assert TAINTED in result.decided["fast"][1]
+    judge(result, {"fast": 10})
+    assert result.status == "error", result.reason
+    verdict = result.verdicts["fast"]
+    assert verdict.in_error
+    assert verdict.errors[0].code == "pod-not-run"
+    assert "untolerated taint" in result.reason
+    # With no cause on its status, a pod that never ran stays the kubelet's failure.
+    bare = _result(tmp_path)
+    _watch(bare, FakeRecorder(clock, []))
+    judge(bare, {"fast": 10})
+    assert bare.status == "failed"
 
 
 def test_a_restart_off_the_curve_decides_the_worker_early(clock: FakeClock, tmp_path: Path) -> None:

@@ -140,6 +140,9 @@ class _RecorderNow:
     def pending_backoffs(self) -> dict[tuple[str, str], tuple[int, float]]:
         return self.pending
 
+    def not_running(self) -> dict[str, str]:
+        return {}
+
     def listed_at_ns(self, _node: str) -> int | None:
         return None
 

@@ -68,6 +68,9 @@ class _Recorder:
     def deleted_pods(self) -> dict[str, str]:
         return self.deleted
 
+    def not_running(self) -> dict[str, str]:
+        return {}
+
 
 def _stop_reason(recorder: _Recorder, measured: dict[str, str] | None = None) -> str | None:
     return stop_reason(cast(Recorder, recorder), measured)
