@@ -156,7 +156,18 @@ class NodeCost:
 
     @property
     def levels_fall_behind(self) -> bool:
-        """Whether the node is slow enough that its status writes miss levels."""
+        """Whether the node is slow enough that its status writes miss levels.
+
+        A paced node's pace over-reads a starved node (its probe slows faster than the
+        kubelet's status writes): the fast worker's node at a fifth of a core read 11.9x
+        and its levels were seen before 38 of 39 restarts (run
+        20261207T030201Z-check-quick-9a8d), at half a core 2.5x and 55 of 55
+        (20261207T025443Z-check-quick-d793). So a paced node's levels count as falling
+        behind only past the pace the verdict judges at all; a node measured by its
+        restarts keeps ``slow_levels_from``.
+        """
+        if self.paced:
+            return self.too_slow
         return self.slowdown >= SLOW_LEVELS_FROM
 
     def cap_median_shift_s(self) -> float:

@@ -312,3 +312,18 @@ def test_a_kubelet_that_starts_a_second_after_creating_is_caught_at_x1_and_x2() 
     # A sound start on either passes; at 6x it is the node's, too slow to judge.
     assert "start-late" not in _started_late(AT_REFERENCE, pace=1.0)
     assert "start-late" not in _started_late(AT_REFERENCE * 2, pace=2.0)
+
+
+def test_a_paced_node_s_levels_fall_behind_only_past_the_judgeable_pace() -> None:
+    # A node paced at 2x still owes its levels (measured: seen 55 of 55 at 2.5x, 38 of 39
+    # at 11.9x); measured by its restarts, 1.5x already excused them.
+    assert not _paced(2.0).levels_fall_behind
+    assert _paced(6.7).levels_fall_behind
+    unpaced = dataclasses.replace(_paced(1.0), pace_s=(), first_restarts_s=(1.8,) * 10)
+    unpaced = dataclasses.replace(unpaced, start_latencies_s=(AT_REFERENCE * 3,) * 10)
+    assert unpaced.levels_fall_behind
+    # A kubelet that hides its levels on a paced node twice as slow is failed, not excused.
+    hidden = attempts([0.9, *[2.8] * 9])
+    verdict = judge_worker(hidden, FAST, observation=Observation(cost=_paced(2.0)))
+    assert "levels-unconfirmed" in [f.code for f in verdict.failures]
+    assert not verdict.in_error
