@@ -62,7 +62,9 @@ from tests.fakeclock import REAL_TIME_FOR
 
 TRACES = Path(__file__).parents[1] / "data" / "traces"
 # What the replayed check loop waits for between two looks, as the live one does.
-_FEED_KINDS = frozenset({"event", "event-error", "err", "ended", "pod", "watch", "host", "lease"})
+_FEED_KINDS = frozenset(
+    {"event", "event-error", "err", "ended", "pod", "watch", "host", "lease", "pace"}
+)
 # How long after its loop ended a live run still read its nodes (stopping the
 # readers, the final listing): inputs that late are fed before the verdict.
 STOP_DRAIN_NS = 3 * NS_PER_S

@@ -1,0 +1,69 @@
+"""Checks recorded with each node's pace probed beside the kubelet, replayed on the real code.
+
+Two real runs of sound v1.35.8 kubelets (docs/results.md, 2026-12-07): a host kept busy
+(four CPU-bound processes on its two cores), and the fast worker's node held to a fifth
+of a core. The pace comes from the probes the trace kept, never from the kubelet's own
+restarts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from crashloop_harness.model.backoff import BackoffCurve
+from tests.replay.driver import Changes, Trace, replay_check
+from tests.unit.factories import neighbour_curve
+
+BUSY = "v1.35.8-paced-busy-host"
+FIFTH = "v1.35.8-paced-fifth-core"
+
+
+def test_a_busy_host_s_check_passes_on_the_pace_its_probes_read(tmp_path: Path) -> None:
+    trace = Trace.load(BUSY)
+    result = replay_check(trace, tmp_path / "run")
+    assert result.status == trace.outcome["status"] == "passed", result.reason
+    for node, cost in result.costs.items():
+        assert cost.paced, node
+        assert len(cost.pace_s) >= 10, node
+        # The slowdown is the probes' pace, whatever the restarts with no back-off show.
+        assert cost.slowdown == cost.pace
+        assert 1.0 <= cost.pace < 4.0, cost.describe()
+
+
+@pytest.mark.parametrize(
+    ("worker", "told"),
+    [("fast", neighbour_curve(3)), ("reduced", neighbour_curve(30, reduced=True))],
+)
+def test_on_the_busy_host_a_neighbour_curve_is_still_caught(
+    tmp_path: Path, worker: str, told: BackoffCurve
+) -> None:
+    result = replay_check(Trace.load(BUSY), tmp_path / "run", Changes(curves={worker: told}))
+    assert result.status == "failed", result.reason
+    assert not result.verdicts[worker].in_error, result.verdicts[worker].failures
+
+
+def test_a_node_at_a_fifth_of_a_core_is_too_slow_to_judge_never_failed(tmp_path: Path) -> None:
+    trace = Trace.load(FIFTH)
+    result = replay_check(trace, tmp_path / "run")
+    assert result.status == trace.outcome["status"] == "error", result.reason
+    node = trace.context["nodes"]["fast"]
+    cost = result.costs[node]
+    assert cost.paced
+    assert cost.too_slow
+    assert cost.pace > 10, cost.describe()
+    for subject in ("fast", "fast/runs-5s"):
+        verdict = result.verdicts[subject]
+        assert verdict.in_error, verdict.failures
+        assert any("ran a container beside the kubelet" in e.words for e in verdict.errors)
+    # The workers on unthrottled nodes were judged and passed in the same run.
+    for subject in ("reduced", "default"):
+        assert result.verdicts[subject].passed, result.verdicts[subject].failures
+    # The same restarts measured by the kubelet's own restarts (the probes dropped) read the
+    # node barely slow: judged so, this sound kubelet's bounds came from its own restarts.
+    unpaced = replay_check(
+        trace, tmp_path / "unpaced", Changes(drop=lambda entry: entry.kind == "pace")
+    )
+    assert not unpaced.costs[node].paced
+    assert unpaced.costs[node].slowdown < cost.slowdown
