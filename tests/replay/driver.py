@@ -346,6 +346,13 @@ class ReplayRecorder:
     def not_running(self) -> dict[str, str]:
         return self.inner.not_running()
 
+    def ended_pod_uids(self) -> frozenset[str]:
+        return self.inner.ended_pod_uids()
+
+    @property
+    def observer(self) -> str:
+        return self.inner.observer
+
     def kubelet_changes(self, made: Mapping[str, KubeletProcess] | None = None) -> Any:
         return self.inner.kubelet_changes(made)
 

@@ -55,7 +55,7 @@ from crashloop_harness.cluster.reusehealth import (
     reuse_health_wait,
 )
 from crashloop_harness.cluster.runnamespace import clear_leftover_runs, create_run_namespace
-from crashloop_harness.cluster.target import NodeRows, RunNamespace
+from crashloop_harness.cluster.target import NODE_ACCESS, Capabilities, NodeRows, RunNamespace
 from crashloop_harness.core import pins, timeouts
 from crashloop_harness.core.conventions import CONFIG_HASH_LABEL
 from crashloop_harness.core.errors import HarnessError
@@ -103,7 +103,11 @@ class Cluster:
 
     @property
     def reads_nodes(self) -> bool:
-        return True
+        return self.capabilities.node_command
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return NODE_ACCESS
 
     def node_rows(
         self, api: client.ApiClient, progress: Progress, *, require_profiles: bool

@@ -30,7 +30,13 @@ from crashloop_harness.cluster.kubeletswap import NodeKubelet
 from crashloop_harness.cluster.liveconfig import NodeConfigRow, row_for
 from crashloop_harness.cluster.profiles import ClusterSpec
 from crashloop_harness.cluster.runnamespace import create_run_namespace, refuse_busy_namespace
-from crashloop_harness.cluster.target import NodeRows, RunEnding, RunNamespace
+from crashloop_harness.cluster.target import (
+    API_ONLY,
+    Capabilities,
+    NodeRows,
+    RunEnding,
+    RunNamespace,
+)
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import HarnessError, first_line
 from crashloop_harness.core.progress import Progress
@@ -67,7 +73,11 @@ class RemoteCluster:
 
     @property
     def reads_nodes(self) -> bool:
-        return False
+        return self.capabilities.node_command
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return API_ONLY
 
     def node_rows(
         self, api: client.ApiClient, progress: Progress, *, require_profiles: bool

@@ -15,13 +15,14 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from kubernetes import client
 
 from crashloop_harness.cluster.info import ClusterInfo
 from crashloop_harness.cluster.kubeletstate import KubeletProcess
 from crashloop_harness.cluster.liveconfig import NodeConfigRow
+from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.progress import Progress
 
 
@@ -55,6 +56,30 @@ class KubeletWatch(Protocol):
 
 
 @dataclass(frozen=True)
+class Capabilities:
+    """What a kind of cluster lets a run do besides its API, as kind's ProviderInfo says what
+    a provider can: a run asks here, never which kind of cluster it holds.
+
+    ``node_command``: commands run in its nodes (crashloop_harness.cluster.nodecommand): the
+    runtime's own readers and timestamps, files on a node's disk, pace probes.
+    ``restart_kubelet``: a node's kubelet restarted on purpose (a scenario's fault).
+    """
+
+    node_command: bool
+    restart_kubelet: bool
+
+    def refusal(self, what: str, fix: str) -> HarnessError:
+        """The error for asking what this kind of cluster cannot do, naming it and the fix."""
+        return HarnessError(f"this cluster cannot {what}: it is reached through its API alone", fix)
+
+
+# The harness's own kind cluster: its nodes are containers on this host.
+NODE_ACCESS: Final = Capabilities(node_command=True, restart_kubelet=True)
+# A cluster reached by a kubeconfig alone (or from inside it): the API is all there is.
+API_ONLY: Final = Capabilities(node_command=False, restart_kubelet=False)
+
+
+@dataclass(frozen=True)
 class NodeRows:
     """The judged nodes' live kubelet configs, and which node each judged subject is."""
 
@@ -80,6 +105,11 @@ class RunTarget(Protocol):
     def reads_nodes(self) -> bool:
         """True when its nodes' runtimes can be read beside the API (restart-cost
         probes, an observer of the runtime's own timestamps); False: the API alone."""
+        ...
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What a run may ask of its nodes besides the API."""
         ...
 
     def api(self) -> client.ApiClient: ...

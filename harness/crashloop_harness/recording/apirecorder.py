@@ -131,6 +131,10 @@ class ApiRecorder(ClosesItsLog):
         """Pod name -> why its containers cannot run, as its status last said."""
         return self.watch.not_running()
 
+    def ended_pod_uids(self) -> frozenset[str]:
+        """UIDs of the pods the watch saw end (every container stopped) or go."""
+        return frozenset(self.watch.ended_pods)
+
     def kubelet_changes(self, made: Mapping[str, KubeletProcess] | None = None) -> KubeletChanges:
         """Not seen mid-run without node access; compared at the end (the kubelets' metrics)."""
         del made

@@ -35,6 +35,10 @@ class NoRecorder:
     def trace(self) -> Tap:
         return self._trace
 
+    @property
+    def observer(self) -> str:
+        return "none"
+
     def start(self) -> None:
         pass
 
@@ -56,6 +60,9 @@ class NoRecorder:
 
     def not_running(self) -> dict[str, str]:
         return {}
+
+    def ended_pod_uids(self) -> frozenset[str]:
+        return frozenset()
 
     def kubelet_changes(self, made: Mapping[str, KubeletProcess] | None = None) -> KubeletChanges:
         del made

@@ -120,6 +120,11 @@ class AttemptRecorder(Protocol):
     cost: ObserverCost | None
 
     @property
+    def observer(self) -> str:
+        """How it records: "events", "poll" (the nodes' runtimes), "selfreport" (the API)."""
+        ...
+
+    @property
     def trace(self) -> Tap: ...
 
     def start(self) -> None: ...
@@ -129,6 +134,7 @@ class AttemptRecorder(Protocol):
     def broken_nodes(self) -> list[str]: ...
     def deleted_pods(self) -> dict[str, str]: ...
     def not_running(self) -> dict[str, str]: ...
+    def ended_pod_uids(self) -> frozenset[str]: ...
     def kubelet_changes(
         self, made: Mapping[str, KubeletProcess] | None = None
     ) -> KubeletChanges: ...
@@ -352,6 +358,10 @@ class Recorder(ClosesItsLog):
     def not_running(self) -> dict[str, str]:
         """Pod name -> why its containers cannot run, as its status last said."""
         return self.watch.not_running()
+
+    def ended_pod_uids(self) -> frozenset[str]:
+        """UIDs of the pods the watch saw end (every container stopped) or go."""
+        return frozenset(self.watch.ended_pods)
 
     def kubelet_changes(self, made: Mapping[str, KubeletProcess] | None = None) -> KubeletChanges:
         """What happened to each node's kubelet between its first and latest pulse; ``made``:

@@ -89,7 +89,7 @@ def stop_reason(
     (a scenario that restarts kubelets on purpose): not a reason to end.
     """
     silent = recorder.silent_nodes(longer_than=timeouts.NODE_SILENT)
-    if silent and getattr(recorder, "observer", None) == "selfreport":
+    if silent and recorder.observer == "selfreport":
         # A node of a cluster reached through the API alone: its Lease went still.
         return "; ".join(silent) + ": is the node running? (`kubectl get nodes`)"
     if silent:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
@@ -21,13 +22,20 @@ from kubernetes import client
 
 from crashloop_harness.cluster.kubeletstate import KubeletProcess, KubeletRestart, restart_kubelet
 from crashloop_harness.cluster.nodecommand import run_in_node
+from crashloop_harness.cluster.target import NODE_ACCESS, Capabilities
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.conventions import ROLE_LABEL, WORKER_LABEL
 from crashloop_harness.core.errors import HarnessError, first_line
-from crashloop_harness.pods.skeleton import MAIN_CONTAINER, on_existing_node
+from crashloop_harness.pods.skeleton import MAIN_CONTAINER
 from crashloop_harness.recording.recorder import AttemptRecorder
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.scenarios.common import LivePod
+
+
+def _as_placed(manifest: dict[str, Any], _node: str) -> dict[str, Any]:
+    """A kind cluster's pods select their worker by its label already."""
+    return manifest
+
 
 _EMPTY_DIR: Final = "/var/lib/kubelet/pods/{uid}/volumes/kubernetes.io~empty-dir/records/{file}"
 
@@ -47,8 +55,11 @@ class LiveRun:
     # Set by the caller to end the whole observation early (never set here).
     interrupt: threading.Event = field(default_factory=threading.Event)
     errors: list[str] = field(default_factory=list)
-    # An existing cluster: pods bound to nodes by name, files read from pods/log.
-    remote: bool = False
+    # What the cluster lets the run do besides its API (crashloop_harness.cluster.target):
+    # without a node command, files are read from pods/log, no kubelet is restarted.
+    capabilities: Capabilities = NODE_ACCESS
+    # The cluster's own way of binding a manifest to a subject's node.
+    place: Callable[[dict[str, Any], str], dict[str, Any]] = _as_placed
     kubelet_versions: dict[str, str] = field(default_factory=dict)  # worker -> version
     # node -> the kubelet process a restart this run made started (restart_kubelet).
     kubelets_restarted: dict[str, KubeletProcess] = field(default_factory=dict)
@@ -84,7 +95,7 @@ class LiveRun:
         return text
 
     def _read_pod_file(self, pod: LivePod, file: str) -> str | None:
-        if self.remote:
+        if not self.capabilities.node_command:
             return self._read_echoed(pod, file)
         node = self.nodes[pod.worker]
         try:
@@ -116,8 +127,7 @@ class LiveRun:
         kind, name = manifest["kind"], manifest["metadata"]["name"]
         node = self.nodes[manifest["metadata"]["labels"][WORKER_LABEL]]
         self.recorder.trace.write("view", op="create", object=kind, name=name)
-        if self.remote:
-            manifest = on_existing_node(manifest, node)
+        manifest = self.place(manifest, node)
         try:
             if kind == "Pod":
                 self.core.create_namespaced_pod(self.namespace, manifest)
@@ -166,10 +176,9 @@ class LiveRun:
         """Restart ``worker``'s kubelet (``systemctl restart`` in its node container), then wait
         until it answers /healthz through the API server; its new process is this run's own
         doing from then on, not a reason to end the run."""
-        if self.remote:
-            raise HarnessError(
-                "a run on a cluster reached by a kubeconfig alone restarts no kubelet",
-                "run the scenario on the harness's own cluster",
+        if not self.capabilities.restart_kubelet:
+            raise self.capabilities.refusal(
+                "restart a kubelet", "run the scenario on the harness's own cluster"
             )
         node = self.nodes[worker]
 

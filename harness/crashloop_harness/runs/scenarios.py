@@ -41,7 +41,6 @@ from crashloop_harness.outputs.summary import (
     outcome_of,
     summarize,
 )
-from crashloop_harness.recording.apirecorder import ApiRecorder
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.runs.ending import apply_ending, stop_reason
 from crashloop_harness.runs.execute import execute
@@ -132,7 +131,8 @@ def run_scenarios(
         setup.image,
         setup.nodes,
         setup.recorder,
-        remote=not cluster.reads_nodes,
+        capabilities=cluster.capabilities,
+        place=cluster.place,
         kubelet_versions={row.worker: row.kubelet_version for row in setup.rows if row.worker},
     )
     if stop is not None:
@@ -164,7 +164,7 @@ class _ScenarioSteps:
             run="scenarios",
             run_id=setup.run_id,
             namespace=setup.namespace,
-            observer="selfreport" if live.remote else "events",
+            observer=live.recorder.observer,
             scenarios=list(result.scenarios),
             image=setup.image,
             kubelet_versions=live.kubelet_versions,
@@ -184,11 +184,10 @@ class _ScenarioSteps:
         live.stopping.set()
         for watch in self.watches.values():
             watch.stop()
-        if live.remote:
+        if not live.capabilities.node_command:
             for watch in self.watches.values():
                 watch.collect()
-            if isinstance(live.recorder, ApiRecorder):
-                _end_pods_gracefully(live, live.recorder, self.progress)
+            _end_pods_gracefully(live, self.progress)
         live.recorder.stop()
         result.observer = live.recorder.cost
         result.kubelets_restarted_by_run = dict(live.kubelets_restarted)
@@ -211,7 +210,7 @@ def conclude_scenarios(
     Everything after the recorder stopped that judges rather than touches the
     cluster: a replay of the run's trace calls it too.
     """
-    if ending.engine_gone is None and not live.remote:
+    if ending.engine_gone is None and live.capabilities.node_command:
         for watch in watches.values():
             watch.collect()
     attempts = live.recorder.attempts()
@@ -221,7 +220,7 @@ def conclude_scenarios(
     apply_ending(result, ending)
 
 
-def _end_pods_gracefully(live: LiveRun, recorder: ApiRecorder, progress: Progress) -> None:
+def _end_pods_gracefully(live: LiveRun, progress: Progress) -> None:
     """Delete the run's pods with their grace period; wait until the watch saw each end.
 
     A container still running (the sidecar's app, the recovered transient)
@@ -242,9 +241,9 @@ def _end_pods_gracefully(live: LiveRun, recorder: ApiRecorder, progress: Progres
         return
     progress(f"ending {len(uids)} pod(s) with their grace period, for their last reports")
     if not poll_true(
-        lambda: uids <= recorder.watch.ended_pods, within=timeouts.POD_DRAIN, every=DRAIN_POLL
+        lambda: uids <= live.recorder.ended_pod_uids(), within=timeouts.POD_DRAIN, every=DRAIN_POLL
     ):
-        left = len(uids - recorder.watch.ended_pods)
+        left = len(uids - live.recorder.ended_pod_uids())
         live.problem(
             f"{left} pod(s) still running {timeouts.POD_DRAIN:.0f}s after their deletion: "
             "the containers running when the run ended have no recorded start"

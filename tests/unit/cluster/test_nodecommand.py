@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import cast
+
+import pytest
+from kubernetes import client
 
 from crashloop_harness.cluster.nodecommand import node_argv
+from crashloop_harness.cluster.target import API_ONLY, NODE_ACCESS
+from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.recording.norecorder import NoRecorder
+from crashloop_harness.runs.liverun import LiveRun
 
 PACKAGE = Path(__file__).resolve().parents[3] / "harness" / "crashloop_harness"
 # The node image's build runs commands in a build container, not a cluster's node.
@@ -33,3 +41,16 @@ def test_no_other_module_writes_the_node_command() -> None:
         if pattern.search(path.read_text(encoding="utf-8"))
     }
     assert writers - NOT_A_NODE == {"cluster/nodecommand.py"}
+
+
+def test_a_cluster_reached_through_its_api_alone_refuses_what_it_lacks() -> None:
+    assert NODE_ACCESS.node_command
+    assert NODE_ACCESS.restart_kubelet
+    live = LiveRun(cast(client.CoreV1Api, None), "ns", "run", "img", {"fast": "n1"}, NoRecorder())
+    live.capabilities = API_ONLY
+    with pytest.raises(HarnessError) as refused:
+        live.restart_kubelet("fast")
+    assert refused.value.problem == (
+        "this cluster cannot restart a kubelet: it is reached through its API alone"
+    )
+    assert "harness's own cluster" in refused.value.fix

@@ -53,6 +53,7 @@ class FakeRecorder:
     # pod name -> why it cannot run, as its status says.
     blocked: dict[str, str] = field(default_factory=dict)
     waits: int = 0
+    observer: str = "events"
 
     def attempts(self) -> list[AttemptRecord]:
         known: list[AttemptRecord] = []

@@ -54,6 +54,7 @@ class _Recorder:
     silent: list[str] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)
     deleted: dict[str, str] = field(default_factory=dict)
+    observer: str = "events"
 
     def silent_nodes(self, longer_than: float) -> list[str]:
         del longer_than
