@@ -329,6 +329,28 @@ _TABLE: Final[tuple[Bound, ...]] = (
             "could not tell apart"
         ),
     ),
+    Bound(
+        name="max_judgeable_pace",
+        value=10.0,
+        unit="ratio",
+        source_kind="design",
+        source=(
+            "derived from max_judgeable_slowdown: a node measured by its restarts was judged "
+            "up to a slowdown of 4, where a restart could cost restart_overhead x 4 = 6 s "
+            "after its requeue; a paced node's allowance, sync_tick + (restart_overhead - "
+            "sync_tick) x pace, reaches the same 6 s at a pace of 10. Checked by runs "
+            "20261207T025443Z-check-quick-d793 (half a core, pace 2.5x: passed, overshoots "
+            "unchanged) and 20261207T030201Z-check-quick-9a8d (a fifth of a core, pace 11.9x: "
+            "too slow to judge; its sound fast worker's largest overshoot 1.89 s)"
+        ),
+        why=(
+            "The pace probe slows with a node's CPU faster than the kubelet's restarts do, so "
+            "a paced node is judged up to the pace whose window is as wide as the widest the "
+            "verdict is proven on, not up to 4: past it, its workers end error, 'too slow to "
+            "judge'. An early decision on a paced node is made against this widest window, so "
+            "no later reading of its pace can overturn it"
+        ),
+    ),
     # The verdict's other tolerances.
     Bound(
         name="clock_rounding",

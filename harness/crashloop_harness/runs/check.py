@@ -412,6 +412,11 @@ def _observation(
     at the end (judge): if it no longer holds, the worker owes its whole need.
     """
     pending = result.pending.get(worker)
+    cost = result.costs.get(result.nodes[worker])
+    if cost is not None and not final:
+        # Judged early at the widest window the node could still be judged at: a pace
+        # read from a few probes, revised later, never overturns the decision.
+        cost = cost.widest()
     return Observation(
         required_restarts=required_restarts,
         now_ns=result.node_now_ns.get(worker),
@@ -419,7 +424,7 @@ def _observation(
         pending_created_ns=result.created.get(worker),
         unobserved=result.unobserved.get(worker, ()),
         saturated=result.saturated,
-        cost=result.costs.get(result.nodes[worker]),
+        cost=cost,
         levels_until_ns=result.levels_until_ns.get(worker),
         not_running=result.not_running.get(worker),
         final=final,

@@ -50,7 +50,11 @@ from crashloop_harness.model.durations import NS_PER_S, format_duration
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict.medians import uniform_median_quantile
 from crashloop_harness.verdict.restart import decided_at, latency_of
-from crashloop_harness.verdict.tolerances import MAX_JUDGEABLE_SLOWDOWN, SLOW_LEVELS_FROM
+from crashloop_harness.verdict.tolerances import (
+    MAX_JUDGEABLE_PACE,
+    MAX_JUDGEABLE_SLOWDOWN,
+    SLOW_LEVELS_FROM,
+)
 
 REFERENCE_START_S: Final = BOUNDS["reference_start_latency"].as_seconds()
 REFERENCE_FIRST_RESTART_S: Final = BOUNDS["reference_first_restart"].as_seconds()
@@ -152,7 +156,21 @@ class NodeCost:
 
     @property
     def too_slow(self) -> bool:
-        return self.slowdown > MAX_JUDGEABLE_SLOWDOWN
+        return self.slowdown > self.max_judgeable
+
+    @property
+    def max_judgeable(self) -> float:
+        """The slowest this node's measure is judged at (bounds max_judgeable_pace and
+        max_judgeable_slowdown: the same widest window in either measure)."""
+        return MAX_JUDGEABLE_PACE if self.paced else MAX_JUDGEABLE_SLOWDOWN
+
+    def widest(self) -> NodeCost:
+        """This node at the slowest pace still judged: what an early decision is judged
+        against, so that no later reading of the pace can overturn it. A node measured by
+        its restarts (no pace probed) stays as it is."""
+        if not self.paced:
+            return self
+        return dataclasses.replace(self, pace_s=(REFERENCE_PACE_S * MAX_JUDGEABLE_PACE,))
 
     @property
     def levels_fall_behind(self) -> bool:
@@ -217,8 +235,8 @@ class NodeCost:
                 f"its runtime ran a container beside the kubelet in p95 "
                 f"{_seconds(quantile(self.pace_s))} over {len(self.pace_s)} probes, "
                 f"{self.slowdown:.2f}x the reference host, past the "
-                f"{MAX_JUDGEABLE_SLOWDOWN:g}x the verdict is proven on (bound "
-                "max_judgeable_slowdown): its windows can no longer tell the curve from its "
+                f"{MAX_JUDGEABLE_PACE:g}x a paced node is judged at (bound "
+                "max_judgeable_pace): its windows can no longer tell the curve from its "
                 "neighbour's"
             )
         return (

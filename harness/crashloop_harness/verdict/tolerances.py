@@ -62,6 +62,7 @@ SYNC_TICK_S: Final = BOUNDS["sync_tick"].as_seconds()
 # neighbour (its workers end in error). crashloop_harness.verdict.nodecost measures it.
 SLOW_LEVELS_FROM: Final = BOUNDS["slow_levels_from"].as_ratio()
 MAX_JUDGEABLE_SLOWDOWN: Final = BOUNDS["max_judgeable_slowdown"].as_ratio()
+MAX_JUDGEABLE_PACE: Final = BOUNDS["max_judgeable_pace"].as_ratio()
 
 # A reported back-off is Go duration text, parsed to microseconds and carried
 # as float seconds; anything closer than this is the same value.

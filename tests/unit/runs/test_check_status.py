@@ -15,6 +15,7 @@ from crashloop_harness.recording.recorder import Recorder
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.runs.check import CheckResult, decide_early, judge, summary_of, take_sample
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile
+from crashloop_harness.verdict.nodecost import REFERENCE_PACE_S
 from tests.unit.factories import FAST, NS, attempts, expected_reports
 
 
@@ -276,3 +277,19 @@ def test_a_median_late_at_the_end_fails_the_worker(tmp_path: Path) -> None:
     judge(result, {"fast": len(LATE_IN_MEDIAN)})
     assert result.status == "failed"
     assert any("in median" in failure for failure in result.verdicts["fast"].messages)
+
+
+def test_an_early_decision_on_a_paced_node_is_made_at_its_widest_window(tmp_path: Path) -> None:
+    # Paced at the reference's pace: restart 3 after 6 s is over its final 4.5 s bound, but
+    # within the widest window a later pace reading could give it: not decided early.
+    result = _result("observed", [0.9, 2.9, 6.0, 2.8], tmp_path)
+    result.pace = {"crashloop-worker": [REFERENCE_PACE_S] * 10}
+    decide_early(result, elapsed_s=30.0)
+    assert "fast" not in result.decided
+    judge(result, SEEN)
+    assert result.status == "failed", "judged at its own pace in the end"
+    # Past even the widest window, it is decided at once.
+    late = _result("observed", [0.9, 2.9, 12.0, 2.8], tmp_path)
+    late.pace = {"crashloop-worker": [REFERENCE_PACE_S] * 10}
+    decide_early(late, elapsed_s=30.0)
+    assert "restart 3" in late.decided["fast"][1]

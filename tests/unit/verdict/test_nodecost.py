@@ -280,7 +280,7 @@ def test_a_silent_wait_before_restart_1_is_caught_on_a_paced_node_twice_as_slow(
 
 
 def test_a_node_paced_past_the_judgeable_is_too_slow_and_says_it_was_probed() -> None:
-    slow = _paced(6.7)
+    slow = _paced(12.0)
     assert slow.too_slow
     assert "ran a container beside the kubelet" in slow.too_slow_message(FAST)
     assert slow.to_dict()["pace_samples"] == 10
@@ -289,7 +289,7 @@ def test_a_node_paced_past_the_judgeable_is_too_slow_and_says_it_was_probed() ->
 def test_a_restart_overdue_on_a_node_too_slow_to_judge_is_an_error_not_a_failure() -> None:
     records = attempts([0.9, 2.9, 2.8], reported=expected_reports(FAST, 3))
     exit_ns = records[-1].finished_at_ns or 0
-    overdue = Observation(now_ns=exit_ns + 60 * NS, cost=_paced(6.7))
+    overdue = Observation(now_ns=exit_ns + 60 * NS, cost=_paced(12.0))
     verdict = judge_worker(records, FAST, observation=overdue)
     assert verdict.in_error, verdict.failures
     assert "restart 4 overdue" in verdict.errors[0].words
@@ -318,7 +318,7 @@ def test_a_paced_node_s_levels_fall_behind_only_past_the_judgeable_pace() -> Non
     # A node paced at 2x still owes its levels (measured: seen 55 of 55 at 2.5x, 38 of 39
     # at 11.9x); measured by its restarts, 1.5x already excused them.
     assert not _paced(2.0).levels_fall_behind
-    assert _paced(6.7).levels_fall_behind
+    assert _paced(12.0).levels_fall_behind
     unpaced = dataclasses.replace(_paced(1.0), pace_s=(), first_restarts_s=(1.8,) * 10)
     unpaced = dataclasses.replace(unpaced, start_latencies_s=(AT_REFERENCE * 3,) * 10)
     assert unpaced.levels_fall_behind
