@@ -19,6 +19,7 @@ from typing import Final
 
 from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.model.durations import format_duration
+from crashloop_harness.model.releases import release_of
 
 # The labels that name a node's pool on the common managed clusters, tried in order; a
 # node with none of them is in the pool "-".
@@ -31,6 +32,8 @@ POOL_LABELS: Final = (
 )
 ZONE_LABEL: Final = "topology.kubernetes.io/zone"
 CONTROL_PLANE_LABEL: Final = "node-role.kubernetes.io/control-plane"
+# The node's operating system, as the kubelet labels it (a Windows pool says windows).
+OS_LABEL: Final = "kubernetes.io/os"
 # Nodes checked per group unless asked otherwise: enough to tell an outlier from its group.
 DEFAULT_PER_GROUP: Final = 3
 
@@ -49,6 +52,8 @@ class NodeFacts:
     labels: Mapping[str, str] = field(default_factory=dict)
     ready: bool = True
     schedulable: bool = True
+    # Why its kubelet's config could not be read (an error, a timeout); None when read.
+    unread: str | None = None
 
     @property
     def pool(self) -> str:
@@ -60,16 +65,32 @@ class NodeFacts:
 
     @property
     def skipped(self) -> str | None:
-        """Why this node is not checked, None when it may be."""
-        if CONTROL_PLANE_LABEL in self.labels:
-            return "control plane"
-        if not self.ready:
-            return "NotReady: its kubelet cannot be judged"
-        if not self.schedulable:
-            return "cordoned: left to whoever cordoned it"
-        if self.curve is None:
-            return "its kubelet's config was not read"
-        return None
+        """Why this node is not checked, None when it may be: the first reason that holds."""
+        reasons = (
+            (CONTROL_PLANE_LABEL in self.labels, "control plane"),
+            (not self.ready, "NotReady: its kubelet cannot be judged"),
+            (not self.schedulable, "cordoned: left to whoever cordoned it"),
+            (
+                self.labels.get(OS_LABEL, "linux") != "linux",
+                f"{self.labels.get(OS_LABEL)} node: the workload runs on Linux only",
+            ),
+            (
+                not modelled(self.kubelet_version),
+                f"release {self.kubelet_version} not modelled: its back-off is not the model's",
+            ),
+            (self.unread is not None, f"config not read: {self.unread}"),
+            (self.curve is None, "its kubelet's config was not read"),
+        )
+        return next((why for holds, why in reasons if holds), None)
+
+
+def modelled(kubelet_version: str) -> bool:
+    """Whether the back-off model holds this kubelet's release (the pinned minors only)."""
+    try:
+        release_of(kubelet_version)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True, order=True)

@@ -9,18 +9,20 @@ and the other clusters are still read.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import urllib3
 from kubernetes import client
 from kubernetes.config.config_exception import ConfigException
 
-from crashloop_harness.cluster.kube import node_statuses
+from crashloop_harness.cluster.kube import NodeStatus, node_statuses
+from crashloop_harness.cluster.liveconfig import NodeConfigRow
 from crashloop_harness.cluster.remote import context_names, live_rows, remote_api
 from crashloop_harness.core.errors import HarnessError, first_line
-from crashloop_harness.fleet.plan import CONTROL_PLANE_LABEL, NodeFacts
+from crashloop_harness.fleet.plan import CONTROL_PLANE_LABEL, NodeFacts, modelled
 from crashloop_harness.model.backoff import curve_fields, curve_from_fields
 
 
@@ -51,35 +53,57 @@ def chosen_contexts(kubeconfig: Path, asked: Sequence[str]) -> list[str]:
     return list(asked)
 
 
+# Clusters read at once, and nodes of one cluster read at once: bounds on the API
+# requests a plan has in flight (a fleet of 20 contexts and 5,000 nodes plans in the
+# time of its slowest reads, not of all of them in a row).
+CONTEXTS_AT_ONCE: Final = 8
+NODES_AT_ONCE: Final = 16
+_READ_ERRORS: Final = (
+    client.ApiException,
+    urllib3.exceptions.HTTPError,
+    ConfigException,
+    HarnessError,
+    OSError,
+    ValueError,
+)
+
+
 def read_fleet(kubeconfig: Path, contexts: Sequence[str]) -> FleetRead:
-    """Every node of every context with its live curve; an unreachable context said, not fatal."""
+    """Every node of every context with its live curve; an unreachable context said, not fatal.
+
+    Contexts are read concurrently (CONTEXTS_AT_ONCE), each within its requests' timeouts.
+    """
     nodes: list[NodeFacts] = []
     unreachable: dict[str, str] = {}
-    for context in contexts:
-        try:
-            nodes += read_cluster(kubeconfig, context)
-        except (
-            client.ApiException,
-            urllib3.exceptions.HTTPError,
-            ConfigException,
-            HarnessError,
-            OSError,
-        ) as error:
-            unreachable[context] = first_line(error)
+    with ThreadPoolExecutor(max_workers=CONTEXTS_AT_ONCE) as pool:
+        futures = {context: pool.submit(read_cluster, kubeconfig, context) for context in contexts}
+        for context, future in futures.items():
+            try:
+                nodes += future.result()
+            except _READ_ERRORS as error:
+                unreachable[context] = first_line(error)
     reached = tuple(c for c in contexts if c not in unreachable)
     return FleetRead(tuple(nodes), unreachable, reached)
 
 
 def read_cluster(kubeconfig: Path, context: str) -> list[NodeFacts]:
+    """One cluster's nodes; a node whose /configz cannot be read is that node's error (its
+    reason kept, the node left out), never its cluster's."""
     api = remote_api(kubeconfig, context)
     statuses = node_statuses(api)
     # A control plane is never checked: its /configz is not read (nor its Lease watched).
-    readable = [s for s in statuses if CONTROL_PLANE_LABEL not in s.labels and s.ready]
-    rows = {row.node: row for row in live_rows(api, readable)}
+    readable = [
+        s
+        for s in statuses
+        if CONTROL_PLANE_LABEL not in s.labels and s.ready and modelled(s.kubelet_version)
+    ]
+    with ThreadPoolExecutor(max_workers=NODES_AT_ONCE) as pool:
+        reads = {s.name: pool.submit(_read_node, api, s) for s in readable}
+        found = {name: future.result() for name, future in reads.items()}
     facts: list[NodeFacts] = []
     for status in statuses:
         # None: left out before its config was read (the plan says why).
-        row = rows.get(status.name)
+        row, unread = found.get(status.name, (None, None))
         facts.append(
             NodeFacts(
                 context,
@@ -90,9 +114,21 @@ def read_cluster(kubeconfig: Path, context: str) -> list[NodeFacts]:
                 status.labels,
                 ready=status.ready,
                 schedulable=status.schedulable,
+                unread=unread,
             )
         )
     return facts
+
+
+def _read_node(
+    api: client.ApiClient, status: NodeStatus
+) -> tuple[NodeConfigRow | None, str | None]:
+    """One node's live row, or why it could not be read."""
+    try:
+        (row,) = live_rows(api, [status])
+    except _READ_ERRORS as error:
+        return None, first_line(error)
+    return row, None
 
 
 def nodes_document(nodes: Sequence[NodeFacts]) -> list[dict[str, Any]]:

@@ -31,7 +31,10 @@ def node(
     pool: str = "a",
     zone: str = "z1",
     version: str = "v1.35.8",
-    **state: bool,
+    ready: bool = True,
+    schedulable: bool = True,
+    labels: dict[str, str] | None = None,
+    unread: str | None = None,
 ) -> NodeFacts:
     return NodeFacts(
         cluster,
@@ -39,8 +42,10 @@ def node(
         version,
         curve,  # type: ignore[arg-type]
         GATES,
-        {POOL: pool, ZONE_LABEL: zone},
-        **state,
+        {POOL: pool, ZONE_LABEL: zone, **(labels or {})},
+        ready=ready,
+        schedulable=schedulable,
+        unread=unread,
     )
 
 
@@ -105,3 +110,31 @@ def test_nodes_that_cannot_be_judged_are_left_out_and_said() -> None:
 def test_a_group_needs_at_least_one_node_checked() -> None:
     with pytest.raises(ValueError, match="per_group must be at least 1"):
         plan_fleet([node("n1")], per_group=0)
+
+
+@pytest.mark.parametrize(
+    ("facts", "why"),
+    [
+        (
+            node("eks", version="v1.31.9-eks-1234567"),
+            "release v1.31.9-eks-1234567 not modelled: its back-off is not the model's",
+        ),
+        (node("k3s", version="v1.30.14+k3s1"), "release v1.30.14+k3s1 not modelled"),
+        (node("new", version="v1.39.0"), "release v1.39.0 not modelled"),
+        (
+            node("win", labels={"kubernetes.io/os": "windows"}),
+            "windows node: the workload runs on Linux only",
+        ),
+        (
+            node("n503", unread="GET /api/v1/nodes/n503/proxy/configz: 503"),
+            "config not read: GET /api/v1/nodes/n503/proxy/configz: 503",
+        ),
+    ],
+)
+def test_a_node_outside_the_model_or_unread_is_left_out_with_its_reason(
+    facts: NodeFacts, why: str
+) -> None:
+    plan = plan_fleet([facts, node("ok")], per_group=3)
+    reasons = {name: reason for _, name, reason in plan.skipped}
+    assert why in reasons[facts.node]
+    assert [name for g in plan.groups for name in g.chosen] == ["ok"]
