@@ -162,6 +162,8 @@ def plan_document(plan: FleetPlan, fleet: FleetRead, kubeconfig: Path) -> dict[s
     return {
         "clusters": [*plan.clusters, *sorted(fleet.unreachable)],
         "unreachable": dict(sorted(fleet.unreachable.items())),
+        # Contexts of a cluster another context reaches (same server and CA): read once.
+        "aliases": dict(sorted(fleet.aliases.items())),
         "per_group": plan.per_group,
         "groups": [
             {
@@ -208,5 +210,7 @@ def _show(plan: FleetPlan, fleet: FleetRead, kubeconfig: Path) -> None:
         )
     for cluster, node, why in plan.skipped:
         out.print(f"skipped {cluster} {node}: {why}", soft_wrap=True)
+    for alias, context in sorted(fleet.aliases.items()):
+        out.print(f"context {alias} reaches {context}'s cluster: read once, as {context}")
     for context, why in sorted(fleet.unreachable.items()):
         out.print(f"error: context {context} unreachable: {why}", style="red", soft_wrap=True)

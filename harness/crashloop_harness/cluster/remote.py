@@ -238,6 +238,34 @@ def context_names(kubeconfig: Path) -> list[str]:
     return _contexts(kubeconfig)[0]
 
 
+def context_endpoints(kubeconfig: Path) -> dict[str, tuple[str, str]]:
+    """context -> (its cluster's server, its CA as given: data or file) over every file of
+    the kubeconfig, the first to name a context or cluster keeping it (kubectl's merge)."""
+    clusters: dict[str, tuple[str, str]] = {}
+    contexts: dict[str, str] = {}
+    for path in kubeconfig_files(kubeconfig):
+        if not path.is_file():
+            continue
+        try:
+            doc = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError) as error:
+            raise HarnessError(f"kubeconfig {path}: {error}", "check the file") from error
+        if not isinstance(doc, dict):
+            continue
+        for entry in doc.get("clusters") or []:
+            cluster = entry.get("cluster") if isinstance(entry, dict) else None
+            if isinstance(cluster, dict) and "name" in entry:
+                ca = cluster.get("certificate-authority-data") or cluster.get(
+                    "certificate-authority", ""
+                )
+                clusters.setdefault(str(entry["name"]), (str(cluster.get("server")), str(ca)))
+        for entry in doc.get("contexts") or []:
+            context = entry.get("context") if isinstance(entry, dict) else None
+            if isinstance(context, dict) and "name" in entry:
+                contexts.setdefault(str(entry["name"]), str(context.get("cluster")))
+    return {name: clusters[cluster] for name, cluster in contexts.items() if cluster in clusters}
+
+
 def context_name(kubeconfig: Path, context: str | None) -> str:
     return context or _contexts(kubeconfig)[1] or "-"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -20,7 +20,12 @@ from kubernetes.config.config_exception import ConfigException
 
 from crashloop_harness.cluster.kube import NodeStatus, node_statuses
 from crashloop_harness.cluster.liveconfig import NodeConfigRow
-from crashloop_harness.cluster.remote import context_names, live_rows, remote_api
+from crashloop_harness.cluster.remote import (
+    context_endpoints,
+    context_names,
+    live_rows,
+    remote_api,
+)
 from crashloop_harness.core.errors import HarnessError, first_line
 from crashloop_harness.fleet.plan import CONTROL_PLANE_LABEL, NodeFacts, modelled
 from crashloop_harness.model.backoff import curve_fields, curve_from_fields
@@ -33,6 +38,8 @@ class FleetRead:
     unreachable: dict[str, str]
     # Every context that was read, whether or not any of its nodes can be checked.
     reached: tuple[str, ...] = ()
+    # context -> the context it duplicates (the same server and CA): read once, as that one.
+    aliases: dict[str, str] = field(default_factory=dict)
 
 
 def chosen_contexts(kubeconfig: Path, asked: Sequence[str]) -> list[str]:
@@ -68,11 +75,31 @@ _READ_ERRORS: Final = (
 )
 
 
+def aliases_of(kubeconfig: Path, contexts: Sequence[str]) -> dict[str, str]:
+    """context -> the earlier context that reaches the same server with the same CA: two
+    names of one cluster, which would be checked twice and collide on pod names."""
+    endpoints = context_endpoints(kubeconfig)
+    first: dict[tuple[str, str], str] = {}
+    aliases: dict[str, str] = {}
+    for context in contexts:
+        endpoint = endpoints.get(context)
+        if endpoint is None:
+            continue
+        if endpoint in first:
+            aliases[context] = first[endpoint]
+        else:
+            first[endpoint] = context
+    return aliases
+
+
 def read_fleet(kubeconfig: Path, contexts: Sequence[str]) -> FleetRead:
     """Every node of every context with its live curve; an unreachable context said, not fatal.
 
-    Contexts are read concurrently (CONTEXTS_AT_ONCE), each within its requests' timeouts.
+    Contexts are read concurrently (CONTEXTS_AT_ONCE), each within its requests' timeouts;
+    a context that reaches a cluster another already does is read once, as that one.
     """
+    aliases = aliases_of(kubeconfig, contexts)
+    contexts = [c for c in contexts if c not in aliases]
     nodes: list[NodeFacts] = []
     unreachable: dict[str, str] = {}
     with ThreadPoolExecutor(max_workers=CONTEXTS_AT_ONCE) as pool:
@@ -83,7 +110,7 @@ def read_fleet(kubeconfig: Path, contexts: Sequence[str]) -> FleetRead:
             except _READ_ERRORS as error:
                 unreachable[context] = first_line(error)
     reached = tuple(c for c in contexts if c not in unreachable)
-    return FleetRead(tuple(nodes), unreachable, reached)
+    return FleetRead(tuple(nodes), unreachable, reached, aliases)
 
 
 def read_cluster(kubeconfig: Path, context: str) -> list[NodeFacts]:

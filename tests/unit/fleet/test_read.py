@@ -86,3 +86,30 @@ def test_nodes_and_contexts_are_read_at_once_within_their_bounds(
     # Reported, never a wall-clock limit: how many reads were in flight at once.
     print(f"[fleet read] 160 nodes over 4 contexts in {took:.2f}s, {fake_api['most']} at once")
     assert 1 < fake_api["most"] <= read.CONTEXTS_AT_ONCE * read.NODES_AT_ONCE
+
+
+def test_two_contexts_of_one_cluster_are_read_once(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text(
+        """apiVersion: v1
+kind: Config
+clusters:
+- name: prod
+  cluster: {server: "https://10.0.0.1:6443", certificate-authority-data: QUJD}
+- name: prod-again
+  cluster: {server: "https://10.0.0.1:6443", certificate-authority-data: QUJD}
+- name: staging
+  cluster: {server: "https://10.0.0.2:6443", certificate-authority-data: QUJD}
+contexts:
+- name: prod-admin
+  context: {cluster: prod, user: admin}
+- name: prod-ro
+  context: {cluster: prod-again, user: reader}
+- name: staging
+  context: {cluster: staging, user: admin}
+users: []
+"""
+    )
+    assert read.aliases_of(kubeconfig, ["prod-admin", "prod-ro", "staging"]) == {
+        "prod-ro": "prod-admin"
+    }
