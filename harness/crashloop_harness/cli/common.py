@@ -160,10 +160,14 @@ KUBECTL_DEFAULT: Final = "<kubectl's>"
 
 
 def resolve_kubeconfig(args: argparse.Namespace) -> None:
-    """kubectl's habits: --kubeconfig alone, or --context alone, read $KUBECONFIG or
-    ~/.kube/config; a path given is kept as given (a list included)."""
+    """kubectl's rule: --kubeconfig PATH, else $KUBECONFIG, else ~/.kube/config, whenever
+    the options name an existing cluster (--kubeconfig alone, --context, --nodes or
+    --node-selector); a path given is kept as given (a list included)."""
     given = getattr(args, "kubeconfig", None)
-    if given == KUBECTL_DEFAULT or (given is None and getattr(args, "context", None)):
+    names_existing = any(
+        getattr(args, option, None) for option in ("context", "nodes", "node_selector")
+    )
+    if given == KUBECTL_DEFAULT or (given is None and names_existing):
         args.kubeconfig = str(kubectl_default_kubeconfig())
 
 
@@ -179,7 +183,8 @@ def existing_cluster_options(parser: argparse.ArgumentParser) -> None:
         help="measure the kubelets of the cluster this kubeconfig reaches instead of the "
         "harness's own; each selected node is judged against its own live /configz. A "
         "colon-separated list is merged as kubectl merges $KUBECONFIG; --kubeconfig alone, or "
-        "--context alone, reads kubectl's own ($KUBECONFIG, else ~/.kube/config)",
+        "--context, --nodes or --node-selector without it, reads kubectl's own ($KUBECONFIG, "
+        "else ~/.kube/config)",
     )
     existing.add_argument(
         "--context", help="the kubeconfig context (default: its current one, as kubectl's)"
@@ -273,7 +278,8 @@ def target(args: argparse.Namespace) -> RunTarget:
     if args.nodes or args.node_selector or args.context or args.namespace or args.workload_image:
         raise HarnessError(
             "--nodes, --node-selector, --namespace and --workload-image choose an existing "
-            "cluster's nodes and image, and need --kubeconfig or --context",
+            "cluster's nodes and image, and need --kubeconfig, --context, --nodes or "
+            "--node-selector",
             "add --kubeconfig PATH (or --kubeconfig alone for kubectl's), or leave them out to "
             "measure the harness's own cluster",
         )

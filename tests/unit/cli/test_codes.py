@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
+import os
+from pathlib import Path
+
 import pytest
 
 from crashloop_harness.cli.codes import CHECK_CODES, COULD_NOT_JUDGE, verdict_exit
+from crashloop_harness.cli.common import resolve_kubeconfig
 
 
 @pytest.mark.parametrize(
@@ -23,3 +28,17 @@ def test_each_status_has_its_code(status: str, passed: bool, code: int) -> None:
 
 def test_the_help_names_the_code_of_a_run_that_could_not_judge() -> None:
     assert f"  {COULD_NOT_JUDGE}    the run could not judge" in CHECK_CODES
+
+
+def test_nodes_alone_read_kubectl_s_kubeconfig(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    listed = f"{tmp_path / 'a'}{os.pathsep}{tmp_path / 'b'}"
+    monkeypatch.setenv("KUBECONFIG", listed)
+    args = argparse.Namespace(kubeconfig=None, context=None, nodes="n1", node_selector=None)
+    resolve_kubeconfig(args)
+    assert args.kubeconfig == listed
+    # With nothing naming an existing cluster, the harness's own is meant: left unset.
+    own = argparse.Namespace(kubeconfig=None, context=None, nodes=None, node_selector=None)
+    resolve_kubeconfig(own)
+    assert own.kubeconfig is None
