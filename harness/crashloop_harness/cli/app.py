@@ -9,6 +9,7 @@ raises into an exit code.
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import shutil
 import signal
@@ -122,13 +123,40 @@ def interrupt_on_hangup_and_terminate() -> None:
         signal.signal(signum, _raise_interrupt)
 
 
+def unknown_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
+    """What to say of a mistyped command (its nearest commands), None when it is one.
+
+    argparse would list all of them on one line; this names the likely one.
+    """
+    commands = next(
+        (a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None
+    )
+    words = iter(argv)
+    for word in words:
+        if word == "--runs-dir":
+            next(words, None)  # its value
+            continue
+        if word.startswith("-"):
+            return None  # --help, --version, --runs-dir=DIR: argparse answers
+        if commands is None or word in commands:
+            return None
+        near = difflib.get_close_matches(word, list(commands), n=3, cutoff=0.6)
+        said = f"did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+        return f"unknown command {word!r}; {said or 'see `crashloop --help` for the commands'}"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # A process a non-interactive shell starts in the background inherits SIGINT
     # ignored, and Python then never raises KeyboardInterrupt: Ctrl-C, or a CI
     # runner's SIGINT, must still stop a run cleanly and keep what it measured.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     interrupt_on_hangup_and_terminate()
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    unknown = unknown_command(parser, sys.argv[1:] if argv is None else list(argv))
+    if unknown is not None:
+        parser.error(unknown)  # exits 2 with the usage, as argparse does for bad input
+    args = parser.parse_args(argv)
     common.resolve_kubeconfig(args)
     SCREEN.format = getattr(args, "output", "text")
     if args.runs_dir:

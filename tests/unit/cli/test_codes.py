@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from crashloop_harness.cli.app import build_parser, unknown_command
 from crashloop_harness.cli.codes import CHECK_CODES, COULD_NOT_JUDGE, verdict_exit
 from crashloop_harness.cli.common import resolve_kubeconfig
 
@@ -42,3 +43,23 @@ def test_nodes_alone_read_kubectl_s_kubeconfig(
     own = argparse.Namespace(kubeconfig=None, context=None, nodes=None, node_selector=None)
     resolve_kubeconfig(own)
     assert own.kubeconfig is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["chek"], "unknown command 'chek'; did you mean 'check'?"),
+        (["--runs-dir", "/tmp/x", "flet"], "did you mean 'fleet'?"),
+        (["xyzzy"], "see `crashloop --help` for the commands"),
+    ],
+)
+def test_a_mistyped_command_is_named_with_its_nearest(argv: list[str], says: str) -> None:
+    found = unknown_command(build_parser(), argv)
+    assert found is not None
+    assert says in found
+
+
+def test_a_known_command_or_an_option_first_is_left_to_argparse() -> None:
+    parser = build_parser()
+    assert unknown_command(parser, ["check", "--profile", "quick"]) is None
+    assert unknown_command(parser, ["--version"]) is None
