@@ -44,19 +44,28 @@ def test_on_the_busy_host_a_neighbour_curve_is_still_caught(
     assert not result.verdicts[worker].in_error, result.verdicts[worker].failures
 
 
-def test_a_node_at_a_fifth_of_a_core_is_too_slow_to_judge_never_failed(tmp_path: Path) -> None:
+def test_a_node_at_a_fifth_of_a_core_is_judged_at_its_widest_window_never_failed(
+    tmp_path: Path,
+) -> None:
+    """Live, its probes read 11.9x at their upper bound early on and the fast worker ended an
+    error, too slow to judge. Judged now, a node is too slow only when its probes are in
+    median (10.2x live; the replay's last sample comes before the live run's last), and its
+    windows are never wider than the widest the verdict judges at: passed or an error that
+    names the node, never failed."""
     trace = Trace.load(FIFTH)
+    assert trace.outcome["status"] == "error"
     result = replay_check(trace, tmp_path / "run")
-    assert result.status == trace.outcome["status"] == "error", result.reason
+    assert result.status in ("passed", "error"), result.reason
     node = trace.context["nodes"]["fast"]
     cost = result.costs[node]
     assert cost.paced
-    assert cost.too_slow
     assert cost.pace > 10, cost.describe()
+    assert cost.allowance.slowdown == 10.0
     for subject in ("fast", "fast/runs-5s"):
         verdict = result.verdicts[subject]
-        assert verdict.in_error, verdict.failures
-        assert any("ran a container beside the kubelet" in e.words for e in verdict.errors)
+        assert verdict.passed or verdict.in_error, verdict.failures
+        if verdict.in_error:
+            assert any("ran a container beside the kubelet" in e.words for e in verdict.errors)
     # The workers on unthrottled nodes were judged and passed in the same run.
     for subject in ("reduced", "default"):
         assert result.verdicts[subject].passed, result.verdicts[subject].failures

@@ -114,6 +114,16 @@ class NodeCost:
             return 1.0
         return max(1.0, median_upper_bound(self.pace_s) / REFERENCE_PACE_S)
 
+    @property
+    def pace_median(self) -> float:
+        """The probes' plain median over the reference's, never below 1: what says a node is
+        too slow to judge. The upper bound (:attr:`pace`) widens the windows, so a few
+        probes err towards a wider window; only a node whose probes are slow in median
+        goes without an answer."""
+        if not self.pace_s:
+            return 1.0
+        return max(1.0, statistics.median(self.pace_s) / REFERENCE_PACE_S)
+
     @functools.cached_property
     def slowdown(self) -> float:
         """How much slower than the reference host the node restarts, never below 1.
@@ -151,11 +161,15 @@ class NodeCost:
     def allowance(self) -> CostAllowance:
         """What a restart may cost on this node: the sources' terms times its slowdown."""
         if self.paced:
-            return CostAllowance.paced(self.pace)
+            # Never wider than the widest window the verdict judges at, at which an early
+            # decision was made: the end of a run cannot overturn it.
+            return CostAllowance.paced(min(self.pace, MAX_JUDGEABLE_PACE))
         return CostAllowance.scaled(self.slowdown) if self.measured else UNMEASURED
 
     @property
     def too_slow(self) -> bool:
+        if self.paced:
+            return self.pace_median > MAX_JUDGEABLE_PACE
         return self.slowdown > self.max_judgeable
 
     @property
@@ -233,8 +247,9 @@ class NodeCost:
             return (
                 f"node {self.node} too slow to judge back-off {format_duration(curve.maximum)}: "
                 f"its runtime ran a container beside the kubelet in p95 "
-                f"{_seconds(quantile(self.pace_s))} over {len(self.pace_s)} probes, "
-                f"{self.slowdown:.2f}x the reference host, past the "
+                f"{_seconds(quantile(self.pace_s))} and {_seconds(statistics.median(self.pace_s))} "
+                f"in median over {len(self.pace_s)} probes, {self.pace_median:.2f}x the "
+                "reference host's in median, past the "
                 f"{MAX_JUDGEABLE_PACE:g}x a paced node is judged at (bound "
                 "max_judgeable_pace): its windows can no longer tell the curve from its "
                 "neighbour's"

@@ -327,3 +327,20 @@ def test_a_paced_node_s_levels_fall_behind_only_past_the_judgeable_pace() -> Non
     verdict = judge_worker(hidden, FAST, observation=Observation(cost=_paced(2.0)))
     assert "levels-unconfirmed" in [f.code for f in verdict.failures]
     assert not verdict.in_error
+
+
+def test_one_slow_probe_widens_the_windows_to_the_widest_but_never_takes_the_answer() -> None:
+    # Six probes, one taken in a burst at 15x: the upper bound of a median of six is the
+    # largest, so the windows widen (to the widest judged, 10x); the median says 1x.
+    cost = NodeCost(
+        node="n",
+        start_latencies_s=(AT_REFERENCE,) * 10,
+        first_restarts_s=(0.9,),
+        pace_s=(REFERENCE_PACE_S,) * 5 + (REFERENCE_PACE_S * 15,),
+    )
+    assert cost.pace == pytest.approx(15.0)
+    assert cost.pace_median == pytest.approx(1.0)
+    assert not cost.too_slow
+    assert cost.allowance.slowdown == 10.0
+    # Slow in median, the node is too slow to judge.
+    assert _paced(10.5).too_slow
