@@ -22,6 +22,7 @@ from kubernetes import client, utils
 
 from crashloop_harness.cluster.kube import delete_namespace
 from crashloop_harness.core import timeouts
+from crashloop_harness.core.conventions import PROFILE_LABEL
 from crashloop_harness.core.resources import RESOURCES
 
 RBAC = RESOURCES / "rbac" / "crashloop-check.yaml"
@@ -131,6 +132,48 @@ def cli_env(runs: Path, extra_env: Mapping[str, str] | None = None) -> dict[str,
 
 def crashloop_argv(argv: Sequence[str]) -> list[str]:
     return [str(Path(sys.executable).parent / "crashloop"), *argv]
+
+
+def existing_check_argv(workload_image: str) -> list[str]:
+    """The existing-cluster check of the workers as an operator runs it: kubectl's kubeconfig
+    (--kubeconfig alone), the profiled nodes, the prepared namespace, JSON out."""
+    return [
+        "check",
+        "--profile",
+        "quick",
+        "--kubeconfig",
+        "--node-selector",
+        PROFILE_LABEL,
+        "--namespace",
+        NAMESPACE,
+        "--workload-image",
+        workload_image,
+        "--output",
+        "json",
+    ]
+
+
+def start_without_docker(
+    argv: list[str], runs: Path, extra_env: Mapping[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """The CLI with its own environment's tools only, started and left to run."""
+    return subprocess.Popen(
+        crashloop_argv(argv),
+        env=cli_env(runs, extra_env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(process: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
+    """A started CLI run to its end (or killed at CHECK_SUBPROCESS), as run_without_docker's."""
+    try:
+        out, err = process.communicate(timeout=timeouts.CHECK_SUBPROCESS)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
 def run_without_docker(

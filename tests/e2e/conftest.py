@@ -12,10 +12,14 @@ names them; ``crashloop_matrix`` tests only when ``-m`` names them (the plugin's
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 import pytest
+from kubernetes import client
 
 from crashloop_harness.cluster.lifecycle import Cluster
 from crashloop_harness.plugin.options import (
@@ -32,6 +36,16 @@ from crashloop_harness.runs.scenarioplan import plan_scenarios, run_one_at_a_tim
 from crashloop_harness.runs.scenarios import ScenarioRun, run_scenarios
 from crashloop_harness.scenarios import TALK_SCENARIOS, sized_registry
 from crashloop_harness.scenarios.statefulset_ordinal import SHORT_FAIL_TIMES
+from tests.e2e.accounts import (
+    Access,
+    account_token,
+    delete_rbac,
+    existing_check_argv,
+    finish,
+    grant_check_role,
+    start_without_docker,
+    write_kubeconfig,
+)
 
 TIERS = ("fast", "all")
 _skipped: list[str] = []
@@ -98,13 +112,57 @@ def crashloop_cluster_options(pytestconfig: pytest.Config) -> ClusterOptions:
     return replace(options, spec=replace(options.spec, name=name))
 
 
+@dataclass(frozen=True)
+class ObservedTogether:
+    """One observation window, judged twice: the kind-mode check of the session's workers,
+    and the existing-cluster check of the same nodes through a ServiceAccount's kubeconfig
+    alone (the CLI's JSON document, its exit code and stderr)."""
+
+    kind: CheckResult
+    existing: dict[str, Any]
+
+
 @pytest.fixture(scope="session")
-def conformance(crashloop_cluster: Cluster, crashloop_check_profile: CheckProfile) -> CheckResult:
+def observed_together(
+    crashloop_cluster: Cluster,
+    crashloop_api: client.ApiClient,
+    crashloop_check_profile: CheckProfile,
+    crashloop_workload_image: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> ObservedTogether:
+    """Observe once, assert many times: both checks of the same sound kubelets at the same
+    time, each in its own namespace, rather than one three-minute window after the other.
+    The existing-cluster check reads kubectl's kubeconfig: $KUBECONFIG, a list whose first
+    file is missing (passed over, as kubectl does), reached by --kubeconfig alone."""
+    grant_check_role(crashloop_api)
+    runs = tmp_path_factory.mktemp("existing-runs")
+    kubeconfig = write_kubeconfig(
+        runs / "account.kubeconfig",
+        [Access("operator", crashloop_cluster.kubeconfig, account_token(crashloop_api))],
+    )
+    listed = f"{runs / 'missing.kubeconfig'}{os.pathsep}{kubeconfig}"
+    process = start_without_docker(
+        existing_check_argv(crashloop_workload_image), runs, extra_env={"KUBECONFIG": listed}
+    )
+    try:
+        kind = run_check(
+            crashloop_cluster, crashloop_check_profile, lambda message: print(f"[check] {message}")
+        )
+    finally:
+        done = finish(process)
+        delete_rbac(crashloop_api)
+    assert done.stdout, done.stderr[-3000:]
+    document: dict[str, Any] = json.loads(done.stdout)
+    document["exit_code"] = done.returncode
+    document["stderr"] = done.stderr
+    return ObservedTogether(kind, document)
+
+
+@pytest.fixture(scope="session")
+def conformance(observed_together: ObservedTogether) -> CheckResult:
     """The kind-mode check of the session's cluster, run once: the conformance tests judge it,
     the existing-cluster tests compare their verdict with it."""
-    return run_check(
-        crashloop_cluster, crashloop_check_profile, lambda message: print(f"[check] {message}")
-    )
+    return observed_together.kind
 
 
 SHORT_CATALOG = sized_registry(ordinal_failures=SHORT_FAIL_TIMES)

@@ -47,6 +47,7 @@ from tests.e2e.accounts import (
     write_kubeconfig,
     write_unreachable_kubeconfig,
 )
+from tests.e2e.conftest import ObservedTogether
 from tests.unit.factories import neighbour_curve
 
 pytestmark = [pytest.mark.e2e, pytest.mark.conformance]
@@ -105,25 +106,9 @@ def _existing_args(account_kubeconfig: Path, workload_image: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def existing_mode(
-    account_kubeconfig: Path,
-    crashloop_workload_image: str,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> dict[str, Any]:
-    runs = tmp_path_factory.mktemp("existing-runs")
-    # kubectl's habit: the kubeconfig from $KUBECONFIG, a list whose first file is
-    # missing (passed over, as kubectl does), reached by --kubeconfig alone.
-    args = _existing_args(account_kubeconfig, crashloop_workload_image)
-    args[args.index("--kubeconfig") + 1 : args.index("--kubeconfig") + 2] = []
-    listed = f"{runs / 'missing.kubeconfig'}{os.pathsep}{account_kubeconfig}"
-    done = run_without_docker(
-        ["check", "--profile", "quick", *args], runs, extra_env={"KUBECONFIG": listed}
-    )
-    assert done.stdout, done.stderr[-3000:]
-    document: dict[str, Any] = json.loads(done.stdout)
-    document["exit_code"] = done.returncode
-    document["stderr"] = done.stderr
-    return document
+def existing_mode(observed_together: ObservedTogether) -> dict[str, Any]:
+    """The existing-cluster check, observed in the kind-mode check's window (conftest)."""
+    return observed_together.existing
 
 
 def test_the_plugin_alone_reaches_it_with_its_namespace_and_image(
