@@ -134,14 +134,13 @@ def crashloop_argv(argv: Sequence[str]) -> list[str]:
     return [str(Path(sys.executable).parent / "crashloop"), *argv]
 
 
-def existing_check_argv(workload_image: str) -> list[str]:
-    """The existing-cluster check of the workers as an operator runs it: kubectl's kubeconfig
-    (--kubeconfig alone), the profiled nodes, the prepared namespace, JSON out."""
+def existing_args(workload_image: str, kubeconfig: Path | None = None) -> list[str]:
+    """The options that point a verb at the workers as an operator's existing cluster: the
+    kubeconfig (None: --kubeconfig alone, kubectl's), the profiled nodes, the prepared
+    namespace, the image, JSON out."""
     return [
-        "check",
-        "--profile",
-        "quick",
         "--kubeconfig",
+        *([] if kubeconfig is None else [str(kubeconfig)]),
         "--node-selector",
         PROFILE_LABEL,
         "--namespace",
@@ -151,6 +150,11 @@ def existing_check_argv(workload_image: str) -> list[str]:
         "--output",
         "json",
     ]
+
+
+def existing_check_argv(workload_image: str) -> list[str]:
+    """The existing-cluster quick check of the workers, through kubectl's kubeconfig."""
+    return ["check", "--profile", "quick", *existing_args(workload_image)]
 
 
 def start_without_docker(

@@ -42,6 +42,7 @@ from tests.e2e.accounts import (
     Access,
     account_token,
     delete_rbac,
+    existing_args,
     grant_check_role,
     run_without_docker,
     write_kubeconfig,
@@ -88,21 +89,6 @@ def account_kubeconfig(
     )
     yield path
     delete_rbac(crashloop_api)
-
-
-def _existing_args(account_kubeconfig: Path, workload_image: str) -> list[str]:
-    return [
-        "--kubeconfig",
-        str(account_kubeconfig),
-        "--node-selector",
-        PROFILE_LABEL,
-        "--namespace",
-        NAMESPACE,
-        "--workload-image",
-        workload_image,
-        "--output",
-        "json",
-    ]
 
 
 @pytest.fixture(scope="module")
@@ -252,7 +238,7 @@ def existing_scenarios(
             "scenarios",
             "--ordinal-failures",
             str(SHORT_FAIL_TIMES),
-            *_existing_args(account_kubeconfig, crashloop_workload_image),
+            *existing_args(crashloop_workload_image, account_kubeconfig),
         ],
         runs,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -205,14 +205,8 @@ def remote_api(kubeconfig: Path, context: str | None) -> client.ApiClient:
     return api
 
 
-def _contexts(kubeconfig: Path) -> tuple[list[str], str | None]:
-    """The kubeconfig's context names and its current context (None when unset).
-
-    Over a list of files, merged as kubectl merges them: every file's contexts,
-    the first to name a context keeping it; the first current-context set wins.
-    """
-    names: list[str] = []
-    current: str | None = None
+def _documents(kubeconfig: Path) -> Iterator[dict[str, Any]]:
+    """Each file of the kubeconfig that exists, parsed, in kubectl's order of merging."""
     for path in kubeconfig_files(kubeconfig):
         if not path.is_file():
             continue
@@ -222,6 +216,18 @@ def _contexts(kubeconfig: Path) -> tuple[list[str], str | None]:
             raise HarnessError(f"kubeconfig {path}: {error}", "check the file") from error
         if not isinstance(doc, dict):
             raise HarnessError(f"kubeconfig {path} is not a kubeconfig", "check the file")
+        yield doc
+
+
+def _contexts(kubeconfig: Path) -> tuple[list[str], str | None]:
+    """The kubeconfig's context names and its current context (None when unset).
+
+    Over a list of files, merged as kubectl merges them: every file's contexts,
+    the first to name a context keeping it; the first current-context set wins.
+    """
+    names: list[str] = []
+    current: str | None = None
+    for doc in _documents(kubeconfig):
         names += [
             str(entry["name"])
             for entry in doc.get("contexts") or []
@@ -243,15 +249,7 @@ def context_endpoints(kubeconfig: Path) -> dict[str, tuple[str, str]]:
     the kubeconfig, the first to name a context or cluster keeping it (kubectl's merge)."""
     clusters: dict[str, tuple[str, str]] = {}
     contexts: dict[str, str] = {}
-    for path in kubeconfig_files(kubeconfig):
-        if not path.is_file():
-            continue
-        try:
-            doc = yaml.safe_load(path.read_text())
-        except (OSError, yaml.YAMLError) as error:
-            raise HarnessError(f"kubeconfig {path}: {error}", "check the file") from error
-        if not isinstance(doc, dict):
-            continue
+    for doc in _documents(kubeconfig):
         for entry in doc.get("clusters") or []:
             cluster = entry.get("cluster") if isinstance(entry, dict) else None
             if isinstance(cluster, dict) and "name" in entry:

@@ -184,28 +184,22 @@ def judge_worker(
 def _not_attempted(worker: str, node: str, observation: Observation) -> WorkerVerdict:
     """No attempt recorded: the kubelet's failure, or an error where the pod's status says
     why its container could not run (a refusal, an image pull)."""
+    never_ran = "the pod never ran its container"
+    errors: tuple[Failure, ...] = ()
+    problems: tuple[Failure, ...] = ()
     if observation.not_running is not None:
         # Stopped before any restart could happen: nothing of the back-off to judge.
-        error = POD_NOT_RUN.failed(
-            f"error: the pod never ran its container: {observation.not_running}", error=True
-        )
-        return WorkerVerdict(
-            worker=worker,
-            node=node,
-            checks=(),
-            reported_seen=0,
-            reported_expected=0,
-            errors=(error,),
-        )
+        errors = (POD_NOT_RUN.failed(f"error: {never_ran}: {observation.not_running}", error=True),)
+    else:
+        problems = (NO_ATTEMPT.failed(f"no container attempt was recorded: {never_ran}"),)
     return WorkerVerdict(
         worker=worker,
         node=node,
         checks=(),
         reported_seen=0,
         reported_expected=0,
-        problems=(
-            NO_ATTEMPT.failed("no container attempt was recorded: the pod never ran its container"),
-        ),
+        problems=problems,
+        errors=errors,
     )
 
 
