@@ -169,7 +169,7 @@ def _cmd_config(args: argparse.Namespace) -> int:
     """
     spec = common.spec_of(args)
     cgroup_v1 = lifecycle.host_is_cgroup_v1()
-    if SCREEN.json:
+    if SCREEN.document:
         emit(config_document(spec, cgroup_v1=cgroup_v1))
     else:
         sys.stdout.write(config_text(spec, cgroup_v1=cgroup_v1))

@@ -138,8 +138,8 @@ def output_option(parser: argparse.ArgumentParser) -> None:
         "-o",
         choices=FORMATS,
         default="text",
-        help="json: one JSON document on stdout (the summary and its run directory), tables "
-        "on stderr",
+        help="json or yaml: one document on stdout (the summary and its run directory), "
+        "tables on stderr",
     )
 
 

@@ -54,7 +54,7 @@ def _cmd_newest(_args: argparse.Namespace) -> int:
         kind = ", a pre-release" if release.pre_release else ""
         SCREEN.tables.print(f"{release.minor}: {release.version} ({why}{kind})")
     emit({"releases": [asdict(release) for release in tonight]})
-    if not SCREEN.json:
+    if not SCREEN.document:
         # The versions alone on stdout, for a workflow to read.
         print(" ".join(release.version for release in tonight))
     return 0

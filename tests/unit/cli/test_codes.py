@@ -7,10 +7,12 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 from crashloop_harness.cli.app import build_parser, unknown_command
 from crashloop_harness.cli.codes import CHECK_CODES, COULD_NOT_JUDGE, verdict_exit
 from crashloop_harness.cli.common import resolve_kubeconfig
+from crashloop_harness.cli.out import SCREEN, emit
 
 
 @pytest.mark.parametrize(
@@ -63,3 +65,16 @@ def test_a_known_command_or_an_option_first_is_left_to_argparse() -> None:
     parser = build_parser()
     assert unknown_command(parser, ["check", "--profile", "quick"]) is None
     assert unknown_command(parser, ["--version"]) is None
+
+
+def test_yaml_output_is_the_json_document_in_yaml(capsys: pytest.CaptureFixture[str]) -> None:
+    before = SCREEN.format
+    try:
+        SCREEN.format = "yaml"
+        emit({"run_dir": Path("/runs/x"), "summary": {"status": "passed", "workers": [1, 2]}})
+    finally:
+        SCREEN.format = before
+    assert yaml.safe_load(capsys.readouterr().out) == {
+        "run_dir": "/runs/x",
+        "summary": {"status": "passed", "workers": [1, 2]},
+    }
