@@ -43,6 +43,7 @@ from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster.profiles import ProfileError
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import HarnessError, first_line
+from crashloop_harness.recording.records import AttemptLogError
 
 # A bug of the harness: apart from 1 (a verdict failed) and 2 (bad input, set-up).
 INTERNAL_ERROR = 3
@@ -169,7 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with common.STEPS:
             code: int = args.handler(args)
-    except (HarnessError, ProfileError) as error:
+    except (HarnessError, ProfileError, AttemptLogError) as error:
+        # Bad input, a file handed in included (an attempt log with a bad line or byte).
         # Unwrapped and without markup: paths and values stay whole and copyable.
         common.console.print(Text("error: ", style="bold red") + Text(str(error)), soft_wrap=True)
         emit({"error": str(error), "exit_code": 2})

@@ -211,7 +211,12 @@ def _documents(kubeconfig: Path) -> Iterator[dict[str, Any]]:
         if not path.is_file():
             continue
         try:
-            doc = yaml.safe_load(path.read_text())
+            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as error:
+            raise HarnessError(
+                f"kubeconfig {path} is not UTF-8 text (a bad byte at {error.start})",
+                "point --kubeconfig (or $KUBECONFIG) at a kubeconfig file, as kubectl reads",
+            ) from error
         except (OSError, yaml.YAMLError) as error:
             raise HarnessError(f"kubeconfig {path}: {error}", "check the file") from error
         if not isinstance(doc, dict):

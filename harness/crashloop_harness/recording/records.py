@@ -300,7 +300,13 @@ def read_attempts(path: Path) -> list[AttemptRecord]:
     writer left half written, and is ignored; a bad line anywhere else is
     corruption and raises.
     """
-    text = Path(path).read_text(encoding="utf-8")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise AttemptLogError(
+            f"{path}: not UTF-8 text at byte {error.start}: not an attempt log this harness "
+            "wrote (or one damaged since)"
+        ) from error
     lines = text.split("\n")
     # After a final newline split() leaves "", so lines[-1] is the torn tail if any.
     latest: dict[AttemptKey, AttemptRecord] = {}

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from crashloop_harness.cli.app import build_parser, unknown_command
+from crashloop_harness.cli.app import build_parser, main, unknown_command
 from crashloop_harness.cli.codes import CHECK_CODES, COULD_NOT_JUDGE, verdict_exit
 from crashloop_harness.cli.common import resolve_kubeconfig
 from crashloop_harness.cli.out import SCREEN, emit
+from crashloop_harness.recording.records import AttemptLogError, read_attempts
 
 
 @pytest.mark.parametrize(
@@ -78,3 +79,16 @@ def test_yaml_output_is_the_json_document_in_yaml(capsys: pytest.CaptureFixture[
         "run_dir": "/runs/x",
         "summary": {"status": "passed", "workers": [1, 2]},
     }
+
+
+def test_a_kubeconfig_that_is_not_utf8_is_bad_input_naming_the_fix(tmp_path: Path) -> None:
+    bad = tmp_path / "kubeconfig"
+    bad.write_bytes(b"apiVersion: v1\ncontexts:\n- name: \xff\xfe\n")
+    assert main(["check", "--kubeconfig", str(bad), "--nodes", "n1"]) == 2
+
+
+def test_an_attempt_log_that_is_not_utf8_is_refused_by_name(tmp_path: Path) -> None:
+    log = tmp_path / "attempts.jsonl"
+    log.write_bytes(b'{"bad": \xff}\n')
+    with pytest.raises(AttemptLogError, match="not UTF-8 text at byte 8"):
+        read_attempts(log)
