@@ -23,8 +23,9 @@ import shlex
 from dataclasses import dataclass
 from typing import Final
 
-# One probe per node this often (a period, not a wait): about 1 % of a core per
-# node at the reference host's pace.
+# One round of probes (every node in turn), then this long until the next: not a
+# synchronisation, the recorder's stop ends the wait. About 1 % of a core per node
+# at the reference host's pace.
 PACE_EVERY_S: Final = 10.0
 # The container the runtime's own client runs, in the kubelet's containerd
 # namespace (where the node's images are); its name says whose it is.
