@@ -21,8 +21,9 @@ from rich.text import Text
 from crashloop_harness.cli.helptext import WrappingFormatter, example_epilog
 from crashloop_harness.cli.out import FORMATS
 from crashloop_harness.cluster import lifecycle
+from crashloop_harness.cluster.kubeconfig import kubectl_default_kubeconfig
 from crashloop_harness.cluster.profiles import ClusterSpec, load_cluster_spec
-from crashloop_harness.cluster.remote import RemoteCluster, connect, kubectl_default_kubeconfig
+from crashloop_harness.cluster.remote import RemoteCluster, connect
 from crashloop_harness.cluster.target import RunTarget
 from crashloop_harness.core import pins
 from crashloop_harness.core.errors import HarnessError

@@ -19,13 +19,9 @@ from kubernetes import client
 from kubernetes.config.config_exception import ConfigException
 
 from crashloop_harness.cluster.kube import NodeStatus, node_statuses
+from crashloop_harness.cluster.kubeconfig import context_endpoints, context_names, remote_api
 from crashloop_harness.cluster.liveconfig import NodeConfigRow
-from crashloop_harness.cluster.remote import (
-    context_endpoints,
-    context_names,
-    live_rows,
-    remote_api,
-)
+from crashloop_harness.cluster.remote import live_rows
 from crashloop_harness.core.errors import HarnessError, first_line
 from crashloop_harness.fleet.plan import CONTROL_PLANE_LABEL, NodeFacts, modelled
 from crashloop_harness.model.backoff import curve_fields, curve_from_fields

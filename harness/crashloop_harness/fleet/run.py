@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from crashloop_harness.cluster.remote import remote_api
+from crashloop_harness.cluster.kubeconfig import remote_api
 from crashloop_harness.cluster.runnamespace import refuse_busy_namespace
 from crashloop_harness.core.atomicfile import write_atomically
 from crashloop_harness.core.errors import HarnessError

@@ -10,10 +10,9 @@ import yaml
 from crashloop_harness.cli.app import build_parser
 from crashloop_harness.cli.common import resolve_kubeconfig
 from crashloop_harness.cluster.kube import NodeStatus
+from crashloop_harness.cluster.kubeconfig import kubectl_default_kubeconfig, remote_api
 from crashloop_harness.cluster.remote import (
     connect,
-    kubectl_default_kubeconfig,
-    remote_api,
     restarted_kubelets,
     select_nodes,
 )

@@ -1,0 +1,145 @@
+"""A kubeconfig read as kubectl reads it: its files, contexts, endpoints and an API client.
+
+kubectl's rule for which file: --kubeconfig, else $KUBECONFIG (a colon-separated
+list, merged: each file's entries, the first to name one keeping it), else
+~/.kube/config. Every verb and fixture that reaches a cluster it did not make
+reads its kubeconfig here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kubernetes import client, config
+from kubernetes.config.config_exception import ConfigException
+
+from crashloop_harness.core.errors import HarnessError
+
+
+def kubectl_default_kubeconfig() -> Path:
+    """The kubeconfig kubectl reads with no --kubeconfig: $KUBECONFIG, else ~/.kube/config.
+
+    $KUBECONFIG may list several files (colon-separated, as kubectl takes it);
+    the list is kept whole, and read merged (:func:`kubeconfig_files`).
+    """
+    listed = os.environ.get("KUBECONFIG", "")
+    return Path(listed) if listed.strip(os.pathsep) else Path.home() / ".kube" / "config"
+
+
+def kubeconfig_files(kubeconfig: Path) -> list[Path]:
+    """The files a kubeconfig names: one path, or a colon-separated list as in $KUBECONFIG."""
+    return [Path(part).expanduser() for part in str(kubeconfig).split(os.pathsep) if part]
+
+
+def require_kubeconfig(kubeconfig: Path) -> None:
+    """A kubeconfig that names no file is named as such, before anything else is asked.
+
+    In a list, as in kubectl, missing files are passed over; one must exist.
+    """
+    files = kubeconfig_files(kubeconfig)
+    if any(path.is_file() for path in files):
+        return
+    found = "; ".join(
+        f"{path}: {'a directory, not a file' if path.is_dir() else 'no such file'}"
+        for path in files
+    )
+    raise HarnessError(
+        f"kubeconfig {found or '(empty)'}",
+        "name an existing kubeconfig file (--kubeconfig PATH, or a colon-separated list as in "
+        "$KUBECONFIG), such as the one `kubectl config view --raw --minify` writes",
+    )
+
+
+def remote_api(kubeconfig: Path, context: str | None) -> client.ApiClient:
+    """An API client for the kubeconfig's context; a missing file or context is named."""
+    require_kubeconfig(kubeconfig)
+    names, current = _contexts(kubeconfig)
+    if context is not None and context not in names:
+        raise HarnessError(
+            f"kubeconfig {kubeconfig} has no context {context!r}",
+            f"use one of: {', '.join(names) or '(none)'}",
+        )
+    if context is None and not current:
+        raise HarnessError(
+            f"kubeconfig {kubeconfig} sets no current context",
+            f"name one with --context: {', '.join(names) or '(none)'}",
+        )
+    try:
+        api: client.ApiClient = config.new_client_from_config(
+            config_file=str(kubeconfig), context=context
+        )
+    except ConfigException as error:
+        raise HarnessError(f"kubeconfig {kubeconfig}: {error}", "check the file") from error
+    return api
+
+
+def _documents(kubeconfig: Path) -> Iterator[dict[str, Any]]:
+    """Each file of the kubeconfig that exists, parsed, in kubectl's order of merging."""
+    for path in kubeconfig_files(kubeconfig):
+        if not path.is_file():
+            continue
+        try:
+            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as error:
+            raise HarnessError(
+                f"kubeconfig {path} is not UTF-8 text (a bad byte at {error.start})",
+                "point --kubeconfig (or $KUBECONFIG) at a kubeconfig file, as kubectl reads",
+            ) from error
+        except (OSError, yaml.YAMLError) as error:
+            raise HarnessError(f"kubeconfig {path}: {error}", "check the file") from error
+        if not isinstance(doc, dict):
+            raise HarnessError(f"kubeconfig {path} is not a kubeconfig", "check the file")
+        yield doc
+
+
+def _contexts(kubeconfig: Path) -> tuple[list[str], str | None]:
+    """The kubeconfig's context names and its current context (None when unset).
+
+    Over a list of files, merged as kubectl merges them: every file's contexts,
+    the first to name a context keeping it; the first current-context set wins.
+    """
+    names: list[str] = []
+    current: str | None = None
+    for doc in _documents(kubeconfig):
+        names += [
+            str(entry["name"])
+            for entry in doc.get("contexts") or []
+            if isinstance(entry, dict) and "name" in entry and str(entry["name"]) not in names
+        ]
+        if current is None and doc.get("current-context"):
+            current = str(doc["current-context"])
+    return names, current
+
+
+def context_names(kubeconfig: Path) -> list[str]:
+    """Every context of the kubeconfig (a colon list merged as kubectl merges it)."""
+    require_kubeconfig(kubeconfig)
+    return _contexts(kubeconfig)[0]
+
+
+def context_endpoints(kubeconfig: Path) -> dict[str, tuple[str, str]]:
+    """context -> (its cluster's server, its CA as given: data or file) over every file of
+    the kubeconfig, the first to name a context or cluster keeping it (kubectl's merge)."""
+    clusters: dict[str, tuple[str, str]] = {}
+    contexts: dict[str, str] = {}
+    for doc in _documents(kubeconfig):
+        for entry in doc.get("clusters") or []:
+            cluster = entry.get("cluster") if isinstance(entry, dict) else None
+            if isinstance(cluster, dict) and "name" in entry:
+                ca = cluster.get("certificate-authority-data") or cluster.get(
+                    "certificate-authority", ""
+                )
+                clusters.setdefault(str(entry["name"]), (str(cluster.get("server")), str(ca)))
+        for entry in doc.get("contexts") or []:
+            context = entry.get("context") if isinstance(entry, dict) else None
+            if isinstance(context, dict) and "name" in entry:
+                contexts.setdefault(str(entry["name"]), str(context.get("cluster")))
+    return {name: clusters[cluster] for name, cluster in contexts.items() if cluster in clusters}
+
+
+def context_name(kubeconfig: Path, context: str | None) -> str:
+    return context or _contexts(kubeconfig)[1] or "-"
