@@ -68,9 +68,15 @@ demo-replay: $(STAMP)
 # The wheel check runs the installed package against a cluster (reused if one matches);
 # the e2e tests then start from a fresh cluster of their own. `make test` runs the fast
 # e2e tier (one real-cluster test per capability); `make test-all` every e2e test.
-test: lint unit package e2e
+# The phases run in this order through scripts/timed-phases.sh rather than as
+# prerequisites, so that each one's wall time is printed at the end (and kept in
+# build/<target>-times.tsv), also when one failed; the first phase that fails stops the
+# run and fails the target, as before.
+test: $(STAMP)
+	@MAKE="$(MAKE)" scripts/timed-phases.sh build/$@-times.tsv lint unit package e2e
 
-test-all: lint unit package e2e-all
+test-all: $(STAMP)
+	@MAKE="$(MAKE)" scripts/timed-phases.sh build/$@-times.tsv lint unit package e2e-all
 
 lint: $(STAMP) docs
 	$(BIN)/ruff check harness tests examples
@@ -87,9 +93,15 @@ docs: $(STAMP)
 package: $(STAMP)
 	scripts/check-wheel.sh
 
-# Pure logic, and recorded traces of real clusters replayed through the real code.
+# Pure logic, and recorded traces of real clusters replayed through the real code, on two
+# processes (pytest-xdist, -n 2: the machines this runs on have two cores; UNIT_WORKERS=0
+# runs them in one). The tests share no files (each writes under its own tmp_path), so they
+# are dealt out one by one, not a file per process: a few take most of the time (the two
+# scenario replays about 20 s each, mostly waiting), and worksteal lets the process that
+# runs out of tests take over the other's queue (docs/testing.md).
+UNIT_WORKERS ?= 2
 unit: $(STAMP)
-	$(BIN)/pytest tests/unit tests/replay
+	$(BIN)/pytest -n $(UNIT_WORKERS) --dist worksteal tests/unit tests/replay
 
 e2e: $(STAMP)
 	$(BIN)/pytest tests/e2e --durations=20
