@@ -76,3 +76,16 @@ def test_a_node_at_a_fifth_of_a_core_is_judged_at_its_widest_window_never_failed
     )
     assert not unpaced.costs[node].paced
     assert unpaced.costs[node].slowdown < cost.slowdown
+
+
+def test_a_node_at_a_tenth_of_a_core_is_an_error_naming_it_never_failed(tmp_path: Path) -> None:
+    trace = Trace.load("v1.35.8-paced-tenth-core")
+    result = replay_check(trace, tmp_path / "run")
+    assert result.status == trace.outcome["status"] == "error", result.reason
+    node = trace.context["nodes"]["fast"]
+    assert result.costs[node].too_slow, result.costs[node].describe()
+    assert f"node {node} too slow to judge" in result.reason
+    for subject in ("fast", "fast/runs-5s"):
+        assert result.verdicts[subject].in_error, result.verdicts[subject].failures
+    for subject in ("reduced", "default"):
+        assert result.verdicts[subject].passed, result.verdicts[subject].failures
