@@ -37,7 +37,7 @@ from crashloop_harness.cli import (
     setup,
     version_text,
 )
-from crashloop_harness.cli.codes import ENVIRONMENT, SETUP_CODES
+from crashloop_harness.cli.codes import ENVIRONMENT, INTERRUPTED, SETUP_CODES
 from crashloop_harness.cli.helptext import WrappingFormatter, command_listing
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster.profiles import ProfileError
@@ -190,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         common.console.print("[yellow]interrupted[/yellow]")
-        return 130
+        return INTERRUPTED
     except Exception as error:
         # Its own code, so CI tells a harness bug from a kubelet regression (1).
         common.console.print_exception()

@@ -36,12 +36,14 @@ CHECK_CODES: Final = """exit codes:
 
 # A run that ended ``error`` (no answer), as its exit code.
 COULD_NOT_JUDGE: Final = 4
+# Interrupted (Ctrl-C, SIGTERM, SIGHUP), as a shell reports a SIGINT: 128 + 2.
+INTERRUPTED: Final = 130
 
 
 def verdict_exit(status: str, passed: bool) -> int:
     """The exit code of a check or a nightly from its status and whether it passed."""
     if status == "interrupted":
-        return 130
+        return INTERRUPTED
     if passed:
         return 0
     return COULD_NOT_JUDGE if status == "error" else 1

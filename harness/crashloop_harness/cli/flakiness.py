@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.text import Text
 
 from crashloop_harness.cli import common
-from crashloop_harness.cli.codes import MEASURING_CODES
+from crashloop_harness.cli.codes import INTERRUPTED, MEASURING_CODES
 from crashloop_harness.cli.measure import profile_option, run_and_report_check
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster import lifecycle
@@ -70,7 +70,7 @@ def _cmd_flakiness(args: argparse.Namespace) -> int:
         common.console.print(Text("error: ", style="bold red") + Text(series.error), soft_wrap=True)
         return 2
     if series.interrupted:
-        return 130
+        return INTERRUPTED
     return 0 if report.all_passed else 1
 
 

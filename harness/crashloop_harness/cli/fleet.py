@@ -11,7 +11,7 @@ from typing import Any
 from rich.text import Text
 
 from crashloop_harness.cli import common
-from crashloop_harness.cli.codes import MEASURING_CODES
+from crashloop_harness.cli.codes import INTERRUPTED, MEASURING_CODES
 from crashloop_harness.cli.measure import profile_option
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster.kubeconfig import kubectl_default_kubeconfig
@@ -127,7 +127,7 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
         }
     )
     if result.summary.verdict == "interrupted":
-        return 130
+        return INTERRUPTED
     return 0 if result.summary.passed else 1
 
 

@@ -9,7 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from crashloop_harness.cli import common
-from crashloop_harness.cli.codes import MEASURING_CODES, SETUP_CODES
+from crashloop_harness.cli.codes import INTERRUPTED, MEASURING_CODES, SETUP_CODES
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster.profiles import load_cluster_spec
 from crashloop_harness.core import pins
@@ -142,7 +142,7 @@ def _cmd_matrix(args: argparse.Namespace) -> int:
         }
     )
     if any(entry.status == "interrupted" for entry in matrix.entries):
-        return 130
+        return INTERRUPTED
     return 0 if matrix.passed else 1
 
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from rich.text import Text
 
 from crashloop_harness.cli import common
-from crashloop_harness.cli.codes import CHECK_CODES, MEASURING_CODES, verdict_exit
+from crashloop_harness.cli.codes import CHECK_CODES, INTERRUPTED, MEASURING_CODES, verdict_exit
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.cluster.target import RunTarget
@@ -211,7 +211,7 @@ def _cmd_scenarios(args: argparse.Namespace) -> int:
         SCREEN.tables.print(f"{', '.join(run.scenarios)}: {run.status} ({run.run_dir})")
     emit({"runs": [_scenario_run_document(run) for run in runs]})
     if any(run.status == "interrupted" for run in runs):
-        return 130
+        return INTERRUPTED
     return 0 if all(run.passed for run in runs) else 1
 
 
@@ -257,7 +257,7 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
         }
     )
     if result.status == "interrupted" or any(run.status == "interrupted" for run in runs):
-        return 130
+        return INTERRUPTED
     if summary.passed and all(run.passed for run in runs):
         return 0
     # An error (no answer) only when nothing failed: a failure pages whatever else errored.

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from crashloop_harness.cli import common
-from crashloop_harness.cli.codes import MEASURING_CODES
+from crashloop_harness.cli.codes import INTERRUPTED, MEASURING_CODES
 from crashloop_harness.cli.measure import profile_option
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster import lifecycle
@@ -96,7 +96,7 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
     SCREEN.tables.print(f"mutants: {run_dir / 'mutants.json'}")
     emit({"run_dir": str(run_dir), **document})
     if run.interrupted:
-        return 130
+        return INTERRUPTED
     return 0 if all(r.as_expected for r in results) else 1
 
 

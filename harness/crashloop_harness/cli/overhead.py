@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from crashloop_harness.cli import common
-from crashloop_harness.cli.codes import COMPARE_CODES, OVERHEAD_CODES
+from crashloop_harness.cli.codes import COMPARE_CODES, INTERRUPTED, OVERHEAD_CODES
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.core.errors import HarnessError
@@ -188,7 +188,7 @@ def _show(cells: Sequence[Cell], status: str, run_dir: Path) -> int:
     SCREEN.tables.print(f"{status}: results in {run_dir / OVERHEAD_FILE}")
     emit({"run_dir": str(run_dir), "status": status})
     if status == "interrupted":
-        return 130
+        return INTERRUPTED
     return 0 if status == "measured" else 1
 
 
