@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CRASHLOOP := $(BIN)/crashloop
 
-.PHONY: help lock demo demo-rehearse demo-replay test test-all e2e-all unit package e2e lint docs engine kind node-image cluster status check flakiness matrix overhead conformance mutants down clean workload-image manifests
+.PHONY: clean-clusters help lock demo demo-rehearse demo-replay test test-all e2e-all unit package e2e lint docs engine kind node-image cluster status check flakiness matrix overhead conformance mutants down clean workload-image manifests
 
 help:
 	@echo "make demo        set up, then the talk's demo live (5 minutes), plots and a report"
@@ -28,6 +28,7 @@ help:
 	@echo "make conformance the nightly job: full check (about 11 min) and every scenario"
 	@echo "make mutants     the verdict on kubelet code mutants of v1.35.8, each on its worker (PROFILE=quick|full)"
 	@echo "make down        delete the crashloop cluster"
+	@echo "make clean-clusters  delete every kind cluster this project made (the demo's, the tests')"
 	@echo "make clean       delete the cluster and the Python environment (runs/ is kept)"
 
 # The environment is rebuilt only when the project's metadata or its lock changes. Every
@@ -161,6 +162,12 @@ mutants: $(STAMP)
 
 down: $(STAMP)
 	$(CRASHLOOP) down
+
+# Every kind cluster this project made here: the demo's (crashloop, crashloop-1.NN) and the
+# e2e suite's (crashloop-e2e*), which `make test` keeps for the next run. The engine stays.
+clean-clusters: $(STAMP)
+	@kind="$$($(CRASHLOOP) kind)" && for name in $$("$$kind" get clusters | grep '^crashloop'); do \
+		echo "deleting kind cluster $$name"; "$$kind" delete cluster --name "$$name"; done
 
 clean:
 	-test -x $(CRASHLOOP) && $(CRASHLOOP) down
