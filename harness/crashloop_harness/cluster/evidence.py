@@ -148,8 +148,11 @@ def _dump_yaml(api: client.ApiClient, obj: Any) -> str:
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
 
 
-def collect_namespace_evidence(api: client.ApiClient, namespace: str, target_dir: Path) -> Path:
-    """Pods, container logs and events of ``namespace`` into ``target_dir/<namespace>``.
+def collect_namespace_evidence(
+    api: client.ApiClient, namespace: str, target_dir: Path, pod_selector: str = ""
+) -> Path:
+    """Pods, container logs and events of ``namespace`` into ``target_dir/<namespace>``:
+    with ``pod_selector``, only the pods it selects and the events about them.
 
     Never raises (see the module docstring); returns the namespace directory.
     """
@@ -160,11 +163,14 @@ def collect_namespace_evidence(api: client.ApiClient, namespace: str, target_dir
     pods: list[Any] = []
     with errors.guard(f"namespace {namespace}: listing pods"):
         ns_dir.mkdir(parents=True, exist_ok=True)
-        pods = core.list_namespaced_pod(namespace, _request_timeout=timeouts.API_REQUEST).items
+        pods = core.list_namespaced_pod(
+            namespace, label_selector=pod_selector, _request_timeout=timeouts.API_REQUEST
+        ).items
     for pod in pods:
         _collect_pod(api, core, pod, ns_dir, errors)
+    about = {pod.metadata.name for pod in pods} if pod_selector else None
     with errors.guard(f"namespace {namespace}: events"):
-        _collect_events(api, core, namespace, ns_dir)
+        _collect_events(api, core, namespace, ns_dir, about)
     return ns_dir
 
 
@@ -268,9 +274,16 @@ def _event_time(event: Any) -> datetime:
 
 
 def _collect_events(
-    api: client.ApiClient, core: client.CoreV1Api, namespace: str, ns_dir: Path
+    api: client.ApiClient,
+    core: client.CoreV1Api,
+    namespace: str,
+    ns_dir: Path,
+    about: set[str] | None = None,
 ) -> None:
+    """The namespace's events, or only those about the pods named in ``about``."""
     items = core.list_namespaced_event(namespace, _request_timeout=timeouts.API_REQUEST).items
+    if about is not None:
+        items = [e for e in items if e.involved_object and e.involved_object.name in about]
     events = sorted(items, key=_event_time)
     ns_dir.mkdir(parents=True, exist_ok=True)
     (ns_dir / "events.yaml").write_text(_dump_yaml(api, events), encoding="utf-8")
@@ -291,19 +304,23 @@ def _event_line(event: Any) -> str:
     return f"{when} {event.type or '-'} {event.reason or '-'} {what}{count}: {message}"
 
 
-def collect_node_configs(api: client.ApiClient, target_dir: Path) -> Path:
-    """Every node's live kubelet config into ``target_dir/nodes/<node>.configz.json``.
+def collect_node_configs(
+    api: client.ApiClient, target_dir: Path, nodes: Sequence[str] | None = None
+) -> Path:
+    """Every node's live kubelet config (or only ``nodes``') into
+    ``target_dir/nodes/<node>.configz.json``.
 
     Never raises; returns the nodes directory.
     """
     target_dir = Path(target_dir)
     errors = _Errors(target_dir)
     nodes_dir = target_dir / "nodes"
-    names: list[str] = []
+    names: list[str] = sorted(nodes or ())
     with errors.guard("nodes: listing"):
         nodes_dir.mkdir(parents=True, exist_ok=True)
-        items = client.CoreV1Api(api).list_node(_request_timeout=timeouts.API_REQUEST).items
-        names = sorted(node.metadata.name for node in items)
+        if nodes is None:
+            items = client.CoreV1Api(api).list_node(_request_timeout=timeouts.API_REQUEST).items
+            names = sorted(node.metadata.name for node in items)
     for name in names:
         with errors.guard(f"node {name}: configz"):
             payload = node_configz(api, name)
@@ -314,12 +331,19 @@ def collect_node_configs(api: client.ApiClient, target_dir: Path) -> Path:
 
 
 def collect_failure_evidence(
-    api: client.ApiClient, namespaces: Sequence[str], target_dir: Path
+    api: client.ApiClient,
+    namespaces: Sequence[str],
+    target_dir: Path,
+    *,
+    pod_selector: str = "",
+    nodes: Sequence[str] | None = None,
 ) -> Path:
-    """Every namespace's evidence plus the node configs into ``target_dir``; never raises."""
+    """Every namespace's evidence plus the node configs into ``target_dir``; never raises.
+
+    ``pod_selector`` and ``nodes`` keep it to one run's pods and nodes (default: all)."""
     for namespace in namespaces:
-        collect_namespace_evidence(api, namespace, target_dir)
-    collect_node_configs(api, target_dir)
+        collect_namespace_evidence(api, namespace, target_dir, pod_selector)
+    collect_node_configs(api, target_dir, nodes)
     return Path(target_dir)
 
 

@@ -55,7 +55,13 @@ from crashloop_harness.cluster.reusehealth import (
     reuse_health_wait,
 )
 from crashloop_harness.cluster.runnamespace import clear_leftover_runs, create_run_namespace
-from crashloop_harness.cluster.target import NODE_ACCESS, Capabilities, NodeRows, RunNamespace
+from crashloop_harness.cluster.target import (
+    NODE_ACCESS,
+    Capabilities,
+    NodeRows,
+    RunNamespace,
+    RunScope,
+)
 from crashloop_harness.core import pins, timeouts
 from crashloop_harness.core.conventions import CONFIG_HASH_LABEL
 from crashloop_harness.core.errors import HarnessError
@@ -149,7 +155,10 @@ class Cluster:
     def kubelets_at_start(self, api: client.ApiClient, nodes: Sequence[str]) -> KindKubelets:
         return KindKubelets.read(api, nodes)
 
-    def gather_evidence(self, api: client.ApiClient, namespace: str, into: Path) -> None:
+    def gather_evidence(
+        self, api: client.ApiClient, namespace: str, into: Path, *, run: RunScope
+    ) -> None:
+        del run  # the run's namespace is its own, and kind's logs hold every node
         collect_failure_evidence(api, [namespace], into)
         export_kind_logs(self.kind_bin, self.name, into / "kind-logs")
 

@@ -34,6 +34,7 @@ from crashloop_harness.cluster.target import (
     NodeRows,
     RunEnding,
     RunNamespace,
+    RunScope,
 )
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import HarnessError, first_line
@@ -113,8 +114,14 @@ class RemoteCluster:
     def kubelets_at_start(self, api: client.ApiClient, nodes: Sequence[str]) -> RemoteKubelets:
         return RemoteKubelets(api, kubelet_start_times(api, nodes))
 
-    def gather_evidence(self, api: client.ApiClient, namespace: str, into: Path) -> None:
-        collect_failure_evidence(api, [namespace], into)
+    def gather_evidence(
+        self, api: client.ApiClient, namespace: str, into: Path, *, run: RunScope
+    ) -> None:
+        # Its own pods, their events and its own nodes' configs: a prepared namespace may
+        # hold a fleet's other checks, and a cluster thousands of nodes.
+        collect_failure_evidence(
+            api, [namespace], into, pod_selector=run.pod_selector, nodes=run.nodes
+        )
 
     def describe(self, rows: Sequence[NodeConfigRow]) -> ClusterInfo:
         """Named by its kubelets' versions, each as its Node object reports it (the

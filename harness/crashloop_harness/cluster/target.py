@@ -80,6 +80,14 @@ API_ONLY: Final = Capabilities(node_command=False, restart_kubelet=False)
 
 
 @dataclass(frozen=True)
+class RunScope:
+    """What is a run's own in a cluster: its pods (by their run label) and its judged nodes."""
+
+    pod_selector: str
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class NodeRows:
     """The judged nodes' live kubelet configs, and which node each judged subject is."""
 
@@ -147,8 +155,11 @@ class RunTarget(Protocol):
         """The judged nodes' kubelets read now, before a run's first pod."""
         ...
 
-    def gather_evidence(self, api: client.ApiClient, namespace: str, into: Path) -> None:
-        """What the run's pods, their nodes and kubelets said, written under ``into``."""
+    def gather_evidence(
+        self, api: client.ApiClient, namespace: str, into: Path, *, run: RunScope
+    ) -> None:
+        """What the run's pods, their nodes and kubelets said, written under ``into``; a
+        namespace shared with other runs (a fleet's) gives only ``run``'s pods and nodes."""
         ...
 
     def describe(self, rows: Sequence[NodeConfigRow]) -> ClusterInfo:

@@ -23,7 +23,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Protocol, TypeVar
 
-from crashloop_harness.cluster.target import KubeletWatch, RunEnding, RunTarget
+from crashloop_harness.cluster.target import KubeletWatch, RunEnding, RunScope, RunTarget
+from crashloop_harness.core.conventions import RUN_LABEL
 from crashloop_harness.runs.ending import NO_ENDING_READ, trace_outcome
 from crashloop_harness.runs.lifecycle import RunSetup, RunState, clean_up
 
@@ -69,6 +70,12 @@ def _wants_evidence(result: RunState, ending: RunEnding) -> bool:
     """A failed or errored run's evidence is kept before its namespace goes; none once the
     engine is gone (there is nothing left to ask)."""
     return result.status in ("failed", "error") and ending.engine_gone is None
+
+
+def _gather_evidence(cluster: RunTarget, setup: RunSetup) -> None:
+    """The run's own pods and judged nodes, as the cluster keeps evidence of them."""
+    run = RunScope(f"{RUN_LABEL}={setup.run_id}", tuple(sorted(set(setup.nodes.values()))))
+    cluster.gather_evidence(setup.api, setup.namespace, setup.run_dir / "evidence", run=run)
 
 
 def execute(
@@ -145,8 +152,7 @@ def _finish(
     step("trace's close", setup.recorder.trace.close)
     step("outputs", lambda: steps.write(setup, result, cluster))
     if _wants_evidence(result, ending):
-        into = setup.run_dir / "evidence"
-        step("evidence", lambda: cluster.gather_evidence(setup.api, setup.namespace, into))
+        step("evidence", lambda: _gather_evidence(cluster, setup))
     step("clean-up", lambda: clean_up(setup, ending.engine_gone))
     if failed:
         first = failed[0][1]

@@ -6,7 +6,7 @@ import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 import pytest
 import yaml
@@ -235,3 +235,55 @@ def test_evidence_dir_is_one_safe_directory_per_test(tmp_path: Path) -> None:
     path = evidence_dir(tmp_path, "tests/e2e/test_x.py::test_y[fast-../../etc]")
     assert path == tmp_path / "evidence" / "tests-e2e-test_x.py-test_y-fast-..-..-etc"
     assert path.parent == tmp_path / "evidence"
+
+
+class SharedNamespaceCore(FakeCore):
+    """A namespace a fleet's checks share: this run's pod, a sibling's, and their events."""
+
+    selectors: ClassVar[list[str]] = []
+
+    def list_namespaced_pod(self, namespace: str, **kwargs: object) -> client.V1PodList:
+        selector = str(kwargs.get("label_selector", ""))
+        SharedNamespaceCore.selectors.append(selector)
+        mine = pod("crash", ["app"])
+        sibling = pod("sibling", ["app"])
+        return client.V1PodList(items=[mine] if selector else [mine, sibling])
+
+    def list_namespaced_event(self, namespace: str, **_: object) -> client.CoreV1EventList:
+        theirs = event("Killing", None)
+        theirs.involved_object = client.V1ObjectReference(kind="Pod", name="sibling")
+        return client.CoreV1EventList(items=[event("BackOff", None), theirs])
+
+
+def test_a_run_s_evidence_in_a_shared_namespace_is_its_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(client, "CoreV1Api", SharedNamespaceCore)
+    api = client.ApiClient()
+    try:
+        ns_dir = collect_namespace_evidence(api, "ns", tmp_path, "crashloop.dev/run=r1")
+    finally:
+        api.close()
+    assert SharedNamespaceCore.selectors[-1] == "crashloop.dev/run=r1"
+    assert sorted(p.name for p in (ns_dir / "pods").iterdir()) == ["crash.yaml"]
+    events = (ns_dir / "events.txt").read_text()
+    assert "Pod/crash" in events
+    assert "sibling" not in events
+
+
+def test_only_the_run_s_nodes_configs_are_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    read: list[str] = []
+
+    def configz(_api: object, name: str) -> dict[str, Any]:
+        read.append(name)
+        return {"kubeletconfig": {}}
+
+    monkeypatch.setattr("crashloop_harness.cluster.evidence.node_configz", configz)
+    collect_node_configs(RaisingApi(), tmp_path, ["w2", "w1"])
+    assert read == ["w1", "w2"]
+    assert sorted(p.name for p in (tmp_path / "nodes").iterdir()) == [
+        "w1.configz.json",
+        "w2.configz.json",
+    ]

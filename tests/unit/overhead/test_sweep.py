@@ -64,7 +64,7 @@ class _Cluster:
     def ending(self, confirm: object = (), made: object = None) -> RunEnding:
         return self.ending_is
 
-    def gather_evidence(self, api: object, namespace: str, into: Path) -> None:
+    def gather_evidence(self, api: object, namespace: str, into: Path, *, run: object) -> None:
         pass
 
 
@@ -82,6 +82,7 @@ def _sweep(
             (),
             {
                 "api": None,
+                "run_id": "r",
                 "nodes": {"fast": "node-fast"},
                 "namespace": "ns",
                 "run_dir": tmp,

@@ -98,7 +98,7 @@ class _Cluster:
         self.calls.append("kubelets read")
         return self.watch
 
-    def gather_evidence(self, api: object, namespace: str, into: Path) -> None:
+    def gather_evidence(self, api: object, namespace: str, into: Path, *, run: object) -> None:
         self.calls.append("evidence")
         if self.fail_in == "evidence":
             raise OSError("evidence unreadable")
