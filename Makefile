@@ -97,12 +97,13 @@ package: $(STAMP)
 # Pure logic, and recorded traces of real clusters replayed through the real code, on two
 # processes (pytest-xdist, -n 2: the machines this runs on have two cores; UNIT_WORKERS=0
 # runs them in one). The tests share no files (each writes under its own tmp_path), so they
-# are dealt out one by one, not a file per process: a few take most of the time (the two
-# scenario replays about 20 s each, mostly waiting), and worksteal lets the process that
-# runs out of tests take over the other's queue (docs/testing.md).
+# need not be kept a file per process. A few take most of the time, mostly waiting (the two
+# scenario replays about 20 s each): the replays go first, so that these start early and
+# not last on one process, and worksteal lets the process that runs out of tests take over
+# the other's queue (docs/testing.md).
 UNIT_WORKERS ?= 2
 unit: $(STAMP)
-	$(BIN)/pytest -n $(UNIT_WORKERS) --dist worksteal tests/unit tests/replay
+	$(BIN)/pytest -n $(UNIT_WORKERS) --dist worksteal tests/replay tests/unit
 
 e2e: $(STAMP)
 	$(BIN)/pytest tests/e2e --durations=20
