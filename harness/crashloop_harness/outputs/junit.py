@@ -165,6 +165,10 @@ def _add_worker(
             tag = "error" if check.error or stopped else "failure"
             failure = ET.SubElement(case, tag, message=message, type=check.code or OTHER)
             failure.text = xml_safe(cause + _check_detail(check))
+        elif check.set_aside is not None:
+            # Not judged (late while the host was saturated or the node unobserved): a
+            # skipped case, never a passed one.
+            ET.SubElement(case, "skipped", message=xml_safe(check.set_aside))
     names: set[str] = {f"restart-{check.n}" for check in worker.checks}
     for problem in worker.problem_failures:
         case = ET.SubElement(

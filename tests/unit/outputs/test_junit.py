@@ -214,3 +214,18 @@ def test_a_stopped_kubelet_is_the_environments_error_named_after_what_it_judged(
     reduced = next(c for c in suite.iter("testcase") if c.get("name") == "no-attempt")
     assert reduced.find("failure") is not None
     assert "1796" not in junit_bytes(dataclasses.replace(summary, reason=stopped)).decode()
+
+
+def test_a_restart_set_aside_is_a_skipped_case_never_a_passed_one() -> None:
+    verdict = fast_verdict()
+    aside = dataclasses.replace(verdict.checks[2], set_aside="set aside: the host was saturated")
+    summary = make_summary(
+        dataclasses.replace(verdict, checks=(*verdict.checks[:2], aside, *verdict.checks[3:]))
+    )
+    suite = suite_of(summary)
+    (skipped,) = suite.findall("testcase/skipped")
+    assert skipped.get("message") == "set aside: the host was saturated"
+    assert suite.get("skipped") == "1"
+    assert [c.get("name") for c in suite.findall("testcase") if c.find("skipped") is not None] == [
+        "restart-3"
+    ]
