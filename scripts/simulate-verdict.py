@@ -8,23 +8,22 @@
 Each case is a kubelet, sound (a control) or wrong in one small way (a
 neighbour cap, a first restart that waits, a creation that comes late, a level
 it never posts), run RUNS times with the timing measured here. Each restart
-waits its back-off, plus the kubelet's requeue jitter drawn as its source
-draws it (uniform, up to half the level, at most 30 s), plus the restart's
-own cost: drawn from the same worker's measured overshoots at levels of 2 s
-or less, less their jitter's mean, in run 20261204T162930Z-check-quick-8e9d
+waits its back-off, plus the kubelet's requeue jitter drawn as its source draws
+it (uniform, up to half the level, at most 30 s), plus the restart's own cost:
+drawn from the same worker's measured overshoots at levels of 2 s or less, less
+their jitter's mean, in run 20261204T162930Z-check-quick-8e9d
 (tests/data/traces/v1.35.8-quick-check). Restart 1 waits no back-off: the exit
-noticed and the sync, 0.6-1.2 s here (docs/bounds.md,
-first_restart_upper_bound). The runtime starts each container its start
-latency after creating it, drawn from the reference host's percentiles (bound
-reference_start_latency). Each worker restarts for as long as the profile
-observes (until its slowest worker has what it needs), as on a real cluster,
-each on a node of its own, beside the check's PROBES_PER_NODE restart-cost
-probes (one restart with no back-off each) and its pace probes: one every
-PACE_EVERY_S (10 s) of the worker's observation, each drawn from the 48 probes
-of run 20261207T024656Z-check-quick-63af (bound reference_pace) times the host's
-cost. The kubelet under test runs the probe pods too, so a kubelet that waits
-before restart 1 or creates late does so on them as well; the pace probe is the
-runtime's alone.
+noticed (the PLEG's relist, uniform 0-1 s) and a restart's work. The runtime
+starts each container its start latency after creating it, drawn from the
+reference host's percentiles (bound reference_start_latency). Each worker
+restarts for as long as the profile observes (until its slowest worker has what
+it needs), as on a real cluster, each on a node of its own, beside the check's
+PROBES_PER_NODE restart-cost probes (one restart with no back-off each) and its
+pace probes: one every PACE_EVERY_S (5 s) of the worker's observation, each
+drawn from the 99 burst probes of run 20261207T053419Z-check-quick-d9ac (bound
+reference_pace) times the host's cost. The kubelet under test runs the probe
+pods too, so a kubelet that waits before restart 1 or creates late does so on
+them as well; no kubelet code is in the pace probe.
 
 The wrong kubelets' own code, as simulated: a restart 1 that waits goes through
 the back-off's path (the wait, then the requeue's jitter, the tick and the work
@@ -113,7 +112,8 @@ from crashloop_harness.recording.records import AttemptRecord  # noqa: E402
 from crashloop_harness.runs.check import PROBES_PER_NODE  # noqa: E402
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES  # noqa: E402
 from crashloop_harness.verdict import Observation, WorkerVerdict, judge_worker, restarts_needed  # noqa: E402
-from crashloop_harness.verdict.nodecost import NodeCost, cost_of, reference_start_at  # noqa: E402
+from crashloop_harness.verdict.nodecost import NodeCost, cost_of  # noqa: E402
+from crashloop_harness.verdict.samples import reference_start_at  # noqa: E402
 
 NS = 1_000_000_000
 T0 = 1_796_000_000 * NS
@@ -124,22 +124,22 @@ JUDGINGS: Final = ("paced", "restart-measured")
 PLEG_RELIST_S: Final = PLEG_RELIST_PERIOD.total_seconds()
 SYNC_TICK_S: Final = SYNC_TICK.total_seconds()
 REQUEUE_CAP_S: Final = REQUEUE_CAP.total_seconds()
-# Restart 1 measured here (docs/bounds.md, first_restart_upper_bound), and the same
-# less the PLEG's mean wait: what follows the exit's sight.
-FIRST_RESTART_S: Final = (0.6, 1.2)
-AFTER_SIGHT_S: Final = (
-    FIRST_RESTART_S[0] - PLEG_RELIST_S / 2,
-    FIRST_RESTART_S[1] - PLEG_RELIST_S / 2,
-)
 # The least work a restart does (timers-unscaled): no measured cost's remainder is under it.
 WORK_FLOOR_S: Final = 0.02
-# Every pace probe of run 20261207T024656Z-check-quick-63af (its trace's "pace" entries,
-# seconds): a quick check on the reference host, its three nodes; median 0.211 s.
+# Every burst pace probe of run 20261207T053419Z-check-quick-d9ac (its trace's "pace"
+# entries, seconds): a quick check on the reference host, its three nodes; median 2.83 ms
+# (bound reference_pace).
 REFERENCE_PACE_SAMPLES_S: Final = (
-    0.316, 0.975, 0.748, 0.178, 0.14, 0.156, 0.193, 0.2, 0.301, 0.253, 0.189, 0.151,
-    0.183, 0.216, 0.185, 0.204, 0.159, 0.166, 0.288, 0.215, 0.163, 0.277, 0.334, 0.291,
-    0.278, 0.294, 0.312, 0.381, 0.865, 0.409, 0.18, 0.149, 0.19, 0.381, 0.229, 0.189,
-    0.178, 0.277, 0.213, 0.202, 0.29, 0.369, 0.293, 0.168, 0.209, 0.17, 0.166, 0.162,
+    0.00289, 0.00293, 0.00894, 0.00395, 0.0021, 0.00304, 0.00228, 0.00212, 0.00718, 0.00395,
+    0.00454, 0.00246, 0.00877, 0.00282, 0.00346, 0.0046, 0.00237, 0.00229, 0.00226, 0.00268,
+    0.00401, 0.00205, 0.00346, 0.00202, 0.00337, 0.00327, 0.00378, 0.00314, 0.00252, 0.00227,
+    0.0032, 0.00258, 0.00237, 0.00211, 0.00245, 0.00206, 0.01024, 0.00337, 0.00283, 0.00207,
+    0.00208, 0.00214, 0.00312, 0.0025, 0.00227, 0.0023, 0.00205, 0.00276, 0.00697, 0.00213,
+    0.00231, 0.00309, 0.0026, 0.0021, 0.00345, 0.00208, 0.00206, 0.00389, 0.00288, 0.0022,
+    0.0103, 0.00313, 0.00376, 0.00455, 0.00365, 0.00226, 0.00203, 0.00335, 0.00348, 0.00414,
+    0.00327, 0.00424, 0.00284, 0.00368, 0.00207, 0.00273, 0.00406, 0.00501, 0.00449, 0.00256,
+    0.00321, 0.00355, 0.00269, 0.00298, 0.00281, 0.00325, 0.00281, 0.00362, 0.00236, 0.00213,
+    0.00282, 0.00402, 0.00234, 0.00289, 0.00253, 0.00219, 0.00277, 0.00328, 0.00245,
 )  # fmt: skip
 
 
@@ -339,10 +339,12 @@ class Host:
         return self.cost * wait if self.model == "project" else wait
 
     def first_restart(self, rng: random.Random) -> float:
-        """A restart that waits no back-off (restart 1): from the exit to the creation."""
-        if self.model == "project":
-            return self.cost * rng.uniform(*FIRST_RESTART_S)
-        return self.pleg_wait(rng) + self.cost * rng.uniform(*AFTER_SIGHT_S)
+        """A restart that waits no back-off (restart 1): from the exit to the creation, the
+        PLEG's wait then the work a waited restart does (the fast worker's measured work).
+        Its law matches the 90 restart 1s of three quiet quick checks (bound
+        reference_first_restart): median 0.69 s, 0.06-1.29 s, against 0.68 s and 0.08-1.31 s."""
+        _, work = rng.choice(SPLIT_COSTS["fast"])
+        return self.pleg_wait(rng) + self.cost * work
 
     def overshoot(self, worker: str, level: float, rng: random.Random) -> float:
         """How far past its back-off a waited restart is created: the requeue's jitter, drawn

@@ -50,7 +50,7 @@ from crashloop_harness.recording.closing import RecorderErrors
 from crashloop_harness.recording.hostcpu import CpuTimes, SaturatedSpan
 from crashloop_harness.recording.nodestream import NodeStream
 from crashloop_harness.recording.observercost import ObserverCost
-from crashloop_harness.recording.pace import PaceSample
+from crashloop_harness.recording.pace import RUNTIME_RUN, PaceSample
 from crashloop_harness.recording.recorder import ApiView, Recorder
 from crashloop_harness.recording.records import AttemptKey, AttemptRecord
 from crashloop_harness.recording.scope import RecordingScope
@@ -265,9 +265,15 @@ class Feeder:
             if isinstance(self.recorder, Recorder):
                 self.recorder.on_host_times(CpuTimes(entry.fields["busy"], entry.fields["total"]))
         elif entry.kind == "pace":
-            if isinstance(self.recorder, Recorder):
+            if isinstance(self.recorder, (Recorder, ApiRecorder)):
                 self.recorder.on_pace(
-                    PaceSample(entry.node, entry.fields["started_ns"], entry.fields["s"])
+                    PaceSample(
+                        entry.node,
+                        entry.fields["started_ns"],
+                        entry.fields["s"],
+                        # Traces from before the burst probe name no probe: the runtime's run.
+                        entry.fields.get("probe", RUNTIME_RUN),
+                    )
                 )
         elif entry.kind == "pod":
             self.recorder.watch.on_watch_event(entry.fields["type"], pod_from(entry.fields))

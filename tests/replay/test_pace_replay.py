@@ -65,7 +65,7 @@ def test_a_node_at_a_fifth_of_a_core_is_judged_at_its_widest_window_never_failed
         verdict = result.verdicts[subject]
         assert verdict.passed or verdict.in_error, verdict.failures
         if verdict.in_error:
-            assert any("ran a container beside the kubelet" in e.words for e in verdict.errors)
+            assert any("pace probe beside the kubelet took" in e.words for e in verdict.errors)
     # The workers on unthrottled nodes were judged and passed in the same run.
     for subject in ("reduced", "default"):
         assert result.verdicts[subject].passed, result.verdicts[subject].failures

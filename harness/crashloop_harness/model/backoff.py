@@ -119,7 +119,7 @@ class CostAllowance:
         )
 
     @classmethod
-    def paced(cls, pace: float) -> CostAllowance:
+    def paced(cls, pace: float, *, to_start: timedelta = timedelta(0)) -> CostAllowance:
         """The allowance on a node whose work runs ``pace`` times slower than the reference
         host's, measured beside the kubelet (crashloop_harness.recording.pace).
 
@@ -127,11 +127,13 @@ class CostAllowance:
         fire on the clock (their source lines in bounds.py), so they stay as they are
         and only the work (RESTART_WORK) scales. The same as :meth:`scaled` at 1x;
         narrower on a slow node, so a kubelet off its curve does not hide in timers
-        widened by the node's pace.
+        widened by the node's pace. ``to_start``: what a delay holds past the creation
+        when it runs to the container's start (read through the API alone, with no
+        creation time): the runtime's start, work too.
         """
         if pace < 1.0:
             raise ValueError(f"a node's pace is never below the reference's, got {pace}")
-        work = RESTART_WORK * pace
+        work = (RESTART_WORK + to_start) * pace
         return cls(
             after_requeue=SYNC_TICK + work,
             first_restart=PLEG_RELIST_PERIOD + SYNC_TICK + work,

@@ -21,6 +21,10 @@ _RESOURCES: Final = {
     "requests": {"cpu": "10m", "memory": "16Mi"},
     "limits": {"cpu": "100m", "memory": "32Mi"},
 }
+_PACE_RESOURCES: Final = {
+    "requests": {"cpu": "10m", "memory": "16Mi"},
+    "limits": {"cpu": "1", "memory": "32Mi"},
+}
 
 
 def container_security() -> dict[str, Any]:
@@ -146,6 +150,23 @@ def probe_pod(worker: str, index: int, run_id: str, image: str) -> dict[str, Any
         run_id=run_id,
         role="probe",
         containers=[workload_container(MAIN_CONTAINER, image, args)],
+    )
+
+
+def pace_pod(worker: str, name: str, run_id: str, image: str, every: timedelta) -> dict[str, Any]:
+    """A pace pod: the workload's timed burst of CPU every ``every`` on ``worker``'s node, one
+    line each on its log, until the run ends (crashloop_harness.recording.podpace).
+
+    Its CPU limit is a whole core: a burst of about 20 ms never meets its own quota, so
+    what slows it is the node's CPU, not the pod's limit.
+    """
+    args = workload_args("pace", "--every", go_duration(every))
+    return pod_for_worker(
+        name=name,
+        worker=worker,
+        run_id=run_id,
+        role="pace",
+        containers=[workload_container(MAIN_CONTAINER, image, args, _PACE_RESOURCES)],
     )
 
 

@@ -36,6 +36,7 @@ from crashloop_harness.recording.hostcpu import SaturatedSpan
 from crashloop_harness.recording.leasereader import LeaseReader
 from crashloop_harness.recording.observercost import CpuReading, ObserverCost, read_cpu
 from crashloop_harness.recording.pace import PaceSample
+from crashloop_harness.recording.podpace import PodPaceReader
 from crashloop_harness.recording.podwatch import Ended, PodNote, PodWatch
 from crashloop_harness.recording.recorder import ApiView, note_into, pending_from
 from crashloop_harness.recording.records import SOURCE_SELF, AttemptKey, AttemptLog, AttemptRecord
@@ -59,6 +60,7 @@ class ApiRecorder(ClosesItsLog):
         *,
         label_selector: str = "",
         keep_trace: bool = True,
+        pace: bool = False,
     ) -> None:
         api, namespace, run_id, run_dir = scope.api, scope.namespace, scope.run_id, scope.run_dir
         node_workers = scope.node_workers
@@ -95,6 +97,14 @@ class ApiRecorder(ClosesItsLog):
         self._lease_thread = threading.Thread(
             target=self.leases.run, name="read-leases", daemon=True
         )
+        # Each node's pace, from the pace pod the check places on it (podpace); none
+        # read unless the run asked for it.
+        self.pace = PodPaceReader(
+            api, namespace, self.node_workers, self.errors.add, self._stop, tap=self.trace
+        )
+        self._pace_thread = (
+            threading.Thread(target=self.pace.run, name="read-pace", daemon=True) if pace else None
+        )
         self._cpu_before: CpuReading | None = None
         self.cost: ObserverCost | None = None
         self._closed = False
@@ -103,12 +113,16 @@ class ApiRecorder(ClosesItsLog):
         self._cpu_before = read_cpu()
         self._thread.start()
         self._lease_thread.start()
+        if self._pace_thread is not None:
+            self._pace_thread.start()
 
     def stop(self) -> None:
         self._stop.set()
         if self._thread.ident is not None:  # a replay never starts the watch
             self._thread.join(timeout=timeouts.API_REQUEST)
             self._lease_thread.join(timeout=timeouts.API_REQUEST)
+            if self._pace_thread is not None:
+                self._pace_thread.join(timeout=timeouts.API_REQUEST)
         self.close_log(self.observer)
 
     def attempts(self) -> list[AttemptRecord]:
@@ -173,8 +187,12 @@ class ApiRecorder(ClosesItsLog):
         return ()
 
     def pace_samples(self) -> dict[str, list[PaceSample]]:
-        """None: its nodes' runtimes cannot be reached to probe (judged at the reference's)."""
-        return {}
+        """node -> every sample its pace pod printed so far (none unless asked for)."""
+        return self.pace.samples()
+
+    def on_pace(self, sample: PaceSample) -> None:
+        """One pace sample (a replay feeds the recorded ones)."""
+        self.pace.on_sample(sample)
 
     def created_unstarted(self) -> dict[tuple[str, str], tuple[int, int]]:
         # No runtime to list: a container is seen once it started.

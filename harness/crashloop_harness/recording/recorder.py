@@ -67,7 +67,13 @@ from crashloop_harness.recording.nodestream import (
     docker_exec_argv,
 )
 from crashloop_harness.recording.observercost import CpuReading, ObserverCost, read_cpu
-from crashloop_harness.recording.pace import PACE_EVERY_S, PaceSample, pace_argv, parse_pace
+from crashloop_harness.recording.pace import (
+    BURST_ITERATIONS,
+    PACE_EVERY_S,
+    PaceSample,
+    pace_argv,
+    parse_pace,
+)
 from crashloop_harness.recording.podwatch import Ended, PodNote, PodWatch
 from crashloop_harness.recording.records import AttemptKey, AttemptLog, AttemptRecord
 from crashloop_harness.recording.scope import RecordingScope
@@ -107,10 +113,9 @@ class ApiView:
 
 @dataclass(frozen=True)
 class PaceProbe:
-    """What a node's pace probe runs: the workload image and its binary in it."""
+    """What a node's pace probe runs (crashloop_harness.recording.pace): a burst this long."""
 
-    image: str
-    binary: str
+    iterations: int = BURST_ITERATIONS
 
 
 class AttemptRecorder(Protocol):
@@ -455,7 +460,7 @@ class Recorder(ClosesItsLog):
     def _probe_pace(self) -> None:
         """Every node's pace probe, each PACE_EVERY_S, until the recorder stops."""
         assert self._pace is not None
-        argv = pace_argv(self._pace.image, self._pace.binary)
+        argv = pace_argv(self._pace.iterations)
         while not self._stop.is_set():
             for node in self.node_workers:
                 try:
@@ -465,7 +470,13 @@ class Recorder(ClosesItsLog):
                 if isinstance(found, str):
                     self.errors.add(f"pace of {node}: {found}")
                     continue
-                self.trace.write("pace", node=node, started_ns=found.started_ns, s=found.seconds)
+                self.trace.write(
+                    "pace",
+                    node=node,
+                    started_ns=found.started_ns,
+                    s=found.seconds,
+                    probe=found.probe,
+                )
                 self.on_pace(found)
             self._stop.wait(PACE_EVERY_S)
 

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from kubernetes import client
@@ -32,8 +32,11 @@ from crashloop_harness.pods.skeleton import (
     MAIN_CONTAINER,
     conformance_pod,
     crashing_pod,
+    pace_pod,
     probe_pod,
 )
+from crashloop_harness.recording.pace import CPU_BURST, PACE_EVERY_S
+from crashloop_harness.recording.podpace import pace_pod_name
 from crashloop_harness.recording.recorder import AttemptRecorder, Observer
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.runs.checkprofiles import CheckProfile, Need, check_variants_have_workers
@@ -105,6 +108,8 @@ class CheckResult(RunState):
     not_running: dict[str, str] = field(default_factory=dict)
     # node -> its pace probes' times so far (crashloop_harness.recording.pace).
     pace: dict[str, list[float]] = field(default_factory=dict)
+    # Which probe made them (recording.pace.PROBES): each has its own reference.
+    pace_probe: str = CPU_BURST
 
 
 def _by_subject(
@@ -173,6 +178,7 @@ def run_check(
         progress,
         require_profiles=expected_curves is None,
         observer=observer,
+        pace=True,
     )
     result = CheckResult(
         run_id=setup.run_id,
@@ -200,6 +206,12 @@ class _CheckSteps:
     def deploy(self, setup: RunSetup, result: CheckResult) -> None:
         for pod in _subjects(result, self.cluster, setup.run_id, setup.image):
             self.core.create_namespaced_pod(setup.namespace, pod)
+        if not self.cluster.reads_nodes:
+            # No command runs in its nodes: each node's pace comes from a pod of the run's.
+            for worker in _probe_nodes(result):
+                every = timedelta(seconds=PACE_EVERY_S)
+                pod = pace_pod(worker, pace_pod_name(worker), setup.run_id, setup.image, every)
+                self.core.create_namespaced_pod(setup.namespace, self.cluster.place(pod, worker))
         # A cluster read through the API alone records nothing else (prepare_run).
         used = self.observer if self.cluster.reads_nodes else "selfreport"
         setup.recorder.trace.write("context", **check_context(result, setup.namespace, used))
@@ -361,10 +373,13 @@ def take_sample(result: CheckResult, recorder: AttemptRecorder) -> None:
         for pod, cause in recorder.not_running().items()
         if (subject := result.pods.get(pod)) is not None
     }
+    samples_by_node = recorder.pace_samples()
     result.pace = {
-        node: [sample.seconds for sample in samples]
-        for node, samples in recorder.pace_samples().items()
+        node: [sample.seconds for sample in samples] for node, samples in samples_by_node.items()
     }
+    # One probe per run; a trace from before the burst names the runtime's run.
+    probes = {sample.probe for samples in samples_by_node.values() for sample in samples}
+    result.pace_probe = probes.pop() if len(probes) == 1 else CPU_BURST
 
 
 def decide_early(result: CheckResult, elapsed_s: float) -> None:
@@ -475,7 +490,9 @@ def _costs(result: CheckResult) -> dict[str, NodeCost]:
     probes: dict[str, list[list[AttemptRecord]]] = {}
     for pod, records in result.probe_attempts.items():
         probes.setdefault(result.probes[pod], []).append(records)
-    return node_costs(result.attempts, result.nodes, probes, result.pace)
+    return node_costs(
+        result.attempts, result.nodes, probes, result.pace, pace_probe=result.pace_probe
+    )
 
 
 def _probe_nodes(result: CheckResult) -> dict[str, str]:

@@ -37,7 +37,6 @@ from crashloop_harness.recording.norecorder import NoRecorder
 from crashloop_harness.recording.observercost import ObserverCost
 from crashloop_harness.recording.recorder import AttemptRecorder, Observer, PaceProbe, Recorder
 from crashloop_harness.recording.scope import RecordingScope
-from crashloop_harness.substrate.workloadimage import BINARY
 
 
 @dataclass(kw_only=True)
@@ -140,6 +139,7 @@ def prepare_run(
     *,
     require_profiles: bool = True,
     observer: Observer | None = "events",
+    pace: bool = False,
 ) -> RunSetup:
     """Everything a run needs before its pods are created; fails before creating any.
 
@@ -148,7 +148,9 @@ def prepare_run(
     where they differ). ``observer=None``: the run records nothing as a whole
     (the overhead sweep records each cell itself). A cluster read through the
     API alone (an existing one) records each attempt from the API, whatever
-    the observer asked for.
+    the observer asked for. ``pace``: each judged node's pace is probed through the run
+    (a check's): from inside a node that runs commands, else from the pace pod the run
+    places on it (crashloop_harness.recording.podpace).
     """
     api = cluster.api()
     judged = cluster.node_rows(api, progress, require_profiles=require_profiles)
@@ -164,9 +166,9 @@ def prepare_run(
         recorder = NoRecorder()
     elif not cluster.reads_nodes or observer == "selfreport":
         # Its own pods only: a prepared namespace may hold a fleet's other checks.
-        recorder = ApiRecorder(scope, label_selector=f"{RUN_LABEL}={run_id}")
+        recorder = ApiRecorder(scope, label_selector=f"{RUN_LABEL}={run_id}", pace=pace)
     else:
-        recorder = Recorder(scope, observer=observer, pace=PaceProbe(image, BINARY))
+        recorder = Recorder(scope, observer=observer, pace=PaceProbe() if pace else None)
     return RunSetup(
         api,
         judged.rows,

@@ -16,14 +16,15 @@ from crashloop_harness.model.backoff import REQUEUE_CAP, REQUEUE_FRACTION, Backo
 from crashloop_harness.model.releases import AT_EXPIRY
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict.failures import Failure, Rule
+from crashloop_harness.verdict.firstrestart import FIRST_LATE, first_restart_problem
 from crashloop_harness.verdict.medians import uniform_median_quantile
 from crashloop_harness.verdict.nodecost import (
     REFERENCE_COST_MEDIAN_S,
     REFERENCE_START_S,
     NodeCost,
-    reference_start_at,
 )
 from crashloop_harness.verdict.restart import RestartCheck, decided_at
+from crashloop_harness.verdict.samples import REFERENCE_START_P95_S
 from crashloop_harness.verdict.slowness import ENVIRONMENT, NODE_TOO_SLOW, NodeSlowness
 from crashloop_harness.verdict.tolerances import (
     CAP_MEDIAN_CONFIDENCE,
@@ -34,8 +35,6 @@ from crashloop_harness.verdict.tolerances import (
     dur,
 )
 
-# The reference host's start latency at its 95th percentile (bound reference_start_latency).
-REFERENCE_START_P95_S = reference_start_at(0.95)
 LEVELS_UNCONFIRMED = Rule(
     "levels-unconfirmed",
     "too few restarts showed the kubelet's back-off level: a kubelet one level off its "
@@ -147,6 +146,14 @@ def _levels_and_starts(
         )
     elif late_start is not None:
         problems.append(START_LATE.failed(late_start[0], numbers=late_start[1]))
+    late_first = first_restart_problem(cost)
+    if late_first is not None and slow.too_slow is not None:
+        words, numbers = late_first
+        errors.append(
+            NODE_TOO_SLOW.failed(f"error: {words} But {slow.too_slow}", error=True, numbers=numbers)
+        )
+    elif late_first is not None:
+        problems.append(FIRST_LATE.failed(late_first[0], numbers=late_first[1]))
     return problems, errors
 
 

@@ -1,10 +1,11 @@
 """What a restart costs its node in this run: the part of a delay no back-off timer decides.
 
 The node's pace comes first from its pace probes (crashloop_harness.recording.pace):
-the node's runtime running a container from its own client, beside the kubelet,
-timed on the node. No kubelet code is on that path, so the kubelet under test
-cannot move it: the pace is their median (read at its upper confidence bound)
-over the reference host's (bound ``reference_pace``). What follows describes
+a fixed burst of CPU in the node, beside the kubelet, timed on the node. No
+kubelet code is on that path, so the kubelet under test cannot move it: the
+pace is their median (read at its upper confidence bound) over the reference
+host's (bound ``reference_pace``; a trace made before the burst carries the
+runtime's own run of a container, bound ``reference_runtime_run``). What follows describes
 the measure of runs recorded before nodes were probed (kept traces), which is
 used only where a node has no pace sample.
 
@@ -37,7 +38,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,9 +47,17 @@ from typing import Any, Final
 from crashloop_harness.model.backoff import UNMEASURED, BackoffCurve, CostAllowance
 from crashloop_harness.model.bounds import BOUNDS
 from crashloop_harness.model.durations import NS_PER_S, format_duration
+from crashloop_harness.recording.pace import CPU_BURST, POD_BURST, RUNTIME_RUN
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict.medians import uniform_median_quantile
 from crashloop_harness.verdict.restart import decided_at, latency_of
+from crashloop_harness.verdict.samples import (
+    REFERENCE_START_P95_S,
+    SLOWDOWN_CONFIDENCE,
+    median_upper_bound,
+    quantile,
+    reference_start_at,
+)
 from crashloop_harness.verdict.tolerances import (
     MAX_JUDGEABLE_PACE,
     MAX_JUDGEABLE_SLOWDOWN,
@@ -60,25 +68,13 @@ REFERENCE_START_S: Final = BOUNDS["reference_start_latency"].as_seconds()
 REFERENCE_FIRST_RESTART_S: Final = BOUNDS["reference_first_restart"].as_seconds()
 REFERENCE_COST_MEDIAN_S: Final = BOUNDS["reference_cost_median"].as_seconds()
 REFERENCE_PACE_S: Final = BOUNDS["reference_pace"].as_seconds()
-# The reference host's start latencies (the run bound reference_start_latency
-# names, n=99), as seconds at its 0th, 5th, 10th, ... 95th and 100th
-# percentiles: a node's median of n starts is held against the percentile its
-# own median would reach by chance once in four (SLOWDOWN_CONFIDENCE).
-REFERENCE_START_PERCENTILES: Final = (
-    0.155, 0.184, 0.213, 0.219, 0.227, 0.229, 0.23, 0.233, 0.235, 0.236, 0.239,
-    0.24, 0.244, 0.256, 0.262, 0.29, 0.312, 0.329, 0.353, 0.411, 0.731,
-)  # fmt: skip
-# How sure the node's restarts must make it that its slowdown is not short of the
-# true one (median_upper_bound): chosen by the simulation (docs/simulation.md), at
-# which a sound kubelet on a host 1.5-3x as slow as this one ended failed in at most
-# 0.2 % of checks; at the plain median 1-3 %.
-MEDIAN_CONFIDENCE: Final = 0.9
-# How sure a runtime's slowdown over 1 must be not to be chance. A cap only: a
-# node as fast as the reference may read a little slow, which lets nothing
-# through that its zero-back-off restarts do not show as well.
-SLOWDOWN_CONFIDENCE: Final = 0.75
-# The quantile each sample set is reported at (the bounds scale by the median).
-REPORTED_QUANTILE: Final = 0.95
+# Each pace probe's time on the reference host (crashloop_harness.recording.pace):
+# a node's samples are read against the reference of the probe that made them.
+PACE_REFERENCES_S: Final = {
+    CPU_BURST: REFERENCE_PACE_S,
+    RUNTIME_RUN: BOUNDS["reference_runtime_run"].as_seconds(),
+    POD_BURST: BOUNDS["reference_pod_pace"].as_seconds(),
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,6 +88,11 @@ class NodeCost:
     first_restarts_s: tuple[float, ...]
     # Every pace probe's time on the node (crashloop_harness.recording.pace).
     pace_s: tuple[float, ...] = ()
+    # What the probe that made them took on the reference host (PACE_REFERENCES_S).
+    pace_reference_s: float = REFERENCE_PACE_S
+    # Whether its delays run to the container's start, not its creation: a node read
+    # through the API alone, whose attempts carry no creation time.
+    to_start: bool = False
 
     @property
     def measured(self) -> bool:
@@ -112,7 +113,7 @@ class NodeCost:
         """
         if not self.pace_s:
             return 1.0
-        return max(1.0, median_upper_bound(self.pace_s) / REFERENCE_PACE_S)
+        return max(1.0, median_upper_bound(self.pace_s) / self.pace_reference_s)
 
     @property
     def pace_median(self) -> float:
@@ -122,7 +123,7 @@ class NodeCost:
         goes without an answer."""
         if not self.pace_s:
             return 1.0
-        return max(1.0, statistics.median(self.pace_s) / REFERENCE_PACE_S)
+        return max(1.0, statistics.median(self.pace_s) / self.pace_reference_s)
 
     @functools.cached_property
     def slowdown(self) -> float:
@@ -163,7 +164,10 @@ class NodeCost:
         if self.paced:
             # Never wider than the widest window the verdict judges at, at which an early
             # decision was made: the end of a run cannot overturn it.
-            return CostAllowance.paced(min(self.pace, MAX_JUDGEABLE_PACE))
+            # A delay read through the API runs to the start: the reference's p95 start
+            # (bound reference_start_latency) is work the pace slows too.
+            to_start = timedelta(seconds=REFERENCE_START_P95_S if self.to_start else 0.0)
+            return CostAllowance.paced(min(self.pace, MAX_JUDGEABLE_PACE), to_start=to_start)
         return CostAllowance.scaled(self.slowdown) if self.measured else UNMEASURED
 
     @property
@@ -184,7 +188,7 @@ class NodeCost:
         its restarts (no pace probed) stays as it is."""
         if not self.paced:
             return self
-        return dataclasses.replace(self, pace_s=(REFERENCE_PACE_S * MAX_JUDGEABLE_PACE,))
+        return dataclasses.replace(self, pace_s=(self.pace_reference_s * MAX_JUDGEABLE_PACE,))
 
     @property
     def levels_fall_behind(self) -> bool:
@@ -215,9 +219,9 @@ class NodeCost:
             )
         allowance = self.allowance
         paced = (
-            f"pace {self.pace:.2f}x: its runtime ran a container beside the kubelet in "
+            f"pace {self.pace:.2f}x: its pace probe beside the kubelet took "
             f"{_seconds(statistics.median(self.pace_s))} in median over {len(self.pace_s)} "
-            "probes; "
+            f"probes against the reference host's {_seconds(self.pace_reference_s)}; "
             if self.paced
             else ""
         )
@@ -246,7 +250,7 @@ class NodeCost:
         if self.paced:
             return (
                 f"node {self.node} too slow to judge back-off {format_duration(curve.maximum)}: "
-                f"its runtime ran a container beside the kubelet in p95 "
+                f"its pace probe beside the kubelet took p95 "
                 f"{_seconds(quantile(self.pace_s))} and {_seconds(statistics.median(self.pace_s))} "
                 f"in median over {len(self.pace_s)} probes, {self.pace_median:.2f}x the "
                 "reference host's in median, past the "
@@ -293,10 +297,12 @@ def node_costs(
     nodes: Mapping[str, str],
     probes: Mapping[str, Sequence[Sequence[AttemptRecord]]] | None = None,
     pace: Mapping[str, Sequence[float]] | None = None,
+    *,
+    pace_probe: str = CPU_BURST,
 ) -> dict[str, NodeCost]:
     """node -> its cost, from every subject's attempts on it (subject -> node in ``nodes``),
     its restart-cost probes' (node -> one sequence of attempts per probe) and its pace
-    probes' times (node -> seconds each)."""
+    probes' times (node -> seconds each, all made by ``pace_probe``)."""
     by_node: dict[str, list[Sequence[AttemptRecord]]] = {}
     for subject, node in nodes.items():
         by_node.setdefault(node, []).append(attempts.get(subject, ()))
@@ -304,7 +310,14 @@ def node_costs(
         by_node.setdefault(node, []).extend(containers)
     paces = pace or {}
     return {
-        node: dataclasses.replace(cost_of(node, groups), pace_s=tuple(paces.get(node, ())))
+        node: dataclasses.replace(
+            cost_of(node, groups),
+            pace_s=tuple(paces.get(node, ())),
+            pace_reference_s=PACE_REFERENCES_S[pace_probe],
+            # The pod probe runs exactly where no command runs in a node: there every
+            # attempt is read through the API, its delay to the container's start.
+            to_start=pace_probe == POD_BURST,
+        )
         for node, groups in by_node.items()
     }
 
@@ -320,40 +333,6 @@ def cost_of(node: str, containers: Iterable[Sequence[AttemptRecord]]) -> NodeCos
         if first is not None and before is not None and before.finished_at_ns is not None:
             firsts.append((decided_at(first) - before.finished_at_ns) / NS_PER_S)
     return NodeCost(node=node, start_latencies_s=tuple(starts), first_restarts_s=tuple(firsts))
-
-
-def median_upper_bound(values: Sequence[float], confidence: float = MEDIAN_CONFIDENCE) -> float:
-    """The sample no lower than the true median with ``confidence``: the r-th smallest,
-    r the least rank at which fewer than r samples fall under the median that often
-    (a binomial tail with p = 1/2)."""
-    ordered = sorted(values)
-    count = len(ordered)
-    below = 0.0
-    for rank in range(1, count + 1):
-        below += math.comb(count, rank - 1) / 2**count
-        if below >= confidence:
-            return ordered[rank - 1]
-    return ordered[-1]
-
-
-def reference_start_at(fraction: float) -> float:
-    """The reference host's start latency at a quantile (0-1), between its percentiles."""
-    steps = len(REFERENCE_START_PERCENTILES) - 1
-    position = min(max(fraction, 0.0), 1.0) * steps
-    low = min(int(position), steps - 1)
-    share = position - low
-    below, above = REFERENCE_START_PERCENTILES[low], REFERENCE_START_PERCENTILES[low + 1]
-    return below + share * (above - below)
-
-
-def quantile(values: Sequence[float], q: float = REPORTED_QUANTILE) -> float | None:
-    """The ``q`` quantile (inclusive method), None for no values, the value itself for one."""
-    if not values:
-        return None
-    if len(values) == 1:
-        return values[0]
-    cuts = statistics.quantiles(values, n=100, method="inclusive")
-    return cuts[round(q * 100) - 1]
 
 
 def _median(values: Sequence[float]) -> float | None:

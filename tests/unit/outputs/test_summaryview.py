@@ -8,11 +8,12 @@ from collections.abc import Sequence
 import pytest
 
 from crashloop_harness.model.backoff import BackoffCurve
-from crashloop_harness.outputs.summary import RunSummary, WorkerSummary
-from crashloop_harness.outputs.summaryview import summary_view
+from crashloop_harness.outputs.summary import RestartCost, RunSummary, WorkerSummary
+from crashloop_harness.outputs.summaryview import cost_text, summary_view
+from crashloop_harness.recording.pace import POD_BURST
 from crashloop_harness.verdict import WorkerVerdict, judge_worker
 from crashloop_harness.verdict.coverage import coverage_of
-from crashloop_harness.verdict.nodecost import NodeCost
+from crashloop_harness.verdict.nodecost import NodeCost, node_costs
 from tests.unit.factories import (
     DEFAULT,
     DEFAULT_DELAYS,
@@ -155,3 +156,18 @@ def test_the_title_carries_an_interruption() -> None:
 def test_names_with_brackets_print_literally() -> None:
     summary = make_summary(dataclasses.replace(fast_verdict(), worker="[bold]w[/bold]"))
     assert "[bold]w[/bold]" in rendered(summary_view(summary), 80)[3]
+
+
+def test_a_node_read_through_the_api_alone_shows_its_pod_pace_not_the_reference_s() -> None:
+    (cost,) = node_costs(
+        {}, {"w": "plain-worker"}, pace={"plain-worker": [0.0031] * 12}, pace_probe=POD_BURST
+    ).values()
+    text = cost_text(RestartCost.of(cost))
+    # Twice the reference pod burst: measured, with no start of its own to show.
+    assert text.startswith("2.")
+    assert "(pace 3.1ms over 12 probes)" in text
+    assert "; start" not in text
+    assert "not measured" not in text
+    assert cost_text(
+        RestartCost.of(NodeCost(node="n", start_latencies_s=(), first_restarts_s=()))
+    ) == ("not measured: the reference host's")

@@ -17,10 +17,9 @@ from crashloop_harness.verdict.nodecost import (
     REFERENCE_START_S,
     NodeCost,
     cost_of,
-    median_upper_bound,
     node_costs,
-    reference_start_at,
 )
+from crashloop_harness.verdict.samples import median_upper_bound, reference_start_at
 from tests.unit.factories import FAST, attempts, expected_reports
 
 NS = 1_000_000_000
@@ -282,7 +281,7 @@ def test_a_silent_wait_before_restart_1_is_caught_on_a_paced_node_twice_as_slow(
 def test_a_node_paced_past_the_judgeable_is_too_slow_and_says_it_was_probed() -> None:
     slow = _paced(12.0)
     assert slow.too_slow
-    assert "ran a container beside the kubelet" in slow.too_slow_message(FAST)
+    assert "pace probe beside the kubelet took" in slow.too_slow_message(FAST)
     assert slow.to_dict()["pace_samples"] == 10
 
 

@@ -60,6 +60,9 @@ type config struct {
 	asChild   bool     // run under init: the timeline and message are init's
 	children  int      // probe-fork: children per probe
 	childArgs []string // init: the server's arguments (after "--")
+	// pace (pace.go)
+	paceEvery      time.Duration
+	paceIterations int
 }
 
 // readyPath is where transient marks itself healthy and ready-check looks:
@@ -115,6 +118,8 @@ var modes = map[string]mode{
 	"probe-fork": probeFork,
 	// child: what the forks run, exit 0 at once.
 	childMode: func(context.Context, config, *os.Signal) int { return 0 },
+	// pace: a timed burst of CPU every --every, one line each (pace.go).
+	"pace": paceMode,
 }
 
 // quietModes run often and briefly beside a workload (probes): they must not
@@ -693,7 +698,7 @@ func envOr(name, fallback string) string {
 func parseConfig(args []string) (config, error) {
 	fs := flag.NewFlagSet("workload", flag.ContinueOnError)
 	var cfg config
-	fs.StringVar(&cfg.mode, "mode", envOr("WORKLOAD_MODE", "exit"), "exit | run | session | sleep | transient | run-once | retriable | trigger | ready-check | proxy | client | server | init | probe-fork | child")
+	fs.StringVar(&cfg.mode, "mode", envOr("WORKLOAD_MODE", "exit"), "exit | run | session | sleep | transient | run-once | retriable | trigger | ready-check | proxy | client | server | init | probe-fork | child | pace")
 	code := fs.String("exit-code", envOr("WORKLOAD_EXIT_CODE", "1"), "exit code of exit and run")
 	runFor := fs.String("run-for", envOr("WORKLOAD_RUN_FOR", "0s"), "how long run works (Go duration)")
 	fs.StringVar(&cfg.recordDir, "record-dir", envOr("WORKLOAD_RECORD_DIR", ""), "append events to DIR/attempts.log")
@@ -711,6 +716,8 @@ func parseConfig(args []string) (config, error) {
 	fs.BoolVar(&cfg.noReap, "no-reap", false, "as PID 1, leave the orphans it inherits unreaped (zombies)")
 	fs.BoolVar(&cfg.asChild, "as-child", false, "run under init: record no start or exit, keep no termination message")
 	fs.IntVar(&cfg.children, "children", 1, "probe-fork: children to fork per probe")
+	fs.DurationVar(&cfg.paceEvery, "every", 5*time.Second, "pace: time between bursts")
+	fs.IntVar(&cfg.paceIterations, "iterations", 1_000_000, "pace: rounds of each burst (a few ms on the reference host)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -724,8 +731,11 @@ func parseConfig(args []string) (config, error) {
 	if cfg.asChild {
 		cfg.terminationLog, cfg.history = "", ""
 	}
-	if cfg.interval <= 0 || cfg.growEvery <= 0 {
-		return cfg, fmt.Errorf("--interval and --grow-every must be positive")
+	if cfg.interval <= 0 || cfg.growEvery <= 0 || cfg.paceEvery <= 0 {
+		return cfg, fmt.Errorf("--interval, --grow-every and --every must be positive")
+	}
+	if cfg.paceIterations < 1 {
+		return cfg, fmt.Errorf("--iterations must be at least 1")
 	}
 	if cfg.failTimes < 0 || cfg.growMB < 0 {
 		return cfg, fmt.Errorf("--fail-times and --grow-mb must not be negative")

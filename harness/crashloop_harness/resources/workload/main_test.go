@@ -192,3 +192,29 @@ func TestTriggerExitsOnceWithTheTriggerCode(t *testing.T) {
 		t.Fatalf("exit codes %v, want %v", got, want)
 	}
 }
+
+func TestPaceBurstTakesLongerTheMoreRoundsItRuns(t *testing.T) {
+	_, short := timeBurst(1_000)
+	_, long := timeBurst(20_000_000)
+	if long <= short {
+		t.Fatalf("a burst of 20M rounds took %v, one of 1000 %v: the loop was not timed", long, short)
+	}
+	if burst(3) == burst(4) {
+		t.Fatal("the burst's result does not depend on its rounds: the compiler may drop it")
+	}
+}
+
+func TestPaceModePrintsALineAtOnceAndStopsWhenAsked(t *testing.T) {
+	cfg, err := parseConfig([]string{"--mode", "pace", "--every", "1h", "--iterations", "1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if code := paceMode(ctx, cfg, nil); code != 0 {
+		t.Fatalf("pace exited %d when stopped, want 0", code)
+	}
+	if _, err := parseConfig([]string{"--mode", "pace", "--iterations", "0"}); err == nil {
+		t.Fatal("--iterations 0 was accepted")
+	}
+}
