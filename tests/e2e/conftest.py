@@ -130,15 +130,16 @@ def observed_together(
     crashloop_workload_image: str,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> ObservedTogether:
-    """Both checks of the same sound kubelets, each in its own namespace: the kind-mode
-    check, then the existing-cluster check through kubectl's kubeconfig ($KUBECONFIG, a list
-    whose first file is missing, passed over as kubectl does, reached by --kubeconfig alone).
+    """Observe once, assert many times: both checks of the same sound kubelets at the same
+    time, each in its own namespace, rather than one three-minute window after the other.
+    The existing-cluster check reads kubectl's kubeconfig: $KUBECONFIG, a list whose first
+    file is missing (passed over, as kubectl does), reached by --kubeconfig alone.
 
-    One after the other, not at once: run in one window (2026-12-07), the existing-cluster
-    check failed sound kubelets under the doubled load (restart 56 at 6.12 s against its
-    4.5 s bound) while the kind-mode check beside it passed on its nodes' measured pace. A
-    cluster read through its API alone is judged at the reference host's constant cost
-    until it has a pace of its own; then the two can share one window."""
+    Each check is judged at its nodes' own pace, measured beside the kubelet: the kind-mode
+    one from a burst in each node, the existing-cluster one from its pace pods
+    (crashloop_harness.recording.podpace). Before the pace pods, the existing-cluster check
+    was judged at the reference host's constant cost and failed sound kubelets under the
+    two checks' doubled load (2026-12-07: restart 56 at 6.12 s against its 4.5 s bound)."""
     grant_check_role(crashloop_api)
     runs = tmp_path_factory.mktemp("existing-runs")
     kubeconfig = write_kubeconfig(
@@ -146,15 +147,15 @@ def observed_together(
         [Access("operator", crashloop_cluster.kubeconfig, account_token(crashloop_api))],
     )
     listed = f"{runs / 'missing.kubeconfig'}{os.pathsep}{kubeconfig}"
+    process = start_without_docker(
+        existing_check_argv(crashloop_workload_image), runs, extra_env={"KUBECONFIG": listed}
+    )
     try:
         kind = run_check(
             crashloop_cluster, crashloop_check_profile, lambda message: print(f"[check] {message}")
         )
-        process = start_without_docker(
-            existing_check_argv(crashloop_workload_image), runs, extra_env={"KUBECONFIG": listed}
-        )
-        done = finish(process)
     finally:
+        done = finish(process)
         delete_rbac(crashloop_api)
     assert done.stdout, done.stderr[-3000:]
     document: dict[str, Any] = json.loads(done.stdout)
