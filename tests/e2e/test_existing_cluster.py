@@ -29,6 +29,7 @@ from crashloop_harness.cluster.remote import RemoteCluster
 from crashloop_harness.core.conventions import PROFILE_LABEL
 from crashloop_harness.core.proc import run as run_command
 from crashloop_harness.model.bounds import BOUNDS
+from crashloop_harness.model.subject import is_bare
 from crashloop_harness.recording.records import read_attempts
 from crashloop_harness.recording.selfreport import Agreement, agreement
 from crashloop_harness.runs.check import CheckResult, run_check
@@ -140,14 +141,14 @@ def test_its_verdict_equals_the_kind_mode_verdict(
     existing_mode: dict[str, Any], conformance: CheckResult
 ) -> None:
     subjects = existing_mode["summary"]["workers"]
-    bare = [w for w in subjects if "/" not in w["worker"]]
+    bare = [w for w in subjects if is_bare(w["worker"])]
     existing = {w["node"]: w["passed"] for w in bare}
     kind_mode = {
-        conformance.nodes[w]: v.passed for w, v in conformance.verdicts.items() if "/" not in w
+        conformance.nodes[w]: v.passed for w, v in conformance.verdicts.items() if is_bare(w)
     }
     assert existing == kind_mode
     # Counting from the exit is probed there too, beside every node, as in kind mode.
-    variants = {w["worker"]: w["passed"] for w in subjects if "/" in w["worker"]}
+    variants = {w["worker"]: w["passed"] for w in subjects if not is_bare(w["worker"])}
     assert variants == {f"{w['worker']}/runs-5s": True for w in bare}
     # Judged on the same curves: each node's live config gives what its profile says.
     for worker in bare:

@@ -45,6 +45,7 @@ from crashloop_harness.cluster.target import RunEnding
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.model.backoff import BackoffCurve, curve_from_fields
 from crashloop_harness.model.durations import NS_PER_S
+from crashloop_harness.model.subject import is_bare
 from crashloop_harness.recording.apirecorder import ApiRecorder
 from crashloop_harness.recording.closing import RecorderErrors
 from crashloop_harness.recording.hostcpu import CpuTimes, SaturatedSpan
@@ -440,7 +441,7 @@ def replay_check(trace: Trace, run_dir: Path, changes: Changes | None = None) ->
             str(e.fields["pod"]): str(e.fields["node"]) for e in trace.entries if e.kind == "probe"
         },
     )
-    node_workers = {node: subject for subject, node in result.nodes.items() if "/" not in subject}
+    node_workers = {node: subject for subject, node in result.nodes.items() if is_bare(subject)}
     run_dir.mkdir(parents=True, exist_ok=True)
     start = datetime.fromtimestamp(trace.entries[0].wall_ns / NS_PER_S, UTC)
     # The client's lazily imported models must see the real datetime (pydantic

@@ -21,6 +21,7 @@ from crashloop_harness.cli.app import interrupt_on_hangup_and_terminate
 from crashloop_harness.cluster.target import RunEnding
 from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.model.releases import AT_EXPIRY
+from crashloop_harness.model.subject import is_bare
 from crashloop_harness.recording.trace import TraceEntry
 from crashloop_harness.runs.check import CheckResult
 from crashloop_harness.verdict import judge_worker
@@ -112,7 +113,7 @@ def test_a_neighbour_curve_is_caught_at_its_first_wrong_restart(
     assert not verdict.passed
     assert restart in verdict.messages[0], verdict.failures
     assert worker in result.decided, "caught before the window ended"
-    others = [v for s, v in result.verdicts.items() if s != worker and "/" not in s]
+    others = [v for s, v in result.verdicts.items() if s != worker and is_bare(s)]
     assert all(v.passed for v in others), [v.failures for v in others]
 
 

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from crashloop_harness.model.subject import is_bare
 from crashloop_harness.outputs.summary import RunSummary, WorkerSummary
 
 NodeOutcome = Literal["passed", "failed", "error"]
@@ -76,11 +77,11 @@ def round_of(nodes: Sequence[str], summary: RunSummary, run_dir: str) -> Round:
     outcomes = {
         w.node: worker_outcome(w, summary.status, summary.stopped_kubelets)
         for w in summary.workers
-        # A variant beside a worker (named "<worker>/<variant>") is its node's too.
-        if "/" not in w.worker
+        # A variant beside a worker is its node's too.
+        if is_bare(w.worker)
     }
     for w in summary.workers:
-        if "/" in w.worker and w.node in outcomes:
+        if not is_bare(w.worker) and w.node in outcomes:
             variant = worker_outcome(w, summary.status, summary.stopped_kubelets)
             outcomes[w.node] = _worse(outcomes[w.node], variant)
     return Round(tuple(nodes), summary.run_id, run_dir, summary.status, summary.reason, outcomes)

@@ -17,6 +17,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from crashloop_harness.live.view import within
+from crashloop_harness.model.subject import is_bare
 from crashloop_harness.outputs.narrow import TableOrLines, legend
 from crashloop_harness.outputs.summary import RunSummary, WorkerSummary
 from crashloop_harness.recording.hostcpu import SATURATED
@@ -55,7 +56,7 @@ def takeaways(
     side read at 80 columns, where a column of them wrapped each over five lines.
     """
     # A variant beside a worker is not one of the talk's three.
-    workers = [w for w in summary.workers if "/" not in w.worker]
+    workers = [w for w in summary.workers if is_bare(w.worker)]
     rows = {w.worker: _restart_rows(w) for w in workers}
     widths = _widths(list(rows.values()))
     shown: list[RenderableType] = [Text(_TITLE, style="bold")]

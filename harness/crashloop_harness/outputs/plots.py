@@ -33,6 +33,7 @@ from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
 
 from crashloop_harness.core.atomicfile import write_atomically
 from crashloop_harness.model.durations import NS_PER_S
+from crashloop_harness.model.subject import worker_of
 from crashloop_harness.outputs.matrix import Matrix
 from crashloop_harness.outputs.summary import RunSummary, WorkerSummary
 from crashloop_harness.recording.records import AttemptRecord
@@ -258,7 +259,7 @@ def plot_matrix(matrix: Matrix, path_stem: Path | str) -> list[Path]:
 
 def _worker_order(worker: str) -> tuple[int, str]:
     known = list(KNOWN_STYLES)
-    base = worker.split("/", 1)[0]
+    base = worker_of(worker)
     return (known.index(base) if base in known else len(known), worker)
 
 

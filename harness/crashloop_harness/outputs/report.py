@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
+from crashloop_harness.model.subject import is_bare
 from crashloop_harness.outputs.document import (
     FAIL,
     PASS,
@@ -294,7 +295,7 @@ def _ordered(
 
 def talk_takeaways(summary: RunSummary) -> Bullets:
     """The talk's three takeaways (slide 23), each with this run's number behind it."""
-    waited = [w for w in summary.workers if "/" not in w.worker]
+    waited = [w for w in summary.workers if is_bare(w.worker)]
     latencies = [w.start_latency_median_s for w in waited if w.start_latency_median_s is not None]
     worst = [w.start_latency_max_s for w in waited if w.start_latency_max_s is not None]
     restarts = sum(len(w.checks) for w in waited)

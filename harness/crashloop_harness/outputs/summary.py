@@ -32,6 +32,7 @@ from crashloop_harness.cluster.liveconfig import NodeConfigRow
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.version import harness_version
 from crashloop_harness.model.bounds import BOUNDS, Bound
+from crashloop_harness.model.subject import is_bare
 from crashloop_harness.recording.observercost import ObserverCost
 from crashloop_harness.verdict import Failure, RestartCheck, WorkerVerdict, waited_restarts
 from crashloop_harness.verdict.coverage import RuleCoverage
@@ -435,7 +436,7 @@ def machine_restart_cost(summary: RunSummary) -> float | None:
     costs = [
         cost
         for worker in summary.workers
-        if "/" not in worker.worker and (cost := restart_cost(worker)) is not None
+        if is_bare(worker.worker) and (cost := restart_cost(worker)) is not None
     ]
     return min(costs, default=None)
 

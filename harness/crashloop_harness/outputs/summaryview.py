@@ -19,6 +19,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from crashloop_harness.model.subject import worker_of
 from crashloop_harness.outputs.narrow import TableOrLines, legend
 from crashloop_harness.outputs.summary import RestartCost, RunSummary, WorkerSummary
 
@@ -55,7 +56,7 @@ def _title(summary: RunSummary) -> str:
 def _profiles_differ(workers: Sequence[WorkerSummary]) -> bool:
     # A kind worker is mostly named after its profile and an existing cluster's node has
     # none: the column would only repeat the worker's name or say "-".
-    return any(w.profile not in (None, w.worker.split("/")[0]) for w in workers)
+    return any(w.profile not in (None, worker_of(w.worker)) for w in workers)
 
 
 def _headers(*, profiles: bool, costs: bool) -> list[str]:

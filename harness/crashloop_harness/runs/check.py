@@ -27,6 +27,7 @@ from crashloop_harness.cluster.target import RunEnding, RunTarget
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.progress import Progress
 from crashloop_harness.model.backoff import BackoffCurve, curve_fields
+from crashloop_harness.model.subject import is_bare
 from crashloop_harness.outputs.summary import RunSummary, outcome_of, summarize
 from crashloop_harness.pods.skeleton import (
     MAIN_CONTAINER,
@@ -474,7 +475,7 @@ def coverage(result: CheckResult) -> dict[str, tuple[RuleCoverage, ...]]:
             worker, result.verdicts, result.curves[worker], pending=result.pending.get(worker)
         )
         for worker in result.verdicts
-        if "/" not in worker and worker in result.curves
+        if is_bare(worker) and worker in result.curves
     }
 
 
@@ -497,7 +498,7 @@ def _costs(result: CheckResult) -> dict[str, NodeCost]:
 
 def _probe_nodes(result: CheckResult) -> dict[str, str]:
     """worker -> node of every bare worker: where the probes go."""
-    return {worker: node for worker, node in result.nodes.items() if "/" not in worker}
+    return {worker: node for worker, node in result.nodes.items() if is_bare(worker)}
 
 
 def _judged(

@@ -17,7 +17,9 @@ from typing import Final
 from crashloop_harness.cluster.target import RunTarget
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.model import subject
 from crashloop_harness.model.backoff import BackoffCurve
+from crashloop_harness.model.subject import Subject
 from crashloop_harness.verdict import restarts_needed
 
 
@@ -54,7 +56,7 @@ class Variant:
         return self.profile is None or self.profile == profile
 
     def subject(self, worker: str) -> str:
-        return f"{worker}/{self.name}"
+        return str(Subject(worker, self.name))
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ class CheckProfile:
 # worker, so the rule is checked on every curve: restarts 2-4 wait 2s on the
 # fast curve, 1-4s on the reduced one, 10-40s on the default one (about 90s).
 RUNS_5S: Final = Variant(
-    "runs-5s",
+    subject.RUNS_5S,
     None,
     ("--mode", "run", "--run-for", "5s", "--exit-code", "1"),
     Need(min_restarts=4),
@@ -120,13 +122,13 @@ RUNS_5S: Final = Variant(
 # threshold: its restart is immediate and starts a fresh curve. The control
 # runs 590s and must not reset.
 RESET_610S: Final = Variant(
-    "reset-610s",
+    subject.RESET_610S,
     "reduced",
     ("--mode", "run-once", "--fail-times", "3", "--run-for", "610s", "--exit-code", "1"),
     Need(min_restarts=6),
 )
 CONTROL_590S: Final = Variant(
-    "control-590s",
+    subject.CONTROL_590S,
     "reduced",
     ("--mode", "run-once", "--fail-times", "3", "--run-for", "590s", "--exit-code", "1"),
     Need(min_restarts=6),

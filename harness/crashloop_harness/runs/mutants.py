@@ -21,6 +21,7 @@ from crashloop_harness.cluster.lifecycle import Cluster
 from crashloop_harness.core import pins
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.progress import Progress
+from crashloop_harness.model.subject import worker_of
 from crashloop_harness.outputs.mutants import MutantResult, Outcome
 from crashloop_harness.outputs.summary import RunSummary
 from crashloop_harness.outputs.summaryfile import read_summary
@@ -110,7 +111,7 @@ class CheckOfMutant:
 
 def _of_worker(subject: str, worker: str) -> bool:
     """A worker's own container and the variants beside it ("default/runs-5s") are its."""
-    return subject == worker or subject.startswith(worker + "/")
+    return worker_of(subject) == worker
 
 
 def judge_mutant(one: BuiltMutant, check: CheckOfMutant) -> MutantResult:

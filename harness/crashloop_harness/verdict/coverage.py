@@ -32,6 +32,7 @@ from typing import Any, Final
 from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.model.durations import format_duration
 from crashloop_harness.model.releases import AT_EXPIRY
+from crashloop_harness.model.subject import RESET_VARIANTS, RUNS_5S, Subject
 from crashloop_harness.verdict import (
     CAP_MEDIAN_FROM,
     LEVEL_SHARE_FROM,
@@ -52,8 +53,7 @@ RULES: Final = (
     "created-at",
 )
 # The variants that probe a rule beside a worker (crashloop_harness.runs.checkprofiles).
-COUNT_FROM_EXIT_VARIANT: Final = "runs-5s"
-RESET_VARIANTS: Final = ("reset-610s", "control-590s")
+COUNT_FROM_EXIT_VARIANT: Final = RUNS_5S
 
 
 @dataclass(frozen=True)
@@ -143,13 +143,13 @@ def coverage_of(
         _variant_rule(
             "count-from-exit",
             verdicts,
-            [f"{worker}/{COUNT_FROM_EXIT_VARIANT}"],
+            [str(Subject(worker, COUNT_FROM_EXIT_VARIANT))],
             variants_ran=variants_ran,
         ),
         _variant_rule(
             "reset",
             verdicts,
-            [f"{worker}/{name}" for name in RESET_VARIANTS],
+            [str(Subject(worker, name)) for name in RESET_VARIANTS],
             variants_ran=variants_ran,
         ),
         RuleCoverage(

@@ -11,6 +11,7 @@ import pytest
 from crashloop_harness.cli.demo import SHIPPED_DEMO_DIR
 from crashloop_harness.live.replay import load_recording
 from crashloop_harness.live.takeaways import FIRST_RESTARTS, scenario_takeaways, takeaways
+from crashloop_harness.model.subject import is_bare
 from crashloop_harness.outputs.summary import RunSummary, WorkerSummary
 from crashloop_harness.recording.hostcpu import HOST_CPU_FILE, read_samples, restarts_under_load
 from crashloop_harness.scenarios.headline import ScenarioMetric
@@ -51,7 +52,7 @@ def test_the_shipped_demo_s_takeaways_read_whole(width: int) -> None:
     summary, under_load = _shipped()
     lines = rendered(takeaways(summary, under_load), width)
     assert too_wide_or_cut(lines, width) == []
-    workers = [w for w in summary.workers if "/" not in w.worker]
+    workers = [w for w in summary.workers if is_bare(w.worker)]
     assert [w.worker for w in workers] == ["fast", "reduced", "default"]
     for worker in workers:
         saturated, sampled = under_load[worker.worker]
