@@ -13,7 +13,8 @@ def test_a_name_reads_back_as_the_subject_that_wrote_it() -> None:
     assert (str(bare), str(variant)) == ("fast", "fast/runs-5s")
     assert Subject.parse(str(variant)) == variant
     assert Subject.parse("fast") == bare
-    assert bare.bare and not variant.bare
+    assert bare.bare
+    assert not variant.bare
     # An existing cluster's node names are workers too, dots and dashes included.
     assert worker_of("ip-10-0-1-5.ec2.internal/runs-5s") == "ip-10-0-1-5.ec2.internal"
     assert is_bare("ip-10-0-1-5.ec2.internal")
