@@ -51,6 +51,8 @@ from tests.replay.driver import (
 # How long (real seconds) a scenario's own thread may take to reach its next
 # wait: far beyond what reading a few records costs.
 _THREAD_PARK_S = 20.0
+# How often a wait for the threads looks again at those that ended.
+_SETTLE_POLL_S = 0.02
 
 
 class _Threads:
@@ -87,8 +89,14 @@ class _Threads:
                 self._parked.get(t.ident) == self.moves or not t.is_alive() for t in self._helpers()
             )
 
+        # A helper that ends says nothing to the condition, so it is polled, in slices of
+        # real time (the replay's clock is frozen, and threading reads it too).
         with self._cond:
-            if not self._cond.wait_for(settled, _THREAD_PARK_S):
+            for _ in range(round(_THREAD_PARK_S / _SETTLE_POLL_S)):
+                if settled():
+                    return
+                self._cond.wait(_SETTLE_POLL_S)
+            if not settled():
                 busy = [t.name for t in self._helpers() if self._parked.get(t.ident) != self.moves]
                 raise ReplayError(f"scenario threads never reached a wait: {busy}")
 
