@@ -299,6 +299,58 @@ _TABLE: Final[tuple[Bound, ...]] = (
         ),
     ),
     Bound(
+        name="reference_pace_mean",
+        value=3.27,
+        unit="ms",
+        source_kind="measured",
+        source=(
+            "the mean of the same 99 burst probes of run 20261207T053419Z-check-quick-d9ac "
+            "(reference_pace's): 3.27 ms; a mean of 33 of them drawn again 5,000 times stays "
+            "under 4.31 ms in 999 of 1000"
+        ),
+        why=(
+            "What a node's bursts take in mean on the reference host: a node held to a CPU "
+            "quota leaves most bursts as fast as ever and makes the rest wait for its next "
+            "period, so their mean's excess over this measures the waits the median misses"
+        ),
+    ),
+    Bound(
+        name="burst_wait_to_start",
+        value=29.0,
+        unit="ratio",
+        source_kind="measured",
+        source=(
+            "three quick checks with the fast worker's node at a fifth of a core "
+            "(runs 20261207T054122Z-check-quick-142d, 20261207T054440Z-check-quick-65b8, "
+            "20261207T054757Z-check-quick-45e9): the bursts' mean rose 20.1, 18.9 and 17.8 ms "
+            "over reference_pace_mean, the runtime's median start 0.518, 0.441 and 0.518 s "
+            "over reference_start_latency: 25.8, 23.3 and 29.0 times as much; the highest"
+        ),
+        why=(
+            "How much a restart's work waits on a node held to a CPU quota for each second its "
+            "bursts wait in mean: the runtime's start (the heaviest part of that work, slowed "
+            "2.7-3.2x there while the bursts' median slowed 1.2-1.3x) against the burst's. A "
+            "node's pace is at least 1 + this x the mean's excess over reference_start_latency"
+        ),
+    ),
+    Bound(
+        name="cfs_period",
+        value=100.0,
+        unit="ms",
+        source_kind="design",
+        source=(
+            "the kernel's default CFS bandwidth period (Linux Documentation/scheduler/"
+            "sched-bwc.rst: cpu.cfs_period_us defaults to 100000, 100 ms), over which "
+            "`docker update --cpus` and a pod's CPU limit set their quota; not read from "
+            "the node"
+        ),
+        why=(
+            "The longest a burst waits for a quota's next period: a pace probe slower than "
+            "the reference by more counts as one period in the bursts' mean, so one probe "
+            "held by a host's passing freeze cannot read the node too slow"
+        ),
+    ),
+    Bound(
         name="reference_pod_pace",
         value=REFERENCE_POD_PACE_S,
         unit="s",

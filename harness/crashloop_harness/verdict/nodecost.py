@@ -75,6 +75,14 @@ PACE_REFERENCES_S: Final = {
     RUNTIME_RUN: BOUNDS["reference_runtime_run"].as_seconds(),
     POD_BURST: BOUNDS["reference_pod_pace"].as_seconds(),
 }
+# The burst's mean on the reference host, by the probe's reference median: where a
+# node's bursts' mean is read against it (NodeCost.wait_pace). Only the node's own burst
+# has one: the pod's burst was not measured on a node held to a quota.
+PACE_MEANS_S: Final = {REFERENCE_PACE_S: BOUNDS["reference_pace_mean"].as_seconds()}
+# How long a runtime's start waits for each second the bursts wait in mean, on a node held
+# to a CPU quota (bound burst_wait_to_start).
+BURST_WAIT_TO_START: Final = BOUNDS["burst_wait_to_start"].as_ratio()
+CFS_PERIOD_S: Final = BOUNDS["cfs_period"].as_seconds()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,25 +113,44 @@ class NodeCost:
 
     @functools.cached_property
     def pace(self) -> float:
-        """The node's pace probes' median over the reference host's, never below 1.
+        """How much slower than the reference host the node does a restart's work, never
+        below 1: the larger of its probes' two readings.
 
-        Read at the median's upper confidence bound (:func:`median_upper_bound`),
-        as the restarts were: a bound from ten samples must not come out short of
-        the node's true pace one run in ten.
+        Their median over the reference's, read at its upper confidence bound
+        (:func:`median_upper_bound`): a host whose CPUs are shared slows every burst
+        alike, and a bound from ten samples must not come out short of the node's true
+        pace one run in ten. And :attr:`wait_pace`: a node held to a CPU quota leaves most
+        bursts as fast as ever and makes the rest wait for its next period, which the
+        median does not see and a restart's many steps do.
         """
         if not self.pace_s:
             return 1.0
-        return max(1.0, median_upper_bound(self.pace_s) / self.pace_reference_s)
+        return max(1.0, median_upper_bound(self.pace_s) / self.pace_reference_s, self.wait_pace)
+
+    @property
+    def wait_pace(self) -> float:
+        """The pace the bursts' waits give: their mean's excess over the reference's, times
+        how much a runtime's start waits for each second of it (bound burst_wait_to_start),
+        over the reference's start (bound reference_start_latency). 1 for a probe with no
+        measured mean (PACE_MEANS_S)."""
+        reference = PACE_MEANS_S.get(self.pace_reference_s)
+        if not self.pace_s or reference is None:
+            return 1.0
+        # A quota makes a burst wait at most about one period: a probe held longer (a host
+        # that froze for a moment) counts as one period, not as its whole time.
+        waits = [min(s, reference + CFS_PERIOD_S) for s in self.pace_s]
+        excess = max(0.0, statistics.fmean(waits) - reference)
+        return 1.0 + BURST_WAIT_TO_START * excess / REFERENCE_START_S
 
     @property
     def pace_median(self) -> float:
-        """The probes' plain median over the reference's, never below 1: what says a node is
-        too slow to judge. The upper bound (:attr:`pace`) widens the windows, so a few
-        probes err towards a wider window; only a node whose probes are slow in median
-        goes without an answer."""
+        """The probes' plain median over the reference's (or their waits' pace, the larger),
+        never below 1: what says a node is too slow to judge. The upper bound (:attr:`pace`)
+        widens the windows, so a few probes err towards a wider window; only a node whose
+        probes are slow in median, or wait as a starved node's do, goes without an answer."""
         if not self.pace_s:
             return 1.0
-        return max(1.0, statistics.median(self.pace_s) / self.pace_reference_s)
+        return max(1.0, statistics.median(self.pace_s) / self.pace_reference_s, self.wait_pace)
 
     @functools.cached_property
     def slowdown(self) -> float:

@@ -338,8 +338,29 @@ def test_one_slow_probe_widens_the_windows_to_the_widest_but_never_takes_the_ans
         pace_s=(REFERENCE_PACE_S,) * 5 + (REFERENCE_PACE_S * 15,),
     )
     assert cost.pace == pytest.approx(15.0)
-    assert cost.pace_median == pytest.approx(1.0)
+    # Its wait counts in the bursts' mean as one quota period at most: a little slower.
+    assert 1.0 < cost.pace_median < 2.0
     assert not cost.too_slow
     assert cost.allowance.slowdown == 10.0
     # Slow in median, the node is too slow to judge.
     assert _paced(10.5).too_slow
+
+
+def test_a_node_held_to_a_quota_reads_slow_by_its_bursts_waits_not_their_median() -> None:
+    # Three bursts in four as fast as the reference's, one in four waiting most of a
+    # quota's period: the median says 1x, the waits say the node's work is slow.
+    held = (REFERENCE_PACE_S,) * 30 + (REFERENCE_PACE_S + 0.09,) * 10
+    cost = NodeCost(node="n", start_latencies_s=(), first_restarts_s=(), pace_s=held)
+    assert median_upper_bound(held) == pytest.approx(REFERENCE_PACE_S)
+    assert cost.wait_pace > 3.0
+    assert cost.pace == pytest.approx(cost.wait_pace)
+    assert not cost.too_slow
+    # A host that froze for 5 s under one probe counts as one period, never as 5 s.
+    frozen = NodeCost(
+        node="n",
+        start_latencies_s=(),
+        first_restarts_s=(),
+        pace_s=(REFERENCE_PACE_S,) * 39 + (5.0,),
+    )
+    assert frozen.wait_pace < 1.5
+    assert not frozen.too_slow
