@@ -69,15 +69,17 @@ demo-replay: $(STAMP)
 # The wheel check runs the installed package against a cluster (reused if one matches);
 # the e2e tests then start from a fresh cluster of their own. `make test` runs the fast
 # e2e tier (one real-cluster test per capability); `make test-all` every e2e test.
-# The phases run in this order through scripts/timed-phases.sh rather than as
-# prerequisites, so that each one's wall time is printed at the end (and kept in
+# The phases run in this order (unit and package at once) through scripts/timed-phases.sh
+# rather than as prerequisites, so that each one's wall time is printed at the end (and kept in
 # build/<target>-times.tsv), also when one failed; the first phase that fails stops the
 # run and fails the target, as before.
+# unit+package: the wheel's check (its own venv, the e2e cluster it reuses) runs beside
+# the unit tests, which touch no cluster.
 test: $(STAMP)
-	@MAKE="$(MAKE)" scripts/timed-phases.sh build/$@-times.tsv lint unit package e2e
+	@MAKE="$(MAKE)" scripts/timed-phases.sh build/$@-times.tsv lint unit+package e2e
 
 test-all: $(STAMP)
-	@MAKE="$(MAKE)" scripts/timed-phases.sh build/$@-times.tsv lint unit package e2e-all
+	@MAKE="$(MAKE)" scripts/timed-phases.sh build/$@-times.tsv lint unit+package e2e-all
 
 lint: $(STAMP) docs
 	$(BIN)/ruff check harness tests examples
@@ -97,10 +99,9 @@ package: $(STAMP)
 # Pure logic, and recorded traces of real clusters replayed through the real code, on two
 # processes (pytest-xdist, -n 2: the machines this runs on have two cores; UNIT_WORKERS=0
 # runs them in one). The tests share no files (each writes under its own tmp_path), so they
-# need not be kept a file per process. A few take most of the time, mostly waiting (the two
-# scenario replays about 20 s each): the replays go first, so that these start early and
-# not last on one process, and worksteal lets the process that runs out of tests take over
-# the other's queue (docs/testing.md).
+# need not be kept a file per process. The replays go first, as the slowest files, and
+# worksteal lets the process that runs out of tests take over the other's queue
+# (docs/testing.md).
 UNIT_WORKERS ?= 2
 unit: $(STAMP)
 	$(BIN)/pytest -n $(UNIT_WORKERS) --dist worksteal tests/replay tests/unit
