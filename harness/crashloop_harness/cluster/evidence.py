@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -149,10 +149,16 @@ def _dump_yaml(api: client.ApiClient, obj: Any) -> str:
 
 
 def collect_namespace_evidence(
-    api: client.ApiClient, namespace: str, target_dir: Path, pod_selector: str = ""
+    api: client.ApiClient,
+    namespace: str,
+    target_dir: Path,
+    pod_selector: str = "",
+    silent: Collection[str] = (),
 ) -> Path:
     """Pods, container logs and events of ``namespace`` into ``target_dir/<namespace>``:
-    with ``pod_selector``, only the pods it selects and the events about them.
+    with ``pod_selector``, only the pods it selects and the events about them. No log is
+    asked of a pod on a ``silent`` node (its kubelet stopped answering): why is written
+    where the log would be.
 
     Never raises (see the module docstring); returns the namespace directory.
     """
@@ -167,7 +173,7 @@ def collect_namespace_evidence(
             namespace, label_selector=pod_selector, _request_timeout=timeouts.API_REQUEST
         ).items
     for pod in pods:
-        _collect_pod(api, core, pod, ns_dir, errors)
+        _collect_pod(api, core, pod, ns_dir, errors, silent=silent)
     about = {pod.metadata.name for pod in pods} if pod_selector else None
     with errors.guard(f"namespace {namespace}: events"):
         _collect_events(api, core, namespace, ns_dir, about)
@@ -175,7 +181,13 @@ def collect_namespace_evidence(
 
 
 def _collect_pod(
-    api: client.ApiClient, core: client.CoreV1Api, pod: Any, ns_dir: Path, errors: _Errors
+    api: client.ApiClient,
+    core: client.CoreV1Api,
+    pod: Any,
+    ns_dir: Path,
+    errors: _Errors,
+    *,
+    silent: Collection[str] = (),
 ) -> None:
     name = pod.metadata.name
     with errors.guard(f"pod {pod.metadata.namespace}/{name}: YAML"):
@@ -186,8 +198,18 @@ def _collect_pod(
         path = ns_dir / "pods" / f"{safe_name(name)}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(_dump_yaml(api, pod), encoding="utf-8")
+    node = pod.spec.node_name
     for container in _container_names(pod):
-        _collect_logs(core, pod, container, ns_dir / "logs" / safe_name(name), errors)
+        pod_dir = ns_dir / "logs" / safe_name(name)
+        if node in silent:
+            with errors.guard(f"pod {pod.metadata.namespace}/{name}: its node's note"):
+                pod_dir.mkdir(parents=True, exist_ok=True)
+                (pod_dir / f"{safe_name(container)}.unavailable.txt").write_text(
+                    f"no log asked: node {node}'s kubelet stopped answering during the run\n",
+                    encoding="utf-8",
+                )
+            continue
+        _collect_logs(core, pod, container, pod_dir, errors)
 
 
 def _container_names(pod: Any) -> list[str]:
@@ -305,10 +327,14 @@ def _event_line(event: Any) -> str:
 
 
 def collect_node_configs(
-    api: client.ApiClient, target_dir: Path, nodes: Sequence[str] | None = None
+    api: client.ApiClient,
+    target_dir: Path,
+    nodes: Sequence[str] | None = None,
+    silent: Collection[str] = (),
 ) -> Path:
     """Every node's live kubelet config (or only ``nodes``') into
-    ``target_dir/nodes/<node>.configz.json``.
+    ``target_dir/nodes/<node>.configz.json``; none asked of a ``silent`` node (its kubelet
+    stopped answering), whose file says so.
 
     Never raises; returns the nodes directory.
     """
@@ -322,6 +348,12 @@ def collect_node_configs(
             items = client.CoreV1Api(api).list_node(_request_timeout=timeouts.API_REQUEST).items
             names = sorted(node.metadata.name for node in items)
     for name in names:
+        if name in silent:
+            with errors.guard(f"node {name}: its note"):
+                (nodes_dir / f"{safe_name(name)}.configz.unavailable.txt").write_text(
+                    "not asked: its kubelet stopped answering during the run\n", encoding="utf-8"
+                )
+            continue
         with errors.guard(f"node {name}: configz"):
             payload = node_configz(api, name)
             (nodes_dir / f"{safe_name(name)}.configz.json").write_text(
@@ -337,13 +369,15 @@ def collect_failure_evidence(
     *,
     pod_selector: str = "",
     nodes: Sequence[str] | None = None,
+    silent: Collection[str] = (),
 ) -> Path:
     """Every namespace's evidence plus the node configs into ``target_dir``; never raises.
 
-    ``pod_selector`` and ``nodes`` keep it to one run's pods and nodes (default: all)."""
+    ``pod_selector`` and ``nodes`` keep it to one run's pods and nodes (default: all);
+    nothing is asked of a ``silent`` node's kubelet."""
     for namespace in namespaces:
-        collect_namespace_evidence(api, namespace, target_dir, pod_selector)
-    collect_node_configs(api, target_dir, nodes)
+        collect_namespace_evidence(api, namespace, target_dir, pod_selector, silent)
+    collect_node_configs(api, target_dir, nodes, silent)
     return Path(target_dir)
 
 

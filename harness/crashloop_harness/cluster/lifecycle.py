@@ -158,8 +158,8 @@ class Cluster:
     def gather_evidence(
         self, api: client.ApiClient, namespace: str, into: Path, *, run: RunScope
     ) -> None:
-        del run  # the run's namespace is its own, and kind's logs hold every node
-        collect_failure_evidence(api, [namespace], into)
+        # The run's namespace is its own, and kind's logs hold every node.
+        collect_failure_evidence(api, [namespace], into, silent=run.silent)
         export_kind_logs(self.kind_bin, self.name, into / "kind-logs")
 
     def describe(self, rows: Sequence[NodeConfigRow]) -> ClusterInfo:

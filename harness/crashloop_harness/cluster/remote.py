@@ -120,7 +120,12 @@ class RemoteCluster:
         # Its own pods, their events and its own nodes' configs: a prepared namespace may
         # hold a fleet's other checks, and a cluster thousands of nodes.
         collect_failure_evidence(
-            api, [namespace], into, pod_selector=run.pod_selector, nodes=run.nodes
+            api,
+            [namespace],
+            into,
+            pod_selector=run.pod_selector,
+            nodes=run.nodes,
+            silent=run.silent,
         )
 
     def describe(self, rows: Sequence[NodeConfigRow]) -> ClusterInfo:

@@ -81,10 +81,12 @@ API_ONLY: Final = Capabilities(node_command=False, restart_kubelet=False)
 
 @dataclass(frozen=True)
 class RunScope:
-    """What is a run's own in a cluster: its pods (by their run label) and its judged nodes."""
+    """What is a run's own in a cluster: its pods (by their run label) and its judged nodes;
+    ``silent``: those of its nodes whose kubelet stopped answering (asked nothing more)."""
 
     pod_selector: str
     nodes: tuple[str, ...]
+    silent: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

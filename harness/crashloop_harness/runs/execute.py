@@ -72,9 +72,15 @@ def _wants_evidence(result: RunState, ending: RunEnding) -> bool:
     return result.status in ("failed", "error") and ending.engine_gone is None
 
 
-def _gather_evidence(cluster: RunTarget, setup: RunSetup) -> None:
-    """The run's own pods and judged nodes, as the cluster keeps evidence of them."""
-    run = RunScope(f"{RUN_LABEL}={setup.run_id}", tuple(sorted(set(setup.nodes.values()))))
+def _gather_evidence(cluster: RunTarget, setup: RunSetup, ending: RunEnding) -> None:
+    """The run's own pods and judged nodes, as the cluster keeps evidence of them. A node
+    whose kubelet stopped is asked for no log or config: each request would wait out its
+    timeout on a kubelet that cannot answer, and the run would end minutes after its verdict."""
+    run = RunScope(
+        f"{RUN_LABEL}={setup.run_id}",
+        tuple(sorted(set(setup.nodes.values()))),
+        silent=tuple(sorted(ending.stopped)),
+    )
     cluster.gather_evidence(setup.api, setup.namespace, setup.run_dir / "evidence", run=run)
 
 
@@ -152,7 +158,7 @@ def _finish(
     step("trace's close", setup.recorder.trace.close)
     step("outputs", lambda: steps.write(setup, result, cluster))
     if _wants_evidence(result, ending):
-        step("evidence", lambda: _gather_evidence(cluster, setup))
+        step("evidence", lambda: _gather_evidence(cluster, setup, ending))
     step("clean-up", lambda: clean_up(setup, ending.engine_gone))
     if failed:
         first = failed[0][1]

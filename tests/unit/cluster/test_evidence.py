@@ -12,6 +12,7 @@ import pytest
 import yaml
 from kubernetes import client
 
+from crashloop_harness.cluster import evidence
 from crashloop_harness.cluster.evidence import (
     ERRORS_FILE,
     KIND_LOGS_MARKER,
@@ -80,6 +81,7 @@ def pod(name: str, containers: list[str], init: list[str] | None = None) -> clie
         spec=client.V1PodSpec(
             containers=[client.V1Container(name=c) for c in containers],
             init_containers=[client.V1Container(name=c) for c in init or []],
+            node_name="node-a",
         ),
     )
 
@@ -287,3 +289,24 @@ def test_only_the_run_s_nodes_configs_are_read(
         "w1.configz.json",
         "w2.configz.json",
     ]
+
+
+def test_a_node_whose_kubelet_stopped_is_asked_for_no_log_and_no_config(
+    fake_core: client.ApiClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each request would wait out its timeout on a kubelet that cannot answer: the run ended
+    minutes after its verdict. Its pods and events are still kept; where a log or config would
+    be, why there is none."""
+    asked: list[str] = []
+    monkeypatch.setattr(
+        FakeCore, "read_namespaced_pod_log", lambda self, name, *_, **__: asked.append(name)
+    )
+    monkeypatch.setattr(evidence, "node_configz", lambda _api, name: asked.append(name))
+    collect_failure_evidence(fake_core, ["ns"], tmp_path, nodes=["node-a"], silent=["node-a"])
+    assert asked == []
+    logs = tmp_path / "ns" / "logs" / "crash"
+    assert "node node-a's kubelet stopped answering" in (logs / "app.unavailable.txt").read_text()
+    assert (tmp_path / "ns" / "pods" / "crash.yaml").exists()
+    assert (tmp_path / "ns" / "events.txt").exists()
+    note = (tmp_path / "nodes" / "node-a.configz.unavailable.txt").read_text()
+    assert note.startswith("not asked: its kubelet stopped answering")
