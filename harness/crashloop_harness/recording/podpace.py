@@ -20,7 +20,6 @@ from typing import Final
 
 from kubernetes import client
 
-from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import first_line
 from crashloop_harness.recording.pace import PACE_EVERY_S, POD_BURST, PaceSample
 from crashloop_harness.recording.trace import Tap
@@ -78,10 +77,10 @@ class PodPaceReader:
         while not self._stop.is_set():
             for node, worker in self._node_workers.items():
                 try:
+                    # Within one round: a node whose kubelet froze must not hold the
+                    # others' reads for the API's whole timeout.
                     text = core.read_namespaced_pod_log(
-                        pace_pod_name(worker),
-                        self._namespace,
-                        _request_timeout=timeouts.API_REQUEST,
+                        pace_pod_name(worker), self._namespace, _request_timeout=PACE_EVERY_S
                     )
                 except client.ApiException as error:
                     if error.status not in (400, 404):  # not scheduled or started yet
