@@ -21,6 +21,7 @@ from rich.text import Text
 from crashloop_harness.cli.helptext import WrappingFormatter, example_epilog
 from crashloop_harness.cli.out import FORMATS
 from crashloop_harness.cluster import lifecycle
+from crashloop_harness.cluster.incluster import in_a_pod
 from crashloop_harness.cluster.kubeconfig import kubectl_default_kubeconfig
 from crashloop_harness.cluster.profiles import ClusterSpec, load_cluster_spec
 from crashloop_harness.cluster.remote import RemoteCluster, connect
@@ -163,12 +164,16 @@ KUBECTL_DEFAULT: Final = "<kubectl's>"
 def resolve_kubeconfig(args: argparse.Namespace) -> None:
     """kubectl's rule: --kubeconfig PATH, else $KUBECONFIG, else ~/.kube/config, whenever
     the options name an existing cluster (--kubeconfig alone, --context, --nodes or
-    --node-selector); a path given is kept as given (a list included)."""
-    given = getattr(args, "kubeconfig", None)
+    --node-selector); a path given is kept as given (a list included). In a pod, where
+    no cluster of the harness's own can be made, the cluster it runs in is the one meant
+    (its ServiceAccount, as client-go takes it in a pod)."""
+    if not hasattr(args, "kubeconfig"):
+        return
+    given = args.kubeconfig
     names_existing = any(
         getattr(args, option, None) for option in ("context", "nodes", "node_selector")
     )
-    if given == KUBECTL_DEFAULT or (given is None and names_existing):
+    if given == KUBECTL_DEFAULT or (given is None and (names_existing or in_a_pod())):
         args.kubeconfig = str(kubectl_default_kubeconfig())
 
 

@@ -17,17 +17,26 @@ import yaml
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
+from crashloop_harness.cluster.incluster import in_a_pod, write_in_cluster_kubeconfig
 from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.core.paths import state_dir
 
 
 def kubectl_default_kubeconfig() -> Path:
-    """The kubeconfig kubectl reads with no --kubeconfig: $KUBECONFIG, else ~/.kube/config.
+    """The kubeconfig kubectl reads with no --kubeconfig: $KUBECONFIG, else ~/.kube/config,
+    else, in a pod, the cluster it runs in through its ServiceAccount (written as a
+    kubeconfig, crashloop_harness.cluster.incluster).
 
     $KUBECONFIG may list several files (colon-separated, as kubectl takes it);
     the list is kept whole, and read merged (:func:`kubeconfig_files`).
     """
     listed = os.environ.get("KUBECONFIG", "")
-    return Path(listed) if listed.strip(os.pathsep) else Path.home() / ".kube" / "config"
+    if listed.strip(os.pathsep):
+        return Path(listed)
+    home = Path.home() / ".kube" / "config"
+    if not home.is_file() and in_a_pod():
+        return write_in_cluster_kubeconfig(state_dir() / "in-cluster.kubeconfig")
+    return home
 
 
 def kubeconfig_files(kubeconfig: Path) -> list[Path]:
