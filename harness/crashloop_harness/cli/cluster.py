@@ -4,6 +4,7 @@ what it applies, and its workloads as YAML."""
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 from typing import Final
@@ -25,7 +26,7 @@ from crashloop_harness.core.resources import RESOURCES
 from crashloop_harness.outputs.clusterfiles import CLUSTERS_FOLDER, write_cluster_files
 from crashloop_harness.outputs.render import config_table
 from crashloop_harness.outputs.workloads import write_manifests
-from crashloop_harness.substrate.engine import engine_answers
+from crashloop_harness.substrate.engine import INSTALL_FIX, engine_answers
 
 # `crashloop manifests` writes beside the user, as kubectl users expect.
 REPLAY_DIR: Final = "workloads"
@@ -98,6 +99,10 @@ def _cmd_status(args: argparse.Namespace) -> int:
     against its profile.
     """
     spec = common.spec_of(args)
+    if shutil.which("docker") is None:
+        raise HarnessError(
+            "the docker CLI is not installed, so no cluster can be asked", INSTALL_FIX
+        )
     if not engine_answers():
         raise HarnessError(
             "the docker engine is not running, so no cluster is either",

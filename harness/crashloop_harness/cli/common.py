@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import math
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -237,17 +238,20 @@ def positive_int(text: str) -> int:
 
 
 def seconds(text: str) -> float:
-    """A duration as every other duration here is written ("90s", "2m"), or bare seconds."""
+    """A duration as every other duration here is written ("90s", "2m"), or bare seconds;
+    a window of no time (or less, or not a number) is refused."""
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        pass
-    try:
-        return parse_duration(text).total_seconds()
-    except DurationError as error:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a duration: write it as Go does (90s, 2m, 1m30s) or in seconds"
-        ) from error
+        try:
+            value = parse_duration(text).total_seconds()
+        except DurationError as error:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a duration: write it as Go does (90s, 2m, 1m30s) or in seconds"
+            ) from error
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a duration must be more than 0, such as 90s")
+    return value
 
 
 def positive_number(text: str) -> float:

@@ -281,6 +281,26 @@ def test_a_demo_duration_too_short_is_refused_in_its_own_syntax(
     assert "invalid float" not in error
 
 
+@pytest.mark.parametrize("text", ["-5", "0", "0s", "nan", "inf"])
+def test_a_duration_of_no_time_is_refused_even_for_a_replay(
+    capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["demo", "--replay", "--duration", text])
+    assert exited.value.code == 2
+    assert "a duration must be more than 0" in capsys.readouterr().err
+
+
+def test_status_without_the_docker_cli_says_so_not_that_the_engine_stopped(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli_cluster.shutil, "which", lambda _name: None)
+    assert cli.main(["status"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "the docker CLI is not installed" in err
+    assert "not running" not in err
+
+
 def test_a_replay_speed_of_zero_is_refused_before_anything_is_drawn(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
