@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import yaml
 from kubernetes import client, config
@@ -20,6 +20,9 @@ from kubernetes.config.config_exception import ConfigException
 from crashloop_harness.cluster.incluster import in_a_pod, write_in_cluster_kubeconfig
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.paths import state_dir
+
+# How often a request to an existing cluster's API server is tried again.
+API_RETRIES: Final = 1
 
 
 def kubectl_default_kubeconfig() -> Path:
@@ -77,13 +80,17 @@ def remote_api(kubeconfig: Path, context: str | None) -> client.ApiClient:
             f"kubeconfig {kubeconfig} sets no current context",
             f"name one with --context: {', '.join(names) or '(none)'}",
         )
+    configuration = client.Configuration()
     try:
-        api: client.ApiClient = config.new_client_from_config(
-            config_file=str(kubeconfig), context=context
+        config.load_kube_config(
+            config_file=str(kubeconfig), context=context, client_configuration=configuration
         )
     except ConfigException as error:
         raise HarnessError(f"kubeconfig {kubeconfig}: {error}", "check the file") from error
-    return api
+    # One retry, not urllib3's three: an API server that hangs is given up on within two
+    # request timeouts (kubectl gives up within one minute too), not four.
+    configuration.retries = API_RETRIES
+    return client.ApiClient(configuration=configuration)
 
 
 def _documents(kubeconfig: Path) -> Iterator[dict[str, Any]]:

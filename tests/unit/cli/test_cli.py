@@ -294,7 +294,7 @@ def test_a_duration_of_no_time_is_refused_even_for_a_replay(
 def test_status_without_the_docker_cli_says_so_not_that_the_engine_stopped(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli_cluster.shutil, "which", lambda _name: None)
+    monkeypatch.setattr("crashloop_harness.cli.cluster.shutil.which", lambda _name: None)
     assert cli.main(["status"]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "the docker CLI is not installed" in err
