@@ -41,15 +41,8 @@ from kubernetes import client
 from crashloop_harness.cluster.kube import node_configz
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import HarnessError
-from crashloop_harness.core.proc import run
 
 ERRORS_FILE: Final = "errors.txt"
-KIND_LOGS_MARKER: Final = ".crashloop-kind-logs"
-
-# `kind export logs` copies every node's journal and container logs; on a
-# 4-node cluster that is tens of MB and well under a minute, but a wedged
-# node can make `docker exec` hang, and evidence must not hang the session.
-KIND_EXPORT_LOGS_TIMEOUT: Final = 300.0
 
 # A crash-looping container writes little, but a chatty one restarting for
 # hours could fill the artifact store; the tail is where the crash is.
@@ -77,7 +70,7 @@ _NAME_LIMIT: Final = 120
 _EPOCH: Final = datetime.min.replace(tzinfo=UTC)
 
 
-class _Errors:
+class CollectorErrors:
     """Appends one line per failed collector to ``<root>/errors.txt``."""
 
     def __init__(self, root: Path) -> None:
@@ -163,7 +156,7 @@ def collect_namespace_evidence(
     Never raises (see the module docstring); returns the namespace directory.
     """
     target_dir = Path(target_dir)
-    errors = _Errors(target_dir)
+    errors = CollectorErrors(target_dir)
     ns_dir = target_dir / safe_name(namespace)
     core = client.CoreV1Api(api)
     pods: list[Any] = []
@@ -185,7 +178,7 @@ def _collect_pod(
     core: client.CoreV1Api,
     pod: Any,
     ns_dir: Path,
-    errors: _Errors,
+    errors: CollectorErrors,
     *,
     silent: Collection[str] = (),
 ) -> None:
@@ -224,7 +217,7 @@ class LogUnavailableError(Exception):
 
 
 def _collect_logs(
-    core: client.CoreV1Api, pod: Any, container: str, pod_dir: Path, errors: _Errors
+    core: client.CoreV1Api, pod: Any, container: str, pod_dir: Path, errors: CollectorErrors
 ) -> None:
     namespace, name = pod.metadata.namespace, pod.metadata.name
     base = pod_dir / safe_name(container)
@@ -339,7 +332,7 @@ def collect_node_configs(
     Never raises; returns the nodes directory.
     """
     target_dir = Path(target_dir)
-    errors = _Errors(target_dir)
+    errors = CollectorErrors(target_dir)
     nodes_dir = target_dir / "nodes"
     names: list[str] = sorted(nodes or ())
     with errors.guard("nodes: listing"):
@@ -379,40 +372,3 @@ def collect_failure_evidence(
         collect_namespace_evidence(api, namespace, target_dir, pod_selector, silent)
     collect_node_configs(api, target_dir, nodes, silent)
     return Path(target_dir)
-
-
-def export_kind_logs(kind_bin: Path, cluster_name: str, target_dir: Path) -> Path:
-    """``kind export logs`` into ``target_dir`` once: later calls find the marker and return.
-
-    Meant for one directory per session: the node journals cover every test,
-    so one copy is enough, and a second export after a failure (cluster gone)
-    would only cost another timeout. The marker is claimed before exporting
-    (exclusive create), so concurrent callers do not export twice, and then
-    says how the export ended. Never raises; failures go to
-    ``target_dir/errors.txt``.
-    """
-    target_dir = Path(target_dir)
-    errors = _Errors(target_dir)
-    marker = target_dir / KIND_LOGS_MARKER
-    try:
-        target_dir.mkdir(parents=True, exist_ok=True)
-        with marker.open("x", encoding="utf-8") as claim:
-            claim.write(f"started {datetime.now(UTC).isoformat(timespec='seconds')}\n")
-    except FileExistsError:
-        return target_dir
-    except OSError as error:
-        errors.record(f"kind export logs {cluster_name}: marker", error)
-        return target_dir
-    outcome = "failed (see errors.txt)"
-    with errors.guard(f"kind export logs {cluster_name}"):
-        run(
-            [str(kind_bin), "export", "logs", str(target_dir), "--name", cluster_name],
-            timeout=KIND_EXPORT_LOGS_TIMEOUT,
-        )
-        outcome = "exported"
-    with (
-        errors.guard(f"kind export logs {cluster_name}: marker"),
-        marker.open("a", encoding="utf-8") as out,
-    ):
-        out.write(f"{outcome} {datetime.now(UTC).isoformat(timespec='seconds')}\n")
-    return target_dir

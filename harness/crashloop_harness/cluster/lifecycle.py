@@ -22,7 +22,7 @@ from typing import Any
 from kubernetes import client
 from pytest_kind import KindCluster
 
-from crashloop_harness.cluster.evidence import collect_failure_evidence, export_kind_logs
+from crashloop_harness.cluster.evidence import collect_failure_evidence
 from crashloop_harness.cluster.info import ClusterInfo
 from crashloop_harness.cluster.kindconfig import (
     config_hash_label,
@@ -30,6 +30,7 @@ from crashloop_harness.cluster.kindconfig import (
     write_worker_patches,
 )
 from crashloop_harness.cluster.kindkubelets import KindKubelets
+from crashloop_harness.cluster.kindlogs import export_kind_logs
 from crashloop_harness.cluster.kube import (
     NodeStatus,
     api_client,

@@ -28,6 +28,7 @@ from crashloop_harness.core.atomicfile import write_atomically
 from crashloop_harness.outputs.summary import MetricSummary, RunSummary, WorkerSummary
 from crashloop_harness.verdict import Failure, RestartCheck
 from crashloop_harness.verdict.failures import OTHER
+from crashloop_harness.verdict.worker import failure_message
 
 JUNIT_FILE: Final = "junit.xml"
 
@@ -85,15 +86,6 @@ def junit_bytes(summary: RunSummary) -> bytes:
 def write_junit(run_dir: Path, summary: RunSummary) -> Path:
     """Write ``<run_dir>/junit.xml`` atomically; returns its path."""
     return write_atomically(Path(run_dir) / JUNIT_FILE, junit_bytes(summary))
-
-
-def check_failure_message(worker: str, check: RestartCheck) -> str:
-    """One line naming the worker, the restart, expected, measured and bound."""
-    measured = "not measured" if check.measured_s is None else f"measured {check.measured_s:.3f}s"
-    return (
-        f"{worker}: restart {check.n}: expected {check.expected_s:g}s, {measured}, "
-        f"bound {check.upper_bound_s:g}s: {check.reason}"
-    )
 
 
 def _add_properties(suite: ET.Element, summary: RunSummary) -> None:
@@ -160,7 +152,8 @@ def _add_worker(
         if check.measured_s is not None:
             case.set("time", f"{check.measured_s:.3f}")
         if not check.passed:
-            message = xml_safe(check_failure_message(worker.worker, check))
+            # The verdict's own words for it, as the table and summary.json say them.
+            message = xml_safe(failure_message(worker.worker, check))
             # A restart late only across a frozen node is not the kubelet's failure.
             tag = "error" if check.error or stopped else "failure"
             failure = ET.SubElement(case, tag, message=message, type=check.code or OTHER)

@@ -350,11 +350,8 @@ def crashloop_namespace(
     When the test failed, its pods, logs, events and the nodes' kubelet logs
     are collected first, into runs/<session>-pytest-evidence/<test>/.
     """
-    from crashloop_harness.cluster.evidence import (
-        collect_failure_evidence,
-        evidence_dir,
-        export_kind_logs,
-    )
+    from crashloop_harness.cluster.evidence import collect_failure_evidence, evidence_dir
+    from crashloop_harness.cluster.kindlogs import export_kind_logs
     from crashloop_harness.cluster.kube import create_namespace, delete_namespace
 
     name = create_namespace(crashloop_api, "crashloop")

@@ -15,13 +15,12 @@ from kubernetes import client
 from crashloop_harness.cluster import evidence
 from crashloop_harness.cluster.evidence import (
     ERRORS_FILE,
-    KIND_LOGS_MARKER,
     collect_failure_evidence,
     collect_namespace_evidence,
     collect_node_configs,
     evidence_dir,
-    export_kind_logs,
 )
+from crashloop_harness.cluster.kindlogs import KIND_LOGS_MARKER, export_kind_logs
 
 # --- collectors never raise, and say why -----------------------------------
 
