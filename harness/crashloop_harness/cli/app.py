@@ -37,12 +37,13 @@ from crashloop_harness.cli import (
     setup,
     version_text,
 )
-from crashloop_harness.cli.codes import ENVIRONMENT, INTERRUPTED, SETUP_CODES
+from crashloop_harness.cli.codes import ENVIRONMENT, SETUP_CODES
 from crashloop_harness.cli.helptext import WrappingFormatter, command_listing
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster.profiles import ProfileError
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import HarnessError, first_line
+from crashloop_harness.core.exitcodes import INTERRUPTED
 from crashloop_harness.recording.records import AttemptLogError
 
 # A bug of the harness: apart from 1 (a verdict failed) and 2 (bad input, set-up).

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from crashloop_harness.core.exitcodes import COULD_NOT_JUDGE, INTERRUPTED
 from crashloop_harness.overhead.analysis import REPEAT_WITHIN
 from crashloop_harness.overhead.pace import PACE_SHOWN
 
@@ -33,11 +34,6 @@ CHECK_CODES: Final = """exit codes:
        window, a kubelet restarted or stopped, the engine gone; nothing is blamed on the
        kubelet, and running again may answer
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP): what was measured is judged and kept"""
-
-# A run that ended ``error`` (no answer), as its exit code.
-COULD_NOT_JUDGE: Final = 4
-# Interrupted (Ctrl-C, SIGTERM, SIGHUP), as a shell reports a SIGINT: 128 + 2.
-INTERRUPTED: Final = 130
 
 
 def verdict_exit(status: str, passed: bool) -> int:

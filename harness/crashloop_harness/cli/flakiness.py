@@ -9,11 +9,12 @@ from pathlib import Path
 from rich.text import Text
 
 from crashloop_harness.cli import common
-from crashloop_harness.cli.codes import INTERRUPTED, MEASURING_CODES
+from crashloop_harness.cli.codes import MEASURING_CODES
 from crashloop_harness.cli.measure import profile_option, run_and_report_check
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.core.atomicfile import write_atomically
+from crashloop_harness.core.exitcodes import INTERRUPTED
 from crashloop_harness.outputs.flakiness import flakiness_of
 from crashloop_harness.outputs.render import flakiness_table
 from crashloop_harness.outputs.report import write_report

@@ -11,10 +11,11 @@ from typing import Any
 from rich.text import Text
 
 from crashloop_harness.cli import common
-from crashloop_harness.cli.codes import INTERRUPTED, MEASURING_CODES
+from crashloop_harness.cli.codes import MEASURING_CODES
 from crashloop_harness.cli.measure import profile_option
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster.kubeconfig import kubectl_default_kubeconfig
+from crashloop_harness.core.exitcodes import INTERRUPTED
 from crashloop_harness.fleet.plan import DEFAULT_PER_GROUP, FleetPlan, Group, plan_fleet
 from crashloop_harness.fleet.read import FleetRead, chosen_contexts, read_fleet
 from crashloop_harness.fleet.remotecheck import remote_check

@@ -9,11 +9,12 @@ from dataclasses import asdict
 from pathlib import Path
 
 from crashloop_harness.cli import common
-from crashloop_harness.cli.codes import INTERRUPTED, MEASURING_CODES, SETUP_CODES
+from crashloop_harness.cli.codes import MEASURING_CODES, SETUP_CODES
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster.profiles import load_cluster_spec
 from crashloop_harness.core import pins
 from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.core.exitcodes import INTERRUPTED
 from crashloop_harness.core.resources import DEFAULT_SPEC_NAME, spec_path
 from crashloop_harness.model.newest import newest as newest_releases
 from crashloop_harness.outputs.matrix import (

@@ -9,10 +9,11 @@ from collections.abc import Mapping, Sequence
 from rich.text import Text
 
 from crashloop_harness.cli import common
-from crashloop_harness.cli.codes import CHECK_CODES, INTERRUPTED, MEASURING_CODES, verdict_exit
+from crashloop_harness.cli.codes import CHECK_CODES, MEASURING_CODES, verdict_exit
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.cluster.target import RunTarget
+from crashloop_harness.core.exitcodes import INTERRUPTED
 from crashloop_harness.outputs.explain import explain
 from crashloop_harness.outputs.jobsummary import write_job_summary
 from crashloop_harness.outputs.render import verdict_table

@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 from crashloop_harness.cli import common
-from crashloop_harness.cli.codes import INTERRUPTED, MEASURING_CODES
+from crashloop_harness.cli.codes import MEASURING_CODES
 from crashloop_harness.cli.measure import profile_option
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.core.exitcodes import INTERRUPTED
 from crashloop_harness.core.pins import KubernetesPin
 from crashloop_harness.outputs.mutants import (
     MUTANTS_FILE,

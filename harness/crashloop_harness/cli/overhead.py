@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from crashloop_harness.cli import common
-from crashloop_harness.cli.codes import COMPARE_CODES, INTERRUPTED, OVERHEAD_CODES
+from crashloop_harness.cli.codes import COMPARE_CODES, OVERHEAD_CODES
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.core.exitcodes import INTERRUPTED
 from crashloop_harness.outputs.render import document_table
 from crashloop_harness.overhead.analysis import (
     PEAK_INTERVALS,

@@ -25,6 +25,7 @@ from rich.console import Console
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.cluster.profiles import ClusterSpec
 from crashloop_harness.core import timeouts
+from crashloop_harness.core.exitcodes import INTERRUPTED
 from crashloop_harness.live.keys import HELP, keys_while_live
 from crashloop_harness.live.replay import AsOf, load_recording, replay, with_endings
 from crashloop_harness.live.scenarioview import PodMap, ScenarioCell, scenario_cells
@@ -126,7 +127,7 @@ def run_demo(options: DemoOptions, console: Console) -> int:
         if check.done() and not interrupted:
             # A bug or a broken environment, not a verdict: raised with its traceback.
             raise cast(BaseException, check.exception())
-        return 130 if interrupted else 1
+        return INTERRUPTED if interrupted else 1
     result = check.result()
     scenario_run = _finished(scenario_future, console)
     if scenario_run is not None and scenario_run.status == "interrupted" and not interrupted:
@@ -138,7 +139,7 @@ def run_demo(options: DemoOptions, console: Console) -> int:
     if not options.keep_cluster:
         lifecycle.delete(up.name, console.print)
     if interrupted:
-        return 130
+        return INTERRUPTED
     # The exit code is the verdict, as for every measured command.
     return 0 if result.passed else 1
 
@@ -340,4 +341,4 @@ def run_replay(run_dir: Path, *, speed: float, console: Console, plain: bool, th
     report = run_dir / "report.html"
     if report.is_file():
         console.print(f"report: {report}")
-    return 0 if finished else 130
+    return 0 if finished else INTERRUPTED

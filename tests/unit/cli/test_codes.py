@@ -10,9 +10,10 @@ import pytest
 import yaml
 
 from crashloop_harness.cli.app import build_parser, main, unknown_command
-from crashloop_harness.cli.codes import CHECK_CODES, COULD_NOT_JUDGE, verdict_exit
+from crashloop_harness.cli.codes import CHECK_CODES, verdict_exit
 from crashloop_harness.cli.common import resolve_kubeconfig
 from crashloop_harness.cli.out import SCREEN, emit
+from crashloop_harness.core.exitcodes import COULD_NOT_JUDGE
 from crashloop_harness.recording.records import AttemptLogError, read_attempts
 
 
