@@ -205,7 +205,7 @@ def scenario_runs(crashloop_cluster: Cluster, talk_run: ScenarioRun) -> Mapping[
     stories judge them, the existing-cluster tests compare)."""
     plan = plan_scenarios(
         None,
-        reads_nodes=crashloop_cluster.reads_nodes,
+        capabilities=crashloop_cluster.capabilities,
         release=crashloop_cluster.spec.kubernetes.version,
         catalog=SHORT_CATALOG,
     )

@@ -26,6 +26,7 @@ from kubernetes import client
 
 from crashloop_harness.cluster.lifecycle import Cluster
 from crashloop_harness.cluster.remote import RemoteCluster
+from crashloop_harness.cluster.target import API_ONLY
 from crashloop_harness.core.conventions import PROFILE_LABEL
 from crashloop_harness.core.proc import run as run_command
 from crashloop_harness.model.bounds import BOUNDS
@@ -55,7 +56,7 @@ from tests.unit.factories import neighbour_curve
 pytestmark = [pytest.mark.e2e, pytest.mark.conformance]
 
 # What a kubeconfig alone can measure: every scenario that does not read the node's files.
-REMOTE_SCENARIOS = plan_scenarios(None, reads_nodes=False, release=None).names
+REMOTE_SCENARIOS = plan_scenarios(None, capabilities=API_ONLY, release=None).names
 # The self-reported start and exit against the runtime's, over the same
 # attempts (reported in the test's output, bounded here against a wrong source).
 # Each bound's value, and the runs that set or checked it, is in

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from crashloop_harness.cli import common
 from crashloop_harness.cli.codes import MEASURING_CODES
+from crashloop_harness.cluster.target import NODE_ACCESS
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.resources import RESOURCES
 from crashloop_harness.live.demo import (
@@ -100,7 +101,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         )
     spec = common.spec_of(args)
     # The demo runs on the harness's own cluster, whose nodes it reads.
-    plan = plan_scenarios(args.scenarios, reads_nodes=True, release=spec.kubernetes.version)
+    plan = plan_scenarios(args.scenarios, capabilities=NODE_ACCESS, release=spec.kubernetes.version)
     if not 30 <= args.duration <= MAX_DURATION_S:
         raise HarnessError(
             f"--duration {args.duration:g}s is outside 30..{MAX_DURATION_S:g}s",

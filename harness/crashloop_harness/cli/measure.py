@@ -12,7 +12,7 @@ from crashloop_harness.cli import common
 from crashloop_harness.cli.codes import CHECK_CODES, MEASURING_CODES, verdict_exit
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster import lifecycle
-from crashloop_harness.cluster.target import RunTarget
+from crashloop_harness.cluster.target import API_ONLY, NODE_ACCESS, RunTarget
 from crashloop_harness.core.exitcodes import INTERRUPTED
 from crashloop_harness.outputs.explain import explain
 from crashloop_harness.outputs.jobsummary import write_job_summary
@@ -202,7 +202,7 @@ def _cmd_scenarios(args: argparse.Namespace) -> int:
     # cluster (--kubeconfig) is read through its API alone, its release known only then.
     plan = plan_scenarios(
         args.scenarios,
-        reads_nodes=not args.kubeconfig,
+        capabilities=API_ONLY if args.kubeconfig else NODE_ACCESS,
         release=None if args.kubeconfig else common.spec_of(args).kubernetes.version,
         catalog=catalog,
     )
@@ -241,7 +241,7 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     up = lifecycle.up(spec, common.progress, image=args.image)
     result, summary = run_and_report_check(up, args.profile)
     write_job_summary(summary, result.run_dir)
-    plan = plan_scenarios(None, reads_nodes=up.reads_nodes, release=spec.kubernetes.version)
+    plan = plan_scenarios(None, capabilities=up.capabilities, release=spec.kubernetes.version)
     runs = _one_at_a_time(up, _said(plan))
     metrics = [metric for run in runs for metric in headline_metrics(run.results)]
     report = write_report(result.run_dir, summary, result.attempts, metrics)

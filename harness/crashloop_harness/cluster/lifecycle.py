@@ -109,10 +109,6 @@ class Cluster:
     # node containers to read kubelets in, kind's own logs.
 
     @property
-    def reads_nodes(self) -> bool:
-        return self.capabilities.node_command
-
-    @property
     def capabilities(self) -> Capabilities:
         return NODE_ACCESS
 

@@ -71,10 +71,6 @@ class RemoteCluster:
     # What a run asks of it (crashloop_harness.cluster.target.RunTarget): the API alone.
 
     @property
-    def reads_nodes(self) -> bool:
-        return self.capabilities.node_command
-
-    @property
     def capabilities(self) -> Capabilities:
         return API_ONLY
 

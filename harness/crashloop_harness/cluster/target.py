@@ -112,12 +112,6 @@ class RunTarget(Protocol):
     def name(self) -> str: ...
 
     @property
-    def reads_nodes(self) -> bool:
-        """True when its nodes' runtimes can be read beside the API (restart-cost
-        probes, an observer of the runtime's own timestamps); False: the API alone."""
-        ...
-
-    @property
     def capabilities(self) -> Capabilities:
         """What a run may ask of its nodes besides the API."""
         ...

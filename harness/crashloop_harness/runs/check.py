@@ -207,14 +207,14 @@ class _CheckSteps:
     def deploy(self, setup: RunSetup, result: CheckResult) -> None:
         for pod in _subjects(result, self.cluster, setup.run_id, setup.image):
             self.core.create_namespaced_pod(setup.namespace, pod)
-        if not self.cluster.reads_nodes:
+        if not self.cluster.capabilities.node_command:
             # No command runs in its nodes: each node's pace comes from a pod of the run's.
             for worker in _probe_nodes(result):
                 every = timedelta(seconds=PACE_EVERY_S)
                 pod = pace_pod(worker, pace_pod_name(worker), setup.run_id, setup.image, every)
                 self.core.create_namespaced_pod(setup.namespace, self.cluster.place(pod, worker))
         # A cluster read through the API alone records nothing else (prepare_run).
-        used = self.observer if self.cluster.reads_nodes else "selfreport"
+        used = self.observer if self.cluster.capabilities.node_command else "selfreport"
         setup.recorder.trace.write("context", **check_context(result, setup.namespace, used))
 
     def observe(self, setup: RunSetup, result: CheckResult) -> None:
@@ -230,7 +230,7 @@ class _CheckSteps:
         no runtime timestamps to measure a node by (it is judged at the
         reference host's cost), and probes would only load its nodes.
         """
-        if not self.cluster.reads_nodes:
+        if not self.cluster.capabilities.node_command:
             return
         nodes = _probe_nodes(result)
         made = len(result.probes) // max(len(nodes), 1)

@@ -164,7 +164,7 @@ def prepare_run(
     recorder: AttemptRecorder
     if observer is None:
         recorder = NoRecorder()
-    elif not cluster.reads_nodes or observer == "selfreport":
+    elif not cluster.capabilities.node_command or observer == "selfreport":
         # Its own pods only: a prepared namespace may hold a fleet's other checks.
         recorder = ApiRecorder(scope, label_selector=f"{RUN_LABEL}={run_id}", pace=pace)
     else:

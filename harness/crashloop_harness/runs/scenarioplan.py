@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from crashloop_harness.cluster.target import RunTarget
+from crashloop_harness.cluster.target import Capabilities, RunTarget
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.progress import Progress
 from crashloop_harness.model.releases import release_of
@@ -36,15 +36,16 @@ class ScenarioPlan:
 def plan_scenarios(
     asked: Sequence[str] | None,
     *,
-    reads_nodes: bool,
+    capabilities: Capabilities,
     release: str | None,
     catalog: Mapping[str, Scenario] = REGISTRY,
 ) -> ScenarioPlan:
     """The scenarios of ``asked`` (None: all of ``catalog``) that a cluster can run.
 
-    ``reads_nodes`` is the cluster's
-    :attr:`~crashloop_harness.cluster.target.RunTarget.reads_nodes`, given
-    before the cluster is reached so that a refusal comes first. ``release``:
+    ``capabilities`` are the cluster's
+    (:attr:`~crashloop_harness.cluster.target.RunTarget.capabilities`), matched against
+    what each scenario needs, given before the cluster is reached so that a refusal
+    comes first. ``release``:
     the Kubernetes version its kubelets run, when known before the run (the
     harness's own cluster); None checks no release (an existing cluster's
     kubelets are known only once reached, and judged each on its own).
@@ -59,16 +60,15 @@ def plan_scenarios(
     named_only = [name for name in names if asked is None and _only_when_named(catalog[name])]
     names = [name for name in names if name not in named_only]
     said = tuple(f"{name} left out: {_why_named_only(name, catalog[name])}" for name in named_only)
-    if not reads_nodes:
-        node_only = [name for name in names if catalog[name].reads_node_files]
-        if asked is not None and node_only:
-            raise HarnessError(
-                f"{', '.join(node_only)} reads the workload's files on the node, which a "
-                "kubeconfig alone cannot reach",
-                "leave it out, or run it on the harness's own cluster (without --kubeconfig)",
-            )
-        # Left out of the default without a word: the --scenarios help says so.
-        names = [name for name in names if name not in node_only]
+    lacking_here = {name: lacks(catalog[name], capabilities) for name in names}
+    cannot = [name for name, lacked in lacking_here.items() if lacked]
+    if asked is not None and cannot:
+        raise capabilities.refusal(
+            "; ".join(f"run {name}, which {' and '.join(lacking_here[name])}" for name in cannot),
+            "leave it out, or run it on the harness's own cluster (without --kubeconfig)",
+        )
+    # Left out of the default without a word: the --scenarios help says so.
+    names = [name for name in names if name not in cannot]
     if release is None:
         return ScenarioPlan(tuple(names), said)
     minor = release_of(release).minor
@@ -87,6 +87,20 @@ def plan_scenarios(
             for n in lacking
         ),
     )
+
+
+def lacks(scenario: Scenario, capabilities: Capabilities) -> list[str]:
+    """What ``scenario`` needs of a cluster beyond its API that ``capabilities`` lack, as
+    words ("reads the workload's files on the node"); empty when it can run there."""
+    needs = (
+        (
+            scenario.reads_node_files,
+            capabilities.node_command,
+            "reads the workload's files on the node",
+        ),
+        (scenario.restarts_kubelets, capabilities.restart_kubelet, "restarts the kubelets"),
+    )
+    return [words for needed, has, words in needs if needed and not has]
 
 
 def _only_when_named(scenario: Scenario) -> bool:

@@ -221,7 +221,7 @@ def test_a_scenario_that_needs_the_node_s_files_is_refused_on_an_existing_cluste
     )
     assert code == 2
     err = capsys.readouterr().err
-    assert "restart-all reads the workload's files on the node" in err
+    assert "run restart-all, which reads the workload's files on the node" in err
     assert "without --kubeconfig" in err
 
 

@@ -8,7 +8,7 @@ from typing import cast
 
 import pytest
 
-from crashloop_harness.cluster.target import RunTarget
+from crashloop_harness.cluster.target import API_ONLY, NODE_ACCESS, Capabilities, RunTarget
 from crashloop_harness.core import pins
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.runs import scenarioplan
@@ -58,21 +58,21 @@ def test_each_scenario_says_the_release_and_the_reach_it_needs() -> None:
 
 
 def test_the_harness_cluster_on_a_release_with_every_api_runs_all_but_the_disruptive() -> None:
-    plan = plan_scenarios(None, reads_nodes=True, release=V1_35)
+    plan = plan_scenarios(None, capabilities=NODE_ACCESS, release=V1_35)
     assert plan.names == BY_DEFAULT
     assert plan.left_out == NAMED_ONLY
 
 
 def test_a_scenario_that_restarts_kubelets_runs_when_named() -> None:
-    plan = plan_scenarios([KUBELET_RESTART_SIDECAR], reads_nodes=True, release=V1_35)
+    plan = plan_scenarios([KUBELET_RESTART_SIDECAR], capabilities=NODE_ACCESS, release=V1_35)
     assert plan.names == (KUBELET_RESTART_SIDECAR,)
     assert plan.left_out == ()
     with pytest.raises(HarnessError, match="reads the workload's files on the node"):
-        plan_scenarios([KUBELET_RESTART_SIDECAR], reads_nodes=False, release=None)
+        plan_scenarios([KUBELET_RESTART_SIDECAR], capabilities=API_ONLY, release=None)
 
 
 def test_the_default_leaves_out_what_an_older_release_lacks_saying_why() -> None:
-    plan = plan_scenarios(None, reads_nodes=True, release=V1_34)
+    plan = plan_scenarios(None, capabilities=NODE_ACCESS, release=V1_34)
     assert plan.names == tuple(s for s in BY_DEFAULT if s not in (RESTART_RULES, RESTART_ALL))
     assert plan.left_out == (
         *NAMED_ONLY,
@@ -83,13 +83,13 @@ def test_the_default_leaves_out_what_an_older_release_lacks_saying_why() -> None
 
 def test_a_named_scenario_an_older_release_lacks_is_refused() -> None:
     with pytest.raises(HarnessError, match=f"{RESTART_RULES} needs 1.35 or later") as raised:
-        plan_scenarios([FAST_RESTART, RESTART_RULES], reads_nodes=True, release=V1_34)
+        plan_scenarios([FAST_RESTART, RESTART_RULES], capabilities=NODE_ACCESS, release=V1_34)
     assert raised.value.problem.startswith(f"Kubernetes {V1_34} cannot run {RESTART_RULES}:")
     assert "--kubernetes" in raised.value.fix
 
 
 def test_a_cluster_read_through_its_api_alone_runs_all_but_what_reads_the_node() -> None:
-    plan = plan_scenarios(None, reads_nodes=False, release=None)
+    plan = plan_scenarios(None, capabilities=API_ONLY, release=None)
     assert plan.names == tuple(s for s in BY_DEFAULT if s != RESTART_ALL)
     # No release is known before such a cluster is reached: none is checked.
     assert RESTART_RULES in plan.names
@@ -97,27 +97,39 @@ def test_a_cluster_read_through_its_api_alone_runs_all_but_what_reads_the_node()
 
 
 def test_a_named_scenario_that_reads_the_node_is_refused_where_the_api_alone_is_read() -> None:
-    with pytest.raises(HarnessError, match=f"{RESTART_ALL} reads the workload's files") as raised:
-        plan_scenarios([LIVENESS_KILL, RESTART_ALL], reads_nodes=False, release=None)
+    with pytest.raises(
+        HarnessError, match=f"run {RESTART_ALL}, which reads the workload's files"
+    ) as raised:
+        plan_scenarios([LIVENESS_KILL, RESTART_ALL], capabilities=API_ONLY, release=None)
+    assert "reached through its API alone" in str(raised.value)
     assert "without --kubeconfig" in raised.value.fix
+
+
+def test_a_scenario_is_matched_against_each_capability_it_needs() -> None:
+    # A cluster whose nodes run commands but whose kubelets may not be restarted (a shared
+    # one) runs the node-reading scenarios and refuses the kubelet restart by name.
+    shared = Capabilities(node_command=True, restart_kubelet=False)
+    with pytest.raises(HarnessError, match="which restarts the kubelets"):
+        plan_scenarios([KUBELET_RESTART_SIDECAR], capabilities=shared, release=V1_35)
+    assert RESTART_ALL in plan_scenarios(None, capabilities=shared, release=V1_35).names
 
 
 def test_named_scenarios_keep_their_order_and_an_empty_list_runs_none() -> None:
     asked = [LIVENESS_KILL, TASK_ISOLATION]
-    assert plan_scenarios(asked, reads_nodes=True, release=V1_34).names == tuple(asked)
-    assert plan_scenarios([], reads_nodes=True, release=V1_34).names == ()
+    assert plan_scenarios(asked, capabilities=NODE_ACCESS, release=V1_34).names == tuple(asked)
+    assert plan_scenarios([], capabilities=NODE_ACCESS, release=V1_34).names == ()
 
 
 def test_an_unknown_scenario_is_refused_naming_the_choices() -> None:
     with pytest.raises(HarnessError, match=r"unknown scenarios \['nope'\]") as raised:
-        plan_scenarios(["nope"], reads_nodes=True, release=V1_35)
+        plan_scenarios(["nope"], capabilities=NODE_ACCESS, release=V1_35)
     assert FAST_RESTART in raised.value.fix
 
 
 def test_the_catalogs_own_facts_decide_not_the_scenarios_names() -> None:
     later = dataclasses.replace(REGISTRY[FAST_RESTART], first_minor=36)  # type: ignore[type-var]
     catalog = {**REGISTRY, FAST_RESTART: later}
-    plan = plan_scenarios(None, reads_nodes=True, release=V1_35, catalog=catalog)
+    plan = plan_scenarios(None, capabilities=NODE_ACCESS, release=V1_35, catalog=catalog)
     assert FAST_RESTART not in plan.names
     assert plan.left_out == (
         *NAMED_ONLY,

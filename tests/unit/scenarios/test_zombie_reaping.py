@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from crashloop_harness.cluster.target import NODE_ACCESS
 from crashloop_harness.core.resources import CLUSTERS_DIR
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.runs.scenarioplan import plan_scenarios
@@ -211,10 +212,10 @@ def test_the_pids_cluster_sets_the_limit_the_scenario_is_sized_for() -> None:
 
 
 def test_it_runs_only_when_named() -> None:
-    default = plan_scenarios(None, reads_nodes=True, release=None)
+    default = plan_scenarios(None, capabilities=NODE_ACCESS, release=None)
     assert zr.NAME not in default.names
     assert any(zr.NAME in line for line in default.left_out)
-    assert plan_scenarios([zr.NAME], reads_nodes=True, release=None).names == (zr.NAME,)
+    assert plan_scenarios([zr.NAME], capabilities=NODE_ACCESS, release=None).names == (zr.NAME,)
 
 
 def test_skipped_probe_ticks_slow_the_rate_but_not_the_zombies_per_probe() -> None:
