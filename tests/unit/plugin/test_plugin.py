@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -370,3 +371,31 @@ def test_the_runs_dir_is_where_runs_go(pytester: pytest.Pytester) -> None:
     # In a process of its own: the option sets the environment the runs are written by.
     result = pytester.runpytest_subprocess("--crashloop-runs-dir", "elsewhere")
     result.assert_outcomes(passed=1)
+
+
+def test_a_path_option_written_with_equals_keeps_the_project_s_own_ini(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """pytest finds the rootdir (and so the ini) before a plugin's options are known, so a path
+    after ``--crashloop-existing-kubeconfig`` and a space would be taken for the tests' own
+    folder. Written with ``=``, as docs/plugin.md writes every path option, the project's ini
+    still holds: its marker is known under --strict-markers."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    kubeconfig = elsewhere / "config"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
+    pytester.makeini("[pytest]\nmarkers =\n    ours: the project's own marker\n")
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.ours
+        def test_it():
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "--strict-markers", f"--crashloop-existing-kubeconfig={kubeconfig}"
+    )
+    result.assert_outcomes(passed=1)
+    assert str(pytester.path) in result.stdout.str()
