@@ -8,11 +8,14 @@ restarts.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from crashloop_harness.model.backoff import BackoffCurve
+from crashloop_harness.verdict.firstrestart import first_restarts_judged
+from crashloop_harness.verdict.worker import owed_restarts
 from tests.replay.driver import Changes, Trace, replay_check
 from tests.unit.factories import neighbour_curve
 
@@ -89,3 +92,29 @@ def test_a_node_at_a_tenth_of_a_core_is_an_error_naming_it_never_failed(tmp_path
         assert result.verdicts[subject].in_error, result.verdicts[subject].failures
     for subject in ("reduced", "default"):
         assert result.verdicts[subject].passed, result.verdicts[subject].failures
+
+
+FIRST_SET_ASIDE = "v1.35.8-first-restart-set-aside"
+
+
+def test_a_restart_1_set_aside_owes_nothing_where_its_node_s_restart_1s_were_judged(
+    tmp_path: Path,
+) -> None:
+    """make test beside a node image built from nothing: the default worker's restart 1 came
+    late while the host's CPUs were all busy and was set aside. Live, the run owed one more
+    restart for it (the default worker's 160 s level) and ended error before it came. Its
+    node's ten restart 1s (subjects and probes) were judged together by first-late, which shows
+    what restart 1 would have: nothing is owed, and the sound kubelets pass."""
+    trace = Trace.load(FIRST_SET_ASIDE)
+    assert trace.outcome["status"] == "error"
+    assert "owed in their place" in trace.outcome["reason"]
+    result = replay_check(trace, tmp_path / "run")
+    assert result.status == "passed", result.reason
+    default = result.verdicts["default"]
+    assert [check.n for check in default.set_aside] == [1]
+    cost = result.costs[trace.context["nodes"]["default"]]
+    assert first_restarts_judged(cost)
+    assert owed_restarts(default.checks, cost) == 0
+    # A later restart set aside is still owed: nothing else shows its level.
+    later = [dataclasses.replace(c, set_aside="late") if c.n == 3 else c for c in default.checks]
+    assert owed_restarts(later, cost) == 1

@@ -58,6 +58,7 @@ from crashloop_harness.verdict import (
 )
 from crashloop_harness.verdict.coverage import RuleCoverage, coverage_of
 from crashloop_harness.verdict.nodecost import NodeCost, node_costs
+from crashloop_harness.verdict.worker import owed_restarts
 
 # How often the wait loop judges again when no record arrives (a period, not a wait).
 RECHECK_EVERY_S: Final = 1.0
@@ -414,7 +415,7 @@ def decide_early(result: CheckResult, elapsed_s: float) -> None:
             confirm_levels=False,
             together=False,
         )
-        result.set_aside[worker] = len(verdict.set_aside)
+        result.set_aside[worker] = owed_restarts(verdict.checks, verdict.cost)
         if not verdict.passed:
             result.decided[worker] = (elapsed_s, verdict.failures[0].words)
 

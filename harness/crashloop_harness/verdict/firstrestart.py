@@ -46,15 +46,18 @@ def first_median_bound(pace: float) -> float:
     return _PLEG_RELIST_S + REFERENCE_COST_MEDIAN_S * pace
 
 
+def first_restarts_judged(cost: NodeCost | None) -> bool:
+    """Whether the node's restarts with no back-off are judged together (paced, enough)."""
+    return cost is not None and cost.paced and len(cost.first_restarts_s) >= FIRST_MEDIAN_FROM
+
+
 def first_restart_problem(cost: NodeCost | None) -> tuple[str, dict[str, float]] | None:
     """The node's restart 1s sit, in median, past what its pace allows: the words, and the
     median and its bound (seconds). Only a paced node is judged: a node measured by its own
     restart 1s would excuse them."""
-    if cost is None or not cost.paced:
+    if cost is None or not first_restarts_judged(cost):
         return None
     firsts = cost.first_restarts_s
-    if len(firsts) < FIRST_MEDIAN_FROM:
-        return None
     median = statistics.median(firsts)
     bound = first_median_bound(cost.pace)
     if median <= bound:

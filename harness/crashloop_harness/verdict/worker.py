@@ -13,6 +13,7 @@ from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict.apicheck import api_cross_check
 from crashloop_harness.verdict.evidence import evidence_problems
 from crashloop_harness.verdict.failures import OTHER, Failure, Rule
+from crashloop_harness.verdict.firstrestart import first_restarts_judged
 from crashloop_harness.verdict.nodecost import NodeCost
 from crashloop_harness.verdict.observation import AS_RECORDED, Observation
 from crashloop_harness.verdict.pending import pending_problems
@@ -142,12 +143,13 @@ def judge_worker(
 
     last = max(by_attempt)
     set_aside = [f"restart {c.n}: {c.set_aside}" for c in checks if c.set_aside is not None]
-    if set_aside and observation.required_restarts:
+    owed = owed_restarts(checks, observation.cost)
+    if owed and observation.required_restarts:
         # Each restart not judged is owed: the profile's need grows by one for it.
         observation = dataclasses.replace(
             observation,
-            required_restarts=observation.required_restarts + len(set_aside),
-            set_aside=len(set_aside),
+            required_restarts=observation.required_restarts + owed,
+            set_aside=owed,
             first_set_aside=set_aside[0],
         )
     pending_found, errors = pending_problems(curve, by_attempt[last], curve_n, observation)
@@ -179,6 +181,15 @@ def judge_worker(
         errors=tuple(errors),
         cost=observation.cost,
     )
+
+
+def owed_restarts(checks: Sequence[RestartCheck], cost: NodeCost | None) -> int:
+    """How many more restarts a worker owes for those set aside: one each, but none for a
+    restart 1 whose node's restarts with no back-off were judged together (``first-late``,
+    crashloop_harness.verdict.firstrestart): they show what it would have. Owed instead, a
+    default worker's restart 1 costs a 160 s level."""
+    judged_together = first_restarts_judged(cost)
+    return sum(1 for c in checks if c.set_aside is not None and not (c.n == 1 and judged_together))
 
 
 def _not_attempted(worker: str, node: str, observation: Observation) -> WorkerVerdict:
