@@ -26,10 +26,15 @@ from crashloop_harness.cluster import lifecycle
 from crashloop_harness.cluster.profiles import ClusterSpec
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.exitcodes import INTERRUPTED
-from crashloop_harness.live.keys import HELP, keys_while_live
+from crashloop_harness.live.keys import HELP, KeyAction, keys_while_live
 from crashloop_harness.live.replay import AsOf, load_recording, replay, with_endings
 from crashloop_harness.live.scenarioview import PodMap, ScenarioCell, scenario_cells
-from crashloop_harness.live.takeaways import scenario_takeaways, takeaways
+from crashloop_harness.live.takeaways import (
+    next_step,
+    scenario_takeaways,
+    takeaways,
+    verdict_line,
+)
 from crashloop_harness.live.view import LiveView, Theme, states_from
 from crashloop_harness.outputs.report import write_report
 from crashloop_harness.outputs.steps import SetupProgress
@@ -313,6 +318,8 @@ def _show_results(result: CheckResult, scenario_run: ScenarioRun | None, console
     console.print(f"results: {result.run_dir}")
     if scenario_run is not None:
         console.print(f"scenario records: {scenario_run.run_dir}")
+    console.print(verdict_line(summary))
+    console.print(next_step(str(result.run_dir), replayed=False), highlight=False)
 
 
 def _quiet(_message: str) -> None:
@@ -326,19 +333,37 @@ def run_replay(run_dir: Path, *, speed: float, console: Console, plain: bool, th
     frame = threading.Event()  # never set: its wait paces the frames
     view_console = Console(force_terminal=False) if plain else console
     finished = False
-    with LiveView(recording.duration_s, console=view_console, theme=theme) as view:
+    with (
+        keys_while_live() as keys,
+        LiveView(recording.duration_s, console=view_console, theme=theme) as view,
+    ):
+        if keys.enabled:
+            console.print(HELP, style="dim")
 
         def show(seen: AsOf, now_ns: int, elapsed_s: float) -> None:
-            states = states_from(seen, recording.curves, now_ns, start_ns=recording.start_ns)
+            states = states_from(
+                seen,
+                recording.curves,
+                now_ns,
+                start_ns=recording.start_ns,
+                judged=recording.judged,
+            )
             view.update(with_endings(states, seen, recording), elapsed_s)
 
-        try:
-            finished = replay(recording, speed=speed, show=show, pause=frame.wait)
-        except KeyboardInterrupt:
+        def wait_frame(seconds: float) -> KeyAction | None:
+            frame.wait(seconds)
+            return keys.poll()
+
+        # Ctrl-C stops the replay as q does: the takeaways still follow.
+        with contextlib.suppress(KeyboardInterrupt):
+            finished = replay(recording, speed=speed, show=show, wait=wait_frame)
+        if not finished:
             console.print("[yellow]replay stopped[/yellow]")
     samples = read_samples(run_dir / HOST_CPU_FILE)
     console.print(takeaways(recording.summary, restarts_under_load(samples, recording.attempts)))
     report = run_dir / "report.html"
     if report.is_file():
         console.print(f"report: {report}")
+    console.print(verdict_line(recording.summary))
+    console.print(next_step(str(run_dir), replayed=True), highlight=False)
     return 0 if finished else INTERRUPTED

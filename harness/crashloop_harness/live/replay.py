@@ -16,7 +16,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from crashloop_harness.core.errors import HarnessError
-from crashloop_harness.live.view import WorkerState
+from crashloop_harness.live.keys import KeyAction
+from crashloop_harness.live.view import JudgedWindows, Window, WorkerState
 from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.model.durations import NS_PER_S
 from crashloop_harness.model.releases import release_of
@@ -40,6 +41,9 @@ class Recording:
     curves: Mapping[str, BackoffCurve]
     start_ns: int
     duration_s: float
+    # Each restart's window as the verdict judged it: the panels show these, as the
+    # closing table does.
+    judged: JudgedWindows = dataclasses.field(default_factory=dict)
 
 
 def load_recording(run_dir: Path) -> Recording:
@@ -75,7 +79,11 @@ def load_recording(run_dir: Path) -> Recording:
         raise HarnessError(f"{run_dir} recorded no attempt of its workers", "record it again")
     start_ns = min(r.started_at_ns for group in by_worker.values() for r in group)
     window = (summary_end_ns(summary) or start_ns) - start_ns
-    return Recording(summary, by_worker, curves, start_ns, max(window / NS_PER_S, 1.0))
+    judged: dict[str, dict[int, Window]] = {
+        worker.worker: {check.n: (check.expected_s, check.upper_bound_s) for check in worker.checks}
+        for worker in summary.workers
+    }
+    return Recording(summary, by_worker, curves, start_ns, max(window / NS_PER_S, 1.0), judged)
 
 
 def summary_end_ns(summary: RunSummary) -> int | None:
@@ -112,25 +120,34 @@ def replay(
     *,
     speed: float,
     show: Callable[[AsOf, int, float], None],
-    pause: Callable[[float], bool],
+    wait: Callable[[float], KeyAction | None],
     frame_s: float = 0.25,
 ) -> bool:
     """Step through the recording; ``show(view, now_ns, elapsed_s)`` draws a frame.
 
-    ``pause(seconds)`` waits out one frame in real time and returns True when
-    the replay must stop (Ctrl-C, a key). Returns True when it ran to the end.
+    ``wait(seconds)`` waits out one frame in real time and returns the key
+    pressed meanwhile, as live: "pause" holds the clock (again, resumes),
+    "skip" jumps to the recording's end (then the takeaways), "quit" stops.
+    Returns True when it ran (or skipped) to the end.
     """
     if speed <= 0:
         raise HarnessError(f"--speed {speed:g} is not positive", "give a factor such as 1 or 10")
     elapsed = 0.0
+    paused = False
     while True:
         now_ns = recording.start_ns + int(elapsed * NS_PER_S)
         show(as_of(recording, now_ns), now_ns, elapsed)
         if elapsed >= recording.duration_s:
             return True
-        if pause(frame_s):
+        action = wait(frame_s)
+        if action == "quit":
             return False
-        elapsed = min(elapsed + frame_s * speed, recording.duration_s)
+        if action == "pause":
+            paused = not paused
+        if action == "skip":
+            elapsed = recording.duration_s
+        elif not paused:
+            elapsed = min(elapsed + frame_s * speed, recording.duration_s)
 
 
 def with_endings(
@@ -140,7 +157,8 @@ def with_endings(
 
     Live, a due restart may still come; a replay knows it never did: the check
     decided the worker early, or stopped observing it. Its panel says so, with
-    the worker's verdict, instead of a restart "due now" until the end.
+    the worker's verdict in a word (the closing verdict line gives its reason),
+    instead of a restart "due now" until the end.
     """
     verdicts = {w.worker: w for w in recording.summary.workers}
     shown = []
@@ -150,8 +168,6 @@ def with_endings(
             shown.append(state)
             continue
         verdict = verdicts.get(state.worker)
-        why = "passed" if verdict is not None and verdict.passed else "failed"
-        if verdict is not None and verdict.failures:
-            why = f"failed: {verdict.failures[0].split(': ', 1)[-1]}"
-        shown.append(dataclasses.replace(state, state="ended", ended=f"no more observed; {why}"))
+        word = "passed" if verdict is not None and verdict.passed else "failed"
+        shown.append(dataclasses.replace(state, state="ended", ended=f"none: {word}"))
     return shown

@@ -6,7 +6,6 @@ Read from the run's summary, so a replay of the run ends with the same tables.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -16,7 +15,7 @@ from rich.padding import Padding
 from rich.table import Column, Table
 from rich.text import Text
 
-from crashloop_harness.live.view import within
+from crashloop_harness.live.view import window_text, within
 from crashloop_harness.model.subject import is_bare
 from crashloop_harness.outputs.narrow import TableOrLines, legend
 from crashloop_harness.outputs.summary import RunSummary, WorkerSummary
@@ -91,15 +90,9 @@ def _restart_rows(worker: WorkerSummary) -> tuple[list[str], list[str]]:
     delays, windows = [], []
     for check in worker.checks[:FIRST_RESTARTS]:
         window = (check.expected_s, check.upper_bound_s)
-        windows.append(f"{check.expected_s:g}-{_tenths_up(check.upper_bound_s):g}s")
+        windows.append(window_text(window))
         delays.append(_delay(check.measured_s, window))
     return delays, windows
-
-
-def _tenths_up(seconds: float) -> float:
-    # Rounded up, so the window shown holds the one judged (3.40692s reads 3.5s); the
-    # rounding first drops float noise such as 4.5000000001.
-    return math.ceil(round(seconds * 10, 6)) / 10
 
 
 def _delay(measured_s: float | None, window: tuple[float, float]) -> str:
@@ -182,3 +175,28 @@ def _takeaway_cell(metric: ScenarioMetric, cost: float | None) -> str:
         return f"not reached ({model})"
     flag = " OUTSIDE its window" if metric.inside is False else ""
     return f"{metric.measured:.1f} {metric.unit}{flag} ({model})"
+
+
+def verdict_line(summary: RunSummary) -> Text:
+    """The run's verdict in one line, as the check's own exit code says it: passed, or
+    failed or could not judge, with the first reason."""
+    style = {"passed": "bold green", "failed": "bold red"}.get(summary.status, "bold yellow")
+    line = Text("verdict: ")
+    line.append(summary.status, style=style)
+    reason = summary.reason or next(
+        (failure for worker in summary.workers for failure in worker.failures), ""
+    )
+    if reason:
+        line.append(f": {reason}")
+    return line
+
+
+def next_step(run_dir: str, *, replayed: bool) -> str:
+    """What to do after the takeaways: a replay points at the live demo, a live run at its
+    replay (the fallback when a venue's machine misbehaves)."""
+    if replayed:
+        return (
+            "next: `make demo` runs this live on a kind cluster (root or a running Docker "
+            "engine; docs/demo.md)"
+        )
+    return f"next: `crashloop demo --replay {run_dir}` plays this run again with no cluster"

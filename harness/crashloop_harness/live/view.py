@@ -11,6 +11,7 @@ screen would be thousands of lines of noise.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ THEMES: Final[tuple[Theme, ...]] = ("dark", "light")
 TIMELINE_WIDTH: Final = 40  # when no width is given
 # Under the panels: how to read each panel's |timeline| and its "start" line.
 TIMELINE_LEGEND: Final = (
-    "|timeline|: the window, ▁▃▅▇█ 1 to 5+ per cell, · past · start: create to start"
+    "|timeline|: the window, ▁▃▅▇█ 1 to 5+ per cell, · past · start: create to start (the machine)"
 )
 # Restarts per timeline cell, drawn denser the more fall into one cell.
 _MARKS: Final = "▁▃▅▇█"
@@ -130,6 +131,10 @@ class ResultLike(Protocol):
     def attempts(self) -> Mapping[str, Sequence[AttemptRecord]]: ...
 
 
+# Per worker, restart n -> the window its verdict judged it by (a replay knows them all).
+JudgedWindows = Mapping[str, Mapping[int, Window]]
+
+
 def states_from(
     result_like: ResultLike,
     curves: Mapping[str, BackoffCurve],
@@ -137,6 +142,7 @@ def states_from(
     *,
     start_ns: int | None = None,
     profiles: Mapping[str, str] | None = None,
+    judged: JudgedWindows | None = None,
 ) -> list[WorkerState]:
     """Every worker's state at ``now_ns`` (Unix nanoseconds, the runtime's clock).
 
@@ -144,7 +150,10 @@ def states_from(
     ``start_ns`` is when the run started (default: the first container
     start); ``profiles`` maps worker to profile name (default: the worker's
     own name, as in the harness's cluster). Curve resets after a long run
-    are not modelled: the demo's containers crash at once.
+    are not modelled: the demo's containers crash at once. ``judged``: the
+    windows the verdict judged restarts by (its node's measured pace in them),
+    shown in place of the curve's own where known, so a replay's panels and its
+    closing table read the same window for the same restart.
     """
     attempts = result_like.attempts
     every = [a for records in attempts.values() for a in records]
@@ -163,6 +172,7 @@ def states_from(
                 curve=curves.get(worker),
                 now_ns=now_ns,
                 origin_ns=origin,
+                judged=(judged or {}).get(worker, {}),
             )
         )
     return states
@@ -176,6 +186,7 @@ def _state(
     curve: BackoffCurve | None,
     now_ns: int,
     origin_ns: int,
+    judged: Mapping[int, Window],
 ) -> WorkerState:
     records = sorted(records, key=lambda a: (a.attempt, a.started_at_ns))
     latest = records[-1] if records else None
@@ -202,6 +213,8 @@ def _state(
         return None if curve is None else curve.delay_before_restart(n).total_seconds()
 
     def window(n: int) -> Window | None:
+        if n in judged:
+            return judged[n]
         return None if curve is None else window_of(curve, n)
 
     state: WorkerPhase = "running"
@@ -258,7 +271,13 @@ def within(delay_s: float, window: Window) -> bool:
 
 
 def window_text(window: Window | None) -> str:
-    return "-" if window is None else f"{window[0]:g}-{window[1]:g}s"
+    return "-" if window is None else f"{window[0]:g}-{tenths_up(window[1]):g}s"
+
+
+def tenths_up(seconds: float) -> float:
+    """Rounded up to a tenth, so the window shown holds the one judged (3.40692 s reads
+    3.5 s); the rounding first drops float noise such as 4.5000000001."""
+    return math.ceil(round(seconds * 10, 6)) / 10
 
 
 def _decided_ns(record: AttemptRecord) -> int:
@@ -368,8 +387,9 @@ def _panel(state: WorkerState, elapsed_s: float, duration_s: float, theme: Theme
     grid.add_row("state", Text(state.state, style=_PHASE_STYLE[theme][state.state]))
     grid.add_row("next", Text(next_restart_text(state)))
     # The runtime's start after the kubelet's decision: on a loaded machine this is
-    # where a restart comes late, and it is the machine's lateness, not the kubelet's.
-    grid.add_row("start", Text(f"{_secs(state.start_latency_s)} (machine)", style="dim"))
+    # where a restart comes late, and it is the machine's lateness, not the kubelet's
+    # (the legend says so: a third of 80 columns has no room for it here).
+    grid.add_row("start", Text(_secs(state.start_latency_s), style="dim"))
     timeline = _Timeline(state.timeline, elapsed_s, duration_s)
     title = Text(state.worker, style="bold")
     if state.profile != state.worker:
@@ -430,29 +450,28 @@ def render(
     for _ in states:
         row.add_column(ratio=1)
     row.add_row(*(_panel(s, elapsed_s, duration_s, theme) for s in states))
-    legend = Text(TIMELINE_LEGEND, style="dim", no_wrap=True, overflow="ellipsis")
+    # Wrapped, never cut: at 80 columns it takes two lines.
+    legend = Text(TIMELINE_LEGEND, style="dim")
     if not scenarios:
         return Group(header, row, legend)
     return Group(header, row, legend, scenario_table(scenarios))
 
 
-def plain_line(states: Sequence[WorkerState], elapsed_s: float) -> str:
-    """One line for logs: "[  12.0s] fast: 4 restarts, running | ..."."""
-    parts = []
-    for s in states:
-        last = ""
-        if s.last_delay_s is not None:
-            where = "OUTSIDE the kubelet's window" if s.last_outside else "window"
-            last = f", last {s.last_delay_s:.1f}s ({where} {window_text(s.last_window_s)})"
-        upcoming = next_restart_text(s)
-        state = s.state if upcoming == "-" else f"{s.state}, next restart {upcoming}"
-        parts.append(f"{s.worker}: {s.restarts} restarts, {state}{last}")
-    return f"[{elapsed_s:7.1f}s] " + " | ".join(parts)
+def plain_line(state: WorkerState, elapsed_s: float) -> str:
+    """One worker's line for logs, short enough for 100 columns:
+    "[   12.0s] fast: 4 restarts, waiting, next in 1.4s, last 2.2s (window 2-4.5s)"."""
+    last = ""
+    if state.last_delay_s is not None:
+        where = "OUTSIDE its window" if state.last_outside else "window"
+        last = f", last {state.last_delay_s:.1f}s ({where} {window_text(state.last_window_s)})"
+    upcoming = next_restart_text(state)
+    shown = state.state if upcoming == "-" else f"{state.state}, next {upcoming}"
+    return f"[{elapsed_s:7.1f}s] {state.worker}: {state.restarts} restarts, {shown}{last}"
 
 
-def _change_key(states: Sequence[WorkerState]) -> tuple[tuple[str, int, str], ...]:
+def _change_key(state: WorkerState) -> tuple[int, str]:
     # The countdown moves on every sample; only a restart or a new state is news.
-    return tuple((s.worker, s.restarts, s.state) for s in states)
+    return state.restarts, state.state
 
 
 class LiveView:
@@ -474,7 +493,7 @@ class LiveView:
         self.console = console or Console()
         self._refresh = refresh_per_second
         self._live: Live | None = None
-        self._last_key: tuple[tuple[str, int, str], ...] | None = None
+        self._last_keys: dict[str, tuple[int, str]] = {}
         self._last_scenarios: dict[tuple[str, str], str] = {}
 
     def __enter__(self) -> LiveView:
@@ -529,10 +548,12 @@ class LiveView:
                     highlight=False,
                     soft_wrap=True,
                 )
-        key = _change_key(states)
-        if key != self._last_key:
-            self._last_key = key
-            # markup/highlight off: the line is data, printed as is.
-            self.console.print(
-                plain_line(states, elapsed_s), markup=False, highlight=False, soft_wrap=True
-            )
+        for state in states:
+            # A line for each worker whose news it is, not every worker on every change.
+            key = _change_key(state)
+            if self._last_keys.get(state.worker) != key:
+                self._last_keys[state.worker] = key
+                # markup/highlight off: the line is data, printed as is.
+                self.console.print(
+                    plain_line(state, elapsed_s), markup=False, highlight=False, soft_wrap=True
+                )

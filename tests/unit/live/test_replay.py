@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from crashloop_harness.cli import app as cli
 from crashloop_harness.cli.demo import SHIPPED_DEMO_DIR
 from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.live.keys import KeyAction
 from crashloop_harness.live.replay import (
     AsOf,
     Recording,
@@ -18,7 +21,7 @@ from crashloop_harness.live.replay import (
     replay,
     with_endings,
 )
-from crashloop_harness.live.view import next_restart_text, states_from
+from crashloop_harness.live.view import next_restart_text, render, states_from
 from crashloop_harness.outputs.summaryfile import write_summary
 from crashloop_harness.recording.records import AttemptLog
 from tests.unit.factories import (
@@ -83,11 +86,11 @@ def _run(
     def show(_seen: AsOf, _now_ns: int, elapsed_s: float) -> None:
         frames.append(elapsed_s)
 
-    def pause(seconds: float) -> bool:
+    def wait(seconds: float) -> KeyAction | None:
         waited.append(seconds)
-        return stop_after is not None and len(waited) >= stop_after
+        return "quit" if stop_after is not None and len(waited) >= stop_after else None
 
-    return frames, replay(recording, speed=speed, show=show, pause=pause, frame_s=0.25)
+    return frames, replay(recording, speed=speed, show=show, wait=wait, frame_s=0.25)
 
 
 def test_ten_times_faster_takes_a_tenth_of_the_frames_and_ends_on_the_last_moment(
@@ -113,7 +116,7 @@ def test_a_stopped_replay_says_so(tmp_path: Path) -> None:
 def test_a_speed_that_is_not_positive_is_refused(tmp_path: Path) -> None:
     recording = load_recording(_recorded(tmp_path))
     with pytest.raises(HarnessError, match="not positive"):
-        replay(recording, speed=0, show=lambda *_: None, pause=lambda _s: False)
+        replay(recording, speed=0, show=lambda *_: None, wait=lambda _s: None)
 
 
 def test_a_worker_with_no_later_attempt_is_never_shown_due_after_its_last(tmp_path: Path) -> None:
@@ -132,7 +135,7 @@ def test_a_worker_with_no_later_attempt_is_never_shown_due_after_its_last(tmp_pa
         phases.append((state.state, next_restart_text(state)))
     assert phases[0] == ("waiting", "in 1.5s")
     assert all(phase == "ended" for phase, _ in phases[1:])
-    assert all(text.startswith("no more observed; passed") for _, text in phases[1:])
+    assert all(text == "none: passed" for _, text in phases[1:])
     assert not any(text == "due now" for _, text in phases)
 
 
@@ -153,10 +156,82 @@ def test_the_shipped_recording_plays_with_no_cluster_and_no_engine(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-    assert cli.main(["demo", "--replay", "--speed", "20", "--plain"]) == 0
+    assert cli.main(["demo", "--replay", "--speed", "100", "--plain"]) == 0
     out = capsys.readouterr().out
     assert "-check-demo-" in out
     recording = load_recording(SHIPPED_DEMO_DIR)
     assert set(recording.attempts) == {"fast", "reduced", "default"}
     assert "-check-demo-" in recording.summary.run_id
     assert recording.summary.cluster.kubernetes_version == "v1.35.8"
+
+
+def test_the_keys_act_during_a_replay_as_live(tmp_path: Path) -> None:
+    """p holds the clock until pressed again, s jumps to the end (the takeaways), q stops."""
+    recording = dataclasses.replace(load_recording(_recorded(tmp_path)), duration_s=30.0)
+    pressed: list[KeyAction | None] = [None, "pause", None, None, "pause", None, "skip"]
+    frames: list[float] = []
+
+    def wait(_seconds: float) -> KeyAction | None:
+        return pressed.pop(0) if pressed else None
+
+    done = replay(
+        recording,
+        speed=1.0,
+        show=lambda _seen, _now, elapsed: frames.append(elapsed),
+        wait=wait,
+        frame_s=1.0,
+    )
+    assert done
+    # Paused after the second frame, for three frames; resumed; skipped to the end.
+    assert frames == [0.0, 1.0, 1.0, 1.0, 1.0, 2.0, 3.0, 30.0]
+    quit_at_once = replay(
+        recording, speed=1.0, show=lambda *_: None, wait=lambda _s: "quit", frame_s=1.0
+    )
+    assert not quit_at_once
+
+
+def test_a_piped_replay_fits_100_columns_reads_its_table_s_windows_and_ends_with_a_verdict(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    assert cli.main(["demo", "--replay", "--speed", "100", "--plain"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert "verdict: passed" in lines
+    assert any(line.startswith("next: `make demo`") for line in lines)
+    # Each restart a line names (its worker's count, then its window) against the closing
+    # table's window for the same restart: the same text.
+    shown: dict[tuple[str, int], str] = {}
+    for line in lines:
+        found = re.match(r"\[ *[\d.]+s\] (\w+): (\d+) restarts, .*\(window (\S+)\)$", line)
+        if found:
+            shown[(found[1], int(found[2]))] = found[3]
+    tabled: dict[tuple[str, int], str] = {}
+    worker = ""
+    for line in lines:
+        if re.match(r"(fast|reduced|default): \d+ restarts, ", line):
+            worker = line.split(":")[0]
+        elif re.match(r" +window +\d", line) and worker:
+            for n, window in enumerate(line.split()[1:], start=1):
+                tabled[(worker, n)] = window
+    both = shown.keys() & tabled.keys()
+    assert len(both) >= 3
+    assert {key: shown[key] for key in both} == {key: tabled[key] for key in both}
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_the_shipped_replay_s_panels_are_never_cut(width: int) -> None:
+    recording = load_recording(SHIPPED_DEMO_DIR)
+    for share in (0.1, 0.3, 0.6, 1.0):
+        elapsed_s = recording.duration_s * share
+        now_ns = recording.start_ns + int(elapsed_s * 1e9)
+        seen = as_of(recording, now_ns)
+        states = states_from(
+            seen, recording.curves, now_ns, start_ns=recording.start_ns, judged=recording.judged
+        )
+        console = Console(record=True, width=width, force_terminal=True)
+        shown = with_endings(states, seen, recording)
+        console.print(render(shown, elapsed_s, recording.duration_s))
+        text = console.export_text()
+        assert "…" not in text, f"a panel was cut at {width} columns, {share:.0%} in"
+        assert max(len(line) for line in text.splitlines()) <= width

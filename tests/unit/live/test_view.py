@@ -14,6 +14,7 @@ from rich.console import Console
 
 from crashloop_harness.live.view import (
     THEMES,
+    TIMELINE_LEGEND,
     LiveView,
     Theme,
     WorkerState,
@@ -204,11 +205,11 @@ def test_timeline_bar_places_marks_over_the_duration() -> None:
 
 
 def test_plain_line_format() -> None:
-    assert plain_line(sample_states(), 12.34) == (
-        "[   12.3s] fast: 3 restarts, waiting, next restart in 1.5s, last 2.2s (window 2-4.5s)"
-        " | reduced: 2 restarts, running, last 1.2s (window 1-3s)"
-        " | default: 0 restarts, waiting"
-    )
+    assert [plain_line(state, 12.34) for state in sample_states()] == [
+        "[   12.3s] fast: 3 restarts, waiting, next in 1.5s, last 2.2s (window 2-4.5s)",
+        "[   12.3s] reduced: 2 restarts, running, last 1.2s (window 1-3s)",
+        "[   12.3s] default: 0 restarts, waiting",
+    ]
 
 
 def test_a_restart_later_than_the_kubelets_code_allows_is_flagged_not_read_as_a_miss() -> None:
@@ -217,10 +218,10 @@ def test_a_restart_later_than_the_kubelets_code_allows_is_flagged_not_read_as_a_
         sample_states()[1], last_delay_s=45.6, last_expected_s=32.0, last_window_s=(32.0, 49.5)
     )
     assert not reduced.last_outside
-    assert "(window 32-49.5s)" in plain_line([reduced], 1.0)
+    assert "(window 32-49.5s)" in plain_line(reduced, 1.0)
     late = dataclasses.replace(reduced, last_delay_s=50.0)
     assert late.last_outside
-    assert "(OUTSIDE the kubelet's window 32-49.5s)" in plain_line([late], 1.0)
+    assert "(OUTSIDE its window 32-49.5s)" in plain_line(late, 1.0)
 
 
 def test_off_a_terminal_a_line_is_printed_only_on_change() -> None:
@@ -235,9 +236,15 @@ def test_off_a_terminal_a_line_is_printed_only_on_change() -> None:
         view.update([ticking, *states[1:]], 1.8)  # only the countdown moved
         view.update([restarted, *states[1:]], 2.5)
     lines = out.getvalue().splitlines()
-    assert len(lines) == 2
+    # Every worker once at first, then only the one that restarted.
+    assert [line.split(":")[0] for line in lines] == [
+        "[    1.0s] fast",
+        "[    1.0s] reduced",
+        "[    1.0s] default",
+        "[    2.5s] fast",
+    ]
     assert lines[0].startswith("[    1.0s] fast: 3 restarts, waiting")
-    assert lines[1].startswith("[    2.5s] fast: 4 restarts, running")
+    assert lines[3].startswith("[    2.5s] fast: 4 restarts, running")
 
 
 def test_on_a_terminal_the_view_is_drawn_live() -> None:
@@ -265,17 +272,20 @@ def _long_run_states() -> list[WorkerState]:
     return states_from(FakeResult({"fast": fast, "default": default}), CURVES, now)
 
 
-@pytest.mark.parametrize(("width", "height"), [(100, 30), (160, 40)])
+@pytest.mark.parametrize(("width", "height"), [(80, 24), (100, 30), (160, 40)])
 @pytest.mark.parametrize("theme", THEMES)
 def test_the_view_fits_a_projector_terminal_without_wrapping(
     width: int, height: int, theme: Theme
 ) -> None:
     for states in (sample_states(), _long_run_states()):
-        lines = _at(width, height, states, theme).splitlines()
+        text = _at(width, height, states, theme)
+        lines = text.splitlines()
         assert max(len(line) for line in lines) <= width
-        # A header, one row of panels (7 rows inside, 2 borders) and the timeline's legend;
-        # a wrapped row adds lines.
-        assert len(lines) == 1 + 9 + 1
+        assert "…" not in text, "a panel's cell was cut"
+        # A header, one row of panels (7 rows inside, 2 borders) and the timeline's legend
+        # (two lines where it does not fit one); a wrapped row adds lines.
+        legend_lines = 1 if len(TIMELINE_LEGEND) <= width else 2
+        assert len(lines) == 1 + 9 + legend_lines
         assert sum(line.count("restarts ") for line in lines) == len(states)
 
 
@@ -312,4 +322,5 @@ def test_a_delay_runs_to_the_kubelet_s_decision_and_the_start_is_the_machine_s()
     (state,) = states_from(FakeResult({"fast": fast}), {"fast": FAST}, now)
     assert state.last_delay_s == pytest.approx(2.0)
     assert state.start_latency_s == pytest.approx(0.8)
-    assert "0.8s (machine)" in text_of([state])
+    assert "start    0.8s" in text_of([state])
+    assert "start: create to start (the machine)" in text_of([state])
