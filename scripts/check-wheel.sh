@@ -62,6 +62,11 @@ crashloop check --help >/dev/null
 crashloop config >/dev/null
 # The presenter's fallback: the shipped recording, with no engine to reach.
 DOCKER_HOST=unix:///nonexistent/docker.sock crashloop demo --replay --speed 20 --plain >/dev/null
+# The JSON Schemas the docs publish, in the installed package, the same bytes.
+for schema in summary fleet; do
+  installed=$(python3 -c 'import sys; from importlib.resources import files; print(files("crashloop_harness") / "resources" / "schema" / f"{sys.argv[1]}.schema.json")' "$schema")
+  cmp "$installed" "$root/docs/schema/$schema.schema.json"
+done
 # Both plugins (ours and pytest-kind's) load with no -p workaround.
 pytest --co -q --strict-markers >/dev/null
 # A guest in the user's project: one with a harness/ package of its own (a common name for a

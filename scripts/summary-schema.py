@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Write docs/schema/summary.schema.json and fleet.schema.json, the JSON Schemas of
-summary.json and of a fleet's fleet.json.
+"""Write summary.schema.json and fleet.schema.json, the JSON Schemas of summary.json and
+of a fleet's fleet.json, into the package's resources/schema/ (the wheel ships them;
+docs/schema links there, so the docs site publishes the same files).
 
     scripts/summary-schema.py           # write it
     scripts/summary-schema.py --check   # exit 1 if it differs from the typed model
@@ -26,8 +27,9 @@ from pydantic import TypeAdapter  # noqa: E402
 from crashloop_harness.fleet.summary import FLEET_SCHEMA_VERSION, FleetSummary  # noqa: E402
 from crashloop_harness.outputs.summary import READABLE_SCHEMA_VERSIONS, RunSummary  # noqa: E402
 
-SCHEMA = ROOT / "docs" / "schema" / "summary.schema.json"
-FLEET_SCHEMA = ROOT / "docs" / "schema" / "fleet.schema.json"
+SCHEMAS = ROOT / "harness" / "crashloop_harness" / "resources" / "schema"
+SCHEMA = SCHEMAS / "summary.schema.json"
+FLEET_SCHEMA = SCHEMAS / "fleet.schema.json"
 
 
 def _document(model: object, name: str, what: str, versions: str) -> str:
