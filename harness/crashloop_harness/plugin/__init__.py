@@ -19,15 +19,18 @@ kubeconfig alone. Markers: ``crashloop_matrix`` (run only when ``-m`` names it) 
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import time
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
 from crashloop_harness.core import pins, timeouts
+from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.paths import runs_dir, runs_path
 from crashloop_harness.plugin.markers import (
     DISRUPTIVE_MARKER,
@@ -202,7 +205,6 @@ def session_cluster(request: pytest.FixtureRequest, options: ClusterOptions) -> 
     ``yield from session_cluster(request, read_cluster_options(request.config, "gate-only"))``.
     """
     from crashloop_harness.cluster import lifecycle
-    from crashloop_harness.core.errors import HarnessError
     from crashloop_harness.outputs.steps import StepLines
 
     progress = progress_writer(request.config)
@@ -219,7 +221,7 @@ def session_cluster(request: pytest.FixtureRequest, options: ClusterOptions) -> 
                 keep_on_failure=options.keep == "always",
             )
     except HarnessError as error:
-        pytest.fail(str(error), pytrace=False)
+        fail_with(error)
     yield up
     failed = request.session.testsfailed > 0
     keep = options.reuse or options.keep == "always" or (options.keep == "on-failure" and failed)
@@ -279,29 +281,44 @@ def crashloop_existing_cluster(pytestconfig: pytest.Config) -> RemoteCluster:
     Nothing is created here; ``run_check(crashloop_existing_cluster, ...)`` runs the check on
     it through the API (no docker, no kind), each node against its own live config.
     """
+    from crashloop_harness.cluster.kubeconfig import kubectl_default_kubeconfig
     from crashloop_harness.cluster.remote import connect
-    from crashloop_harness.core.errors import HarnessError
     from crashloop_harness.substrate.workloadimage import image_tag
 
-    kubeconfig = ours(pytestconfig, "existing-kubeconfig")
-    if not kubeconfig:
-        pytest.fail(
-            "crashloop_existing_cluster needs --crashloop-existing-kubeconfig PATH "
-            "(and --crashloop-existing-nodes or --crashloop-existing-node-selector)",
-            pytrace=False,
-        )
+    # kubectl's rule, as every verb: the option, else $KUBECONFIG, else ~/.kube/config.
+    kubeconfig = ours(pytestconfig, "existing-kubeconfig") or str(kubectl_default_kubeconfig())
     nodes = ours(pytestconfig, "existing-nodes")
     try:
-        return connect(
-            Path(kubeconfig),
-            context=ours(pytestconfig, "existing-context") or None,
-            nodes=[n.strip() for n in nodes.split(",") if n.strip()],
-            selector=ours(pytestconfig, "existing-node-selector") or None,
-            workload_image=ours(pytestconfig, "workload-image") or image_tag(),
-            namespace=ours(pytestconfig, "existing-namespace") or None,
-        )
+        with quiet_retries():
+            return connect(
+                Path(kubeconfig),
+                context=ours(pytestconfig, "existing-context") or None,
+                nodes=[n.strip() for n in nodes.split(",") if n.strip()],
+                selector=ours(pytestconfig, "existing-node-selector") or None,
+                workload_image=ours(pytestconfig, "workload-image") or image_tag(),
+                namespace=ours(pytestconfig, "existing-namespace") or None,
+            )
     except HarnessError as error:
-        pytest.fail(str(error), pytrace=False)
+        fail_with(error)
+
+
+def fail_with(error: HarnessError) -> NoReturn:
+    """A fixture's error as pytest shows it: the harness's message and fix, once."""
+    # from None: pytest would print the chain of causes (urllib3's among them) under it.
+    raise pytest.fail.Exception(str(error), pytrace=False) from None
+
+
+@contextlib.contextmanager
+def quiet_retries() -> Iterator[None]:
+    """urllib3 logs a warning per retry, which pytest prints under a fixture's error; the
+    error says what failed, once."""
+    logger = logging.getLogger("urllib3.connectionpool")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 @pytest.fixture(scope="session")

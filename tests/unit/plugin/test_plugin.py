@@ -275,11 +275,34 @@ def test_the_header_names_cluster_release_and_keep_policy(pytester: pytest.Pytes
     assert "keep on-failure" in text
 
 
-def test_the_existing_cluster_fixture_says_what_it_needs(pytester: pytest.Pytester) -> None:
+def test_the_existing_cluster_fixture_says_what_it_needs(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kubeconfig = pytester.path / "kubeconfig"
+    kubeconfig.write_text(_KUBECONFIG)
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
     pytester.makepyfile("def test_it(crashloop_existing_cluster): pass\n")
     result = pytester.runpytest()
     result.assert_outcomes(errors=1)
-    assert "--crashloop-existing-kubeconfig PATH" in result.stdout.str()
+    assert "which nodes of the existing cluster? none named" in result.stdout.str()
+
+
+def test_the_existing_cluster_fixture_takes_kubectl_s_kubeconfig_and_errs_once(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """$KUBECONFIG alone reaches the cluster (here an API server that refuses), and the
+    refusal prints once: no chain of causes, no urllib3 retry warnings."""
+    kubeconfig = pytester.path / "kubeconfig"
+    kubeconfig.write_text(_KUBECONFIG)
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    pytester.makepyfile("def test_it(crashloop_existing_cluster): pass\n")
+    result = pytester.runpytest("--crashloop-existing-nodes", "n1")
+    result.assert_outcomes(errors=1)
+    text = result.stdout.str()
+    assert f"the API server of {kubeconfig} did not answer" in text
+    assert text.count("did not answer") == 1  # the summary line cuts it short
+    for noise in ("direct cause", "During handling", "Retrying", "Traceback"):
+        assert noise not in text
 
 
 def test_the_existing_cluster_fixture_refuses_a_missing_kubeconfig(
