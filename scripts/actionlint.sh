@@ -19,7 +19,7 @@ actionlint="$bin_dir/actionlint"
 
 if [[ ! -x "$actionlint" ]]; then
   if ! command -v go >/dev/null 2>&1; then
-    echo "actionlint $version is not built and Go is not installed: install Go >= 1.24" >&2
+    echo "actionlint $version is not built and Go is not installed: install Go >= 1.25 from https://go.dev/dl/ (core/pins.py GO_MINIMUM)" >&2
     exit 2
   fi
   echo "building actionlint $version into $bin_dir" >&2

@@ -20,6 +20,15 @@ from packaging.version import Version
 # the one built offline run the same Kubernetes version. v0.32.0 pairs with
 # v1.35.5.
 KIND_VERSION: Final = "v0.33.0"
+# The oldest Go that builds what `make demo` and `make test` build from source for the
+# default release: its kubelet and node image (Kubernetes v1.35's go.mod asks for 1.25;
+# GOTOOLCHAIN=local, so no newer toolchain is fetched behind the user's back), kind and the
+# small helpers (which ask for less). Every "install Go" the harness says names this one.
+GO_MINIMUM: Final = "1.25"
+GO_INSTALL: Final = (
+    f"install Go >= {GO_MINIMUM} from https://go.dev/dl/ (Debian 12's `golang` package is "
+    "1.19: too old)"
+)
 KIND_MODULE: Final = "sigs.k8s.io/kind"
 # An exact release version: its minor, then the patch and any pre-release.
 _EXACT = re.compile(r"^(1\.\d+)\.\d+(?:-(?:alpha|beta|rc)\.\d+)?$")

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from crashloop_harness.core import timeouts
+from crashloop_harness.core import pins, timeouts
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.paths import cache_dir, go_env
 from crashloop_harness.core.polling import poll_true
@@ -146,7 +146,7 @@ def _build_wrapper() -> Path:
     if shutil.which("go") is None:
         raise HarnessError(
             "this host needs a runc capability wrapper, and building it needs Go",
-            "install Go >= 1.22 (https://go.dev/dl/ or `apt-get install golang`)",
+            pins.GO_INSTALL,
         )
     target = cache_dir() / "bin" / "runc-capwrap"
     target.parent.mkdir(parents=True, exist_ok=True)

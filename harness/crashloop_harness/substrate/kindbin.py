@@ -36,7 +36,7 @@ def ensure_kind() -> Path:
     if shutil.which("go") is None:
         raise HarnessError(
             f"kind {pins.KIND_VERSION} is not on PATH and Go is not installed to build it",
-            f"install Go >= 1.22, or put kind {pins.KIND_VERSION} on PATH",
+            f"{pins.GO_INSTALL}, or put kind {pins.KIND_VERSION} on PATH",
         )
     run(
         ["go", "install", f"{pins.KIND_MODULE}@{pins.KIND_VERSION}"],

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crashloop_harness.core import timeouts
+from crashloop_harness.core import pins, timeouts
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.paths import go_env
 from crashloop_harness.core.proc import run
@@ -26,8 +26,8 @@ from crashloop_harness.substrate.engine import engine_go_arch
 from crashloop_harness.substrate.nodeimage.cache import cached_dir, digest, files_digest
 
 GO_FIX = (
-    "install Go >= 1.26 (Kubernetes v1.36 and later need it; newer toolchains come from the "
-    "module proxy) and check the module proxy"
+    f"{pins.GO_INSTALL} (Kubernetes v1.36 and later need 1.26; a release pinned to a newer "
+    "toolchain takes it from the module proxy) and check the module proxy"
 )
 _LOCAL_REPLACE = re.compile(r"^\s*(?:replace\s+)?(\S+)\s+=>\s+(\.\.?/\S*)\s*$")
 
