@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
 CRASHLOOP := $(BIN)/crashloop
 
 .PHONY: clean-clusters help lock demo demo-rehearse demo-replay test test-all e2e-all unit package e2e lint docs engine kind node-image cluster status check flakiness matrix overhead conformance mutants down clean workload-image manifests
@@ -16,7 +17,7 @@ help:
 	@echo "make test-all    the same with every e2e test: the slow and disruptive ones too (nightly)"
 	@echo "make package     build the wheel, install it outside the checkout, run its CLI and examples/"
 	@echo "make docs        build the documentation site into build/site (mkdocs, strict)"
-	@echo "make lock        update requirements/dev.lock (every package and tool, pinned with hashes)"
+	@echo "make lock        update requirements/dev.lock and run.lock (every package and tool, pinned with hashes)"
 	@echo "make node-image  build the offline kind node image (no-op when up to date)"
 	@echo "make cluster     create or reuse the crashloop cluster"
 	@echo "make workload-image  build the workload image, load crashloop.local/workload:v1 into the cluster"
@@ -32,15 +33,23 @@ help:
 	@echo "make clean       delete the cluster and the Python environment (runs/ is kept)"
 
 # The environment is rebuilt only when the project's metadata or its lock changes. Every
-# package comes from requirements/dev.lock, pinned with its hashes: the same ruff, mypy and
-# libraries every day, until `make lock` moves them.
+# package comes from requirements/dev.lock (run.lock for the demo and the CLI targets),
+# pinned with its hashes: the same ruff, mypy and libraries every day, until `make lock`
+# moves them.
 LOCK := requirements/dev.lock
-$(STAMP): pyproject.toml $(LOCK)
+RUN_LOCK := requirements/run.lock
+# What the demo and the CLI need (run.lock); the tests, lint and docs add their tools on
+# top (dev.lock: the same versions, and more).
+$(RUN_STAMP): pyproject.toml $(RUN_LOCK)
 	$(PYTHON) -m venv $(VENV)
 	@# pytest-kind-ng ships the same pytest_kind module as pytest-kind, which it replaced.
 	$(BIN)/pip uninstall --quiet --yes pytest-kind 2>/dev/null || true
-	$(BIN)/pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/pip install --quiet --require-hashes -r $(RUN_LOCK)
 	$(BIN)/pip install --quiet --no-deps -e .
+	touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP) $(LOCK)
+	$(BIN)/pip install --quiet --require-hashes -r $(LOCK)
 	touch $(STAMP)
 
 # The one command that updates the lock: the newest releases pyproject.toml allows, with their
@@ -51,19 +60,24 @@ lock:
 	.venv-lock/bin/pip-compile --quiet --upgrade --generate-hashes --allow-unsafe \
 		--no-emit-find-links --no-emit-index-url --extra dev --strip-extras \
 		--output-file $(LOCK) pyproject.toml
+	@# The run lock: dev.lock's versions (pip-compile keeps an output file's pins), no extras.
+	cp $(LOCK) $(RUN_LOCK)
+	.venv-lock/bin/pip-compile --quiet --generate-hashes --allow-unsafe \
+		--no-emit-find-links --no-emit-index-url --strip-extras \
+		--output-file $(RUN_LOCK) pyproject.toml
 
-demo: $(STAMP)
+demo: $(RUN_STAMP)
 	$(CRASHLOOP) demo
 
 # A rehearsal, recorded: its run directory (runs/<id>-check-demo-*) is what demo-replay shows
 # when the venue's machine or network misbehaves; no cluster is needed for the replay.
-demo-rehearse: $(STAMP)
+demo-rehearse: $(RUN_STAMP)
 	$(CRASHLOOP) demo
 
 RUN ?= $(lastword $(sort $(wildcard runs/*-check-demo-*)))
 SPEED ?= 1
 # Without a rehearsal in runs/, the recording the package ships.
-demo-replay: $(STAMP)
+demo-replay: $(RUN_STAMP)
 	$(CRASHLOOP) demo --replay $(RUN) --speed $(SPEED)
 
 # The wheel check runs the installed package against a cluster (reused if one matches);
@@ -112,28 +126,28 @@ e2e: $(STAMP)
 e2e-all: $(STAMP)
 	$(BIN)/pytest tests/e2e --tier all --durations=40
 
-engine: $(STAMP)
+engine: $(RUN_STAMP)
 	$(CRASHLOOP) engine
 
-kind: $(STAMP)
+kind: $(RUN_STAMP)
 	$(CRASHLOOP) kind
 
-node-image: $(STAMP)
+node-image: $(RUN_STAMP)
 	$(CRASHLOOP) node-image --offline
 
-cluster: $(STAMP)
+cluster: $(RUN_STAMP)
 	$(CRASHLOOP) up
 
-status: $(STAMP)
+status: $(RUN_STAMP)
 	$(CRASHLOOP) status
 
-workload-image: $(STAMP)
+workload-image: $(RUN_STAMP)
 	$(CRASHLOOP) workload-image
 
-manifests: $(STAMP)
+manifests: $(RUN_STAMP)
 	$(CRASHLOOP) manifests --clusters-dir clusters
 
-check: $(STAMP)
+check: $(RUN_STAMP)
 	$(CRASHLOOP) check --profile quick
 
 # Is green luck? Ten quick checks in a row on one cluster, pooled per worker.
@@ -162,12 +176,12 @@ conformance: $(STAMP)
 mutants: $(STAMP)
 	$(CRASHLOOP) mutants --profile $(or $(PROFILE),quick)
 
-down: $(STAMP)
+down: $(RUN_STAMP)
 	$(CRASHLOOP) down
 
 # Every kind cluster this project made here: the demo's (crashloop, crashloop-1.NN) and the
 # e2e suite's (crashloop-e2e*), which `make test` keeps for the next run. The engine stays.
-clean-clusters: $(STAMP)
+clean-clusters: $(RUN_STAMP)
 	@kind="$$($(CRASHLOOP) kind)" && for name in $$("$$kind" get clusters | grep '^crashloop'); do \
 		echo "deleting kind cluster $$name"; "$$kind" delete cluster --name "$$name"; done
 
