@@ -1,7 +1,7 @@
 """Example conftest for a suite of your own that uses crashloop-harness's fixtures.
 
 Nothing has to be registered: installing crashloop-harness makes pytest load
-its plugin (beside pytest-kind's). Settings go on the command line
+its plugin (and pytest-kind's too, with the ``kind`` extra). Settings go on the command line
 (``--crashloop-kubernetes 1.34``) or in your pytest configuration
 (``crashloop_kubernetes = 1.34``). Override ``crashloop_cluster_options`` to
 give the session a cluster spec of your own, as below.

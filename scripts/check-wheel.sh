@@ -67,8 +67,17 @@ for schema in summary fleet; do
   installed=$(python3 -c 'import sys; from importlib.resources import files; print(files("crashloop_harness") / "resources" / "schema" / f"{sys.argv[1]}.schema.json")' "$schema")
   cmp "$installed" "$root/docs/schema/$schema.schema.json"
 done
-# Both plugins (ours and pytest-kind's) load with no -p workaround.
+# The plugin loads with no -p workaround, and the default install brings no pytest-kind
+# (GPL, and options such as --kubeconfig a suite may define itself): the `kind` extra does.
 pytest --co -q --strict-markers >/dev/null
+if python3 -c 'import pytest_kind' 2>/dev/null; then
+  echo "the default install brought pytest-kind: it belongs to the kind extra" >&2
+  exit 1
+fi
+if pytest --help | grep -qE '^ +--(kubeconfig|cluster-name|keep-cluster|kind-image)'; then
+  echo "the default install adds an unprefixed option a suite may define itself" >&2
+  exit 1
+fi
 # A guest in the user's project: one with a harness/ package of its own (a common name for a
 # test harness) still runs its tests with the wheel installed; the wheel has no top-level
 # package of that name.
@@ -81,5 +90,5 @@ printf 'ANSWER = 42\n' >"$work/their-project/harness/__init__.py"
 printf 'from harness import ANSWER\n\n\ndef test_their_own_harness() -> None:\n    assert ANSWER == 42\n' \
   >"$work/their-project/test_theirs.py"
 (cd "$work/their-project" && pytest -q -p no:cacheprovider test_theirs.py)
-pytest --strict-markers -p no:cacheprovider --crashloop-reuse --cluster-name crashloop-e2e
+pytest --strict-markers -p no:cacheprovider --crashloop-reuse --crashloop-cluster-name crashloop-e2e
 echo "wheel check passed in $((SECONDS - started)) s"

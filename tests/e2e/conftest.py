@@ -25,6 +25,7 @@ from crashloop_harness.cluster.lifecycle import Cluster
 from crashloop_harness.plugin.options import (
     PYTEST_KIND_DEFAULT_NAME,
     ClusterOptions,
+    ours,
     read_cluster_options,
 )
 from crashloop_harness.plugin.options import (
@@ -96,14 +97,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 # This suite's clusters are its own: a cluster a presenter left for the next
 # talk (`make demo`, `crashloop up`: named crashloop) is never deleted, reused
-# or measured by `make test`. --cluster-name still names another.
+# or measured by `make test`. --crashloop-cluster-name (or pytest-kind's --cluster-name)
+# still names another.
 E2E_PREFIX = "crashloop-e2e"
 
 
 @pytest.fixture(scope="session")
 def crashloop_cluster_options(pytestconfig: pytest.Config) -> ClusterOptions:
     options = read_cluster_options(pytestconfig)
-    named = kind_option(pytestconfig, "cluster_name")
+    named = ours(pytestconfig, "cluster-name") or kind_option(pytestconfig, "cluster_name")
     if (named and named != PYTEST_KIND_DEFAULT_NAME) or not options.spec.name.startswith(
         "crashloop"
     ):

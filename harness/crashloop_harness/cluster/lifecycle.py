@@ -1,26 +1,24 @@
 """Create, reuse, check and delete the harness's kind clusters.
 
-kind is driven through pytest-kind's KindCluster, always handed the project's
-own kind and kubectl binaries. A cluster is reused only when every node
-carries the config hash of the requested spec and runs the requested image;
-a cluster whose containers stopped is recreated. A failed or interrupted
-creation deletes what it made unless the caller asks to keep it.
+kind is run directly (:mod:`crashloop_harness.cluster.kindcreate`), always the
+project's own kind and kubectl binaries (pytest-kind's ``KindCluster`` is handed
+out only where a suite asks for it, with the ``kind`` extra). A cluster is
+reused only when every node carries the config hash of the requested spec and
+runs the requested image; a cluster whose containers stopped is recreated. A
+failed or interrupted creation deletes what it made unless the caller asks to
+keep it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
-import subprocess
-import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kubernetes import client
-from pytest_kind import KindCluster
 
 from crashloop_harness.cluster.evidence import collect_failure_evidence
 from crashloop_harness.cluster.info import ClusterInfo
@@ -29,6 +27,7 @@ from crashloop_harness.cluster.kindconfig import (
     render_kind_config_yaml,
     write_worker_patches,
 )
+from crashloop_harness.cluster.kindcreate import create_cluster
 from crashloop_harness.cluster.kindkubelets import KindKubelets
 from crashloop_harness.cluster.kindlogs import export_kind_logs
 from crashloop_harness.cluster.kube import (
@@ -67,7 +66,7 @@ from crashloop_harness.core import pins, timeouts
 from crashloop_harness.core.conventions import CONFIG_HASH_LABEL
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.paths import state_dir
-from crashloop_harness.core.proc import run, tail
+from crashloop_harness.core.proc import run
 from crashloop_harness.core.progress import Progress
 from crashloop_harness.substrate.engine import engine_cgroup_v1, ensure_engine
 from crashloop_harness.substrate.kindbin import ensure_kind
@@ -95,15 +94,6 @@ class Cluster:
 
     def api(self) -> client.ApiClient:
         return api_client(self.kubeconfig)
-
-    def kind(self) -> KindCluster:
-        return KindCluster(
-            self.name,
-            kubeconfig=self.kubeconfig,
-            image=self.image,
-            kind_path=self.kind_bin,
-            kubectl_path=self.kubectl_bin,
-        )
 
     # What a run asks of it (crashloop_harness.cluster.target.RunTarget): worker profiles,
     # node containers to read kubelets in, kind's own logs.
@@ -167,28 +157,6 @@ class Cluster:
             kubelets=tuple(row.binary for row in rows if row.binary is not None),
             kind_version=pins.KIND_VERSION,
         )
-
-
-@contextlib.contextmanager
-def output_to(log: Path) -> Iterator[None]:
-    """Send this process's stdout and stderr (and its children's) to ``log``.
-
-    pytest-kind runs kind with inherited output; kind's emoji progress would
-    tear the harness's own display, and belongs in a log anyway.
-    """
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = os.dup(1), os.dup(2)
-    with log.open("ab") as target:
-        os.dup2(target.fileno(), 1)
-        os.dup2(target.fileno(), 2)
-        try:
-            yield
-        finally:
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            os.close(saved[0])
-            os.close(saved[1])
 
 
 def host_is_cgroup_v1() -> bool:
@@ -365,15 +333,14 @@ def up(
     progress(f"creating cluster {name} ({expected_nodes} nodes) from {node_image}")
     create_log = state_dir() / f"{name}.create.log"
     try:
-        try:
-            with output_to(create_log):
-                cluster.kind().create(config_file=config_file)
-        except subprocess.CalledProcessError as error:
-            raise HarnessError(
-                f"`kind create cluster` failed ({error.returncode}); its output ends with:\n"
-                + tail(create_log.read_text(errors="replace")),
-                f"read {create_log}; `crashloop up --recreate` retries",
-            ) from error
+        create_cluster(
+            kind_bin,
+            name,
+            kubeconfig=kubeconfig,
+            image=node_image,
+            config_file=config_file,
+            log=create_log,
+        )
         os.chmod(kubeconfig, 0o600)
         api = cluster.api()
         progress("waiting for every node to be Ready")

@@ -1,11 +1,11 @@
 """The pytest plugin: a real kind cluster for a session, its API, live kubelet configs, namespaces.
 
-Loaded through the ``pytest11`` entry point beside pytest-kind's plugin and
-built on it: pytest-kind's options (--cluster-name, --keep-cluster,
---kubeconfig, --kind-image, --kind-bin) choose the cluster, its
-``KindCluster`` drives kind, and ``crashloop_kind_cluster`` hands one over
-for the session's cluster. Options of our own are ``--crashloop-*`` with ini
-equivalents (:mod:`crashloop_harness.plugin.options`). Importing this module is cheap:
+Loaded through the ``pytest11`` entry point. Its options are all ``--crashloop-*``
+with ini equivalents (:mod:`crashloop_harness.plugin.options`), so none clashes with a
+suite's own; where pytest-kind is installed (the ``kind`` extra) its options
+(--cluster-name, --keep-cluster, --kubeconfig, --kind-image, --kind-bin) choose the
+cluster too, and ``crashloop_kind_cluster`` hands over its ``KindCluster`` for the
+session's cluster. Importing this module is cheap:
 the kubernetes client and the cluster code load when a fixture needs them.
 
 Fixtures (all prefixed ``crashloop_``; ``pytest --fixtures`` explains each):
@@ -19,19 +19,18 @@ kubeconfig alone. Markers: ``crashloop_matrix`` (run only when ``-m`` names it) 
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import os
 import time
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from crashloop_harness.core import pins, timeouts
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.paths import runs_dir, runs_path
+from crashloop_harness.plugin.failures import fail_with, quiet_retries
 from crashloop_harness.plugin.markers import (
     DISRUPTIVE_MARKER,
     MATRIX_MARKER,
@@ -302,29 +301,27 @@ def crashloop_existing_cluster(pytestconfig: pytest.Config) -> RemoteCluster:
         fail_with(error)
 
 
-def fail_with(error: HarnessError) -> NoReturn:
-    """A fixture's error as pytest shows it: the harness's message and fix, once."""
-    # from None: pytest would print the chain of causes (urllib3's among them) under it.
-    raise pytest.fail.Exception(str(error), pytrace=False) from None
-
-
-@contextlib.contextmanager
-def quiet_retries() -> Iterator[None]:
-    """urllib3 logs a warning per retry, which pytest prints under a fixture's error; the
-    error says what failed, once."""
-    logger = logging.getLogger("urllib3.connectionpool")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
 @pytest.fixture(scope="session")
 def crashloop_kind_cluster(crashloop_cluster: Cluster) -> KindCluster:
-    """pytest-kind's ``KindCluster`` for the session's cluster (its kind, kubectl, kubeconfig)."""
-    return crashloop_cluster.kind()
+    """pytest-kind's ``KindCluster`` for the session's cluster (its kind, kubectl, kubeconfig);
+    pytest-kind comes with the ``kind`` extra (``pip install 'crashloop-harness[kind]'``)."""
+    try:
+        from pytest_kind import KindCluster
+    except ImportError:
+        fail_with(
+            HarnessError(
+                "crashloop_kind_cluster is pytest-kind's KindCluster, and pytest-kind is not "
+                "installed",
+                "pip install 'crashloop-harness[kind]'",
+            )
+        )
+    return KindCluster(
+        crashloop_cluster.name,
+        kubeconfig=crashloop_cluster.kubeconfig,
+        image=crashloop_cluster.image,
+        kind_path=crashloop_cluster.kind_bin,
+        kubectl_path=crashloop_cluster.kubectl_bin,
+    )
 
 
 @pytest.fixture(scope="session")

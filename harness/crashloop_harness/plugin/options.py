@@ -1,8 +1,10 @@
-"""The plugin's settings: pytest-kind's options where it has them, ``--crashloop-*`` for ours.
+"""The plugin's settings: ``--crashloop-*`` options, and pytest-kind's where it is installed.
 
-pytest-kind (a dependency, its plugin on by default) owns --cluster-name,
---keep-cluster, --kubeconfig, --kind-image and --kind-bin; they mean here
-what they mean there. Each option of our own has an ini equivalent
+Every option the plugin adds is prefixed, so none can clash with a suite's own
+``--kubeconfig`` or ``--cluster-name``. pytest-kind (the ``kind`` extra, its plugin
+on by default) owns --cluster-name, --keep-cluster, --kubeconfig, --kind-image and
+--kind-bin; where it is installed they mean here what they mean there, and ours
+win when both are given. Each option of our own has an ini equivalent
 (``crashloop_config = gate-only`` in pytest.ini / pyproject.toml), the
 command line winning. Reading them is pure: every bad value becomes one
 UsageError naming the option and the fix, before any cluster is touched.
@@ -85,6 +87,11 @@ OPTIONS: Final = (
         ",".join(pin.minor for pin in pins.KUBERNETES.values()),
     ),
     OurOption("runs-dir", "where run directories are written (default ./runs)", ""),
+    # The cluster's name, node image and kind binary (pytest-kind's --cluster-name,
+    # --kind-image and --kind-bin, for suites without it).
+    OurOption("cluster-name", "the kind cluster's name (default: the spec's)", ""),
+    OurOption("kind-image", "the node image (default: the release's, built if missing)", ""),
+    OurOption("kind-bin", "a kind binary (default: the pinned kind, built if missing)", ""),
     # An existing cluster (crashloop_existing_cluster): a kubeconfig alone, no docker.
     OurOption("existing-kubeconfig", "an existing cluster's kubeconfig (no docker, no kind)", ""),
     OurOption("existing-context", "its context (default: the kubeconfig's current one)", ""),
@@ -176,19 +183,19 @@ def read_cluster_options(config: pytest.Config, spec: str | Path | None = None) 
         cluster_spec = load_cluster_spec(spec_path(name_or_path), release(config))
     except (ProfileError, HarnessError) as error:
         raise pytest.UsageError(f"--crashloop-config: {error}") from error
-    name = pytest_kind_option(config, "cluster_name")
+    name = ours(config, "cluster-name") or pytest_kind_option(config, "cluster_name")
     if name and name != PYTEST_KIND_DEFAULT_NAME:
         cluster_spec = replace(cluster_spec, name=name)
-    kind_bin = pytest_kind_option(config, "kind_bin")
+    kind_bin = ours(config, "kind-bin") or pytest_kind_option(config, "kind_bin")
     if kind_bin and not Path(kind_bin).is_file():
         raise pytest.UsageError(
-            f"--kind-bin {kind_bin}: no such file; omit it to use the pinned kind"
+            f"--crashloop-kind-bin {kind_bin}: no such file; omit it to use the pinned kind"
         )
     kubeconfig = pytest_kind_option(config, "kubeconfig")
     keep = "always" if config.getoption("keep_cluster", default=False) else ours(config, "keep")
     return ClusterOptions(
         spec=cluster_spec,
-        image=pytest_kind_option(config, "kind_image"),
+        image=ours(config, "kind-image") or pytest_kind_option(config, "kind_image"),
         kind_bin=Path(kind_bin) if kind_bin else None,
         kubeconfig=Path(kubeconfig) if kubeconfig else None,
         keep=keep,

@@ -1,7 +1,9 @@
-"""The pytest plugin as a user's suite meets it: beside pytest-kind, options, markers, output."""
+"""The pytest plugin as a user's suite meets it: alone or beside pytest-kind, options, markers,
+output."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +24,87 @@ def test_both_plugins_load_together_and_offer_their_options(pytester: pytest.Pyt
     # pytest-kind's own, used by this plugin rather than defined twice.
     for option in ("--cluster-name", "--keep-cluster", "--kind-image", "--kind-bin"):
         assert text.count(option) >= 1
+
+
+# pytest-kind's plugin, as its entry point names it: `-p no:` it and the session is one
+# whose environment has the plugin without the `kind` extra.
+WITHOUT_PYTEST_KIND = ("-p", "no:pytest-kind-ng")
+# Options suites of Kubernetes tests commonly define for themselves.
+THEIR_OPTIONS = (
+    "--kubeconfig",
+    "--cluster-name",
+    "--keep-cluster",
+    "--kind-image",
+    "--context",
+    "--namespace",
+)
+
+
+def test_a_suite_with_its_own_kubernetes_options_runs_beside_the_plugin(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(
+        "def pytest_addoption(parser):\n"
+        + "".join(f"    parser.addoption({name!r}, default=None)\n" for name in THEIR_OPTIONS)
+    )
+    pytester.makepyfile(
+        """
+        def test_theirs(pytestconfig):
+            assert pytestconfig.getoption("--kubeconfig") == "theirs.yaml"
+        """
+    )
+    result = pytester.runpytest(*WITHOUT_PYTEST_KIND, "--kubeconfig", "theirs.yaml")
+    result.assert_outcomes(passed=1)
+
+
+def test_every_option_the_plugin_adds_is_prefixed(pytester: pytest.Pytester) -> None:
+    bare = pytester.runpytest("-p", "no:crashloop", *WITHOUT_PYTEST_KIND, "--help")
+    ours = pytester.runpytest(*WITHOUT_PYTEST_KIND, "--help")
+    options = re.compile(r"^\s+(--[a-z][\w-]*)", re.MULTILINE)
+    added = set(options.findall(ours.stdout.str())) - set(options.findall(bare.stdout.str()))
+    assert added
+    assert {option for option in added if not option.startswith("--crashloop-")} == set()
+
+
+def test_without_pytest_kind_its_own_options_name_the_cluster(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(USES_THE_CLUSTER)
+    result = pytester.runpytest(
+        *WITHOUT_PYTEST_KIND,
+        "--co",
+        "--crashloop-cluster-name",
+        "theirs",
+        "--crashloop-keep",
+        "always",
+    )
+    text = result.stdout.str()
+    assert "cluster theirs (Kubernetes" in text
+    assert "keep always" in text
+
+
+def test_crashloop_kind_cluster_without_pytest_kind_names_the_extra(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(
+        """
+        import sys
+        from pathlib import Path
+
+        import pytest
+
+        sys.modules["pytest_kind"] = None  # as if never installed: importing it fails
+
+
+        @pytest.fixture(scope="session")
+        def crashloop_cluster():
+            return object()
+        """
+    )
+    pytester.makepyfile("def test_it(crashloop_kind_cluster): pass\n")
+    result = pytester.runpytest(*WITHOUT_PYTEST_KIND)
+    result.assert_outcomes(errors=1)
+    text = result.stdout.str()
+    assert "pip install 'crashloop-harness[kind]'" in text
+    assert "Traceback" not in text
 
 
 def test_only_its_namespaced_markers_are_registered(pytester: pytest.Pytester) -> None:
