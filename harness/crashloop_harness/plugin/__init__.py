@@ -41,6 +41,7 @@ from crashloop_harness.plugin.options import (
     ClusterOptions,
     add_options,
     asked_for,
+    kind_options_given,
     ours,
     read_cluster_options,
     release,
@@ -88,9 +89,19 @@ def pytest_configure(config: pytest.Config) -> None:
                 pins.kubernetes_pin(version)
             except ValueError as error:
                 raise pytest.UsageError(f"--crashloop-versions: {error}") from error
-    config.stash[_OPTIONS] = read_cluster_options(config)
+    if asked_for(config) or kind_options_given(config):
+        # Checked now, before any test runs; a session that names no cluster option reads
+        # its (default) spec only when a fixture or the header asks (session_options).
+        config.stash[_OPTIONS] = read_cluster_options(config)
     if asked_for(config):
         _used(config)
+
+
+def session_options(config: pytest.Config) -> ClusterOptions:
+    """The session's cluster options, read once."""
+    if _OPTIONS not in config.stash:
+        config.stash[_OPTIONS] = read_cluster_options(config)
+    return config.stash[_OPTIONS]
 
 
 def _used(config: pytest.Config) -> None:
@@ -108,7 +119,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def _header(config: pytest.Config) -> list[str]:
-    options = config.stash[_OPTIONS]
+    options = session_options(config)
     pin = release(config)
     image = options.image or (
         f"{pin.version}'s: kind's official image if present, else the offline build"
@@ -236,7 +247,7 @@ def session_cluster(request: pytest.FixtureRequest, options: ClusterOptions) -> 
 @pytest.fixture(scope="session")
 def crashloop_cluster_options(pytestconfig: pytest.Config) -> ClusterOptions:
     """The session's cluster options (spec, release, image, keep policy); override to change."""
-    return pytestconfig.stash[_OPTIONS]
+    return session_options(pytestconfig)
 
 
 @pytest.fixture(scope="session")

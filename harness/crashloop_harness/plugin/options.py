@@ -14,14 +14,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import pytest
 
-from crashloop_harness.cluster.profiles import ClusterSpec, ProfileError, load_cluster_spec
 from crashloop_harness.core import pins
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.resources import DEFAULT_SPEC_NAME, spec_path
+
+if TYPE_CHECKING:
+    # Loaded when a session asks for a cluster: a session that never does pays nothing
+    # for YAML and the back-off model at start-up.
+    from crashloop_harness.cluster.profiles import ClusterSpec
 
 KEEP_POLICIES: Final = ("never", "on-failure", "always")
 CHECK_PROFILE_NAMES: Final = ("quick", "full")
@@ -151,6 +155,19 @@ def flag(config: pytest.Config, name: str) -> bool:
     return bool(config.getini(option.dest)) if value is None else bool(value)
 
 
+# pytest-kind's options that choose the cluster, by their dest.
+PYTEST_KIND_CLUSTER_OPTIONS: Final = ("cluster_name", "kind_bin", "kind_image", "kubeconfig")
+
+
+def kind_options_given(config: pytest.Config) -> bool:
+    """Whether an option of pytest-kind's that chooses the cluster was given."""
+    named = any(
+        pytest_kind_option(config, dest) not in (None, PYTEST_KIND_DEFAULT_NAME)
+        for dest in PYTEST_KIND_CLUSTER_OPTIONS
+    )
+    return named or bool(config.getoption("keep_cluster", default=False))
+
+
 def pytest_kind_option(config: pytest.Config, dest: str) -> str | None:
     """pytest-kind's option ``dest``; None when unset or pytest-kind's plugin is off."""
     value = config.getoption(dest, default=None)
@@ -178,6 +195,8 @@ def release(config: pytest.Config) -> pins.KubernetesPin:
 
 def read_cluster_options(config: pytest.Config, spec: str | Path | None = None) -> ClusterOptions:
     """The cluster options for ``spec`` (default: --crashloop-config), refused if wrong."""
+    from crashloop_harness.cluster.profiles import ProfileError, load_cluster_spec
+
     name_or_path = spec if spec is not None else ours(config, "config")
     try:
         cluster_spec = load_cluster_spec(spec_path(name_or_path), release(config))
