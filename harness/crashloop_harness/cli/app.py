@@ -148,6 +148,30 @@ def unknown_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str
     return None
 
 
+def unknown_options(
+    parser: argparse.ArgumentParser, command: str | None, extras: Sequence[str]
+) -> str:
+    """What to say of arguments no option took: each with its command's nearest options.
+
+    argparse says only "unrecognized arguments"; a flag one letter off is named with
+    the flag meant.
+    """
+    options = [o for a in parser._actions for o in a.option_strings]
+    commands = next(
+        (a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {}
+    )
+    if command in commands:
+        options += [o for a in commands[command]._actions for o in a.option_strings]
+    said = []
+    for word in extras:
+        flag = word.split("=", 1)[0]
+        near = difflib.get_close_matches(flag, options, n=2, cutoff=0.6) if flag[:1] == "-" else []
+        meant = f" (did you mean {' or '.join(near)}?)" if near else ""
+        said.append(f"{word}{meant}")
+    where = f"`crashloop {command} --help`" if command in commands else "`crashloop --help`"
+    return f"unrecognized arguments: {' '.join(said)}; {where} lists the options"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # A process a non-interactive shell starts in the background inherits SIGINT
     # ignored, and Python then never raises KeyboardInterrupt: Ctrl-C, or a CI
@@ -158,7 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = unknown_command(parser, sys.argv[1:] if argv is None else list(argv))
     if unknown is not None:
         parser.error(unknown)  # exits 2 with the usage, as argparse does for bad input
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        parser.error(unknown_options(parser, getattr(args, "command", None), extras))
     common.resolve_kubeconfig(args)
     SCREEN.format = getattr(args, "output", "text")
     if args.runs_dir:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from crashloop_harness.cli.app import build_parser, main, unknown_command
+from crashloop_harness.cli.app import build_parser, main, unknown_command, unknown_options
 from crashloop_harness.cli.codes import CHECK_CODES, verdict_exit
 from crashloop_harness.cli.common import resolve_kubeconfig
 from crashloop_harness.cli.out import SCREEN, emit
@@ -67,6 +67,23 @@ def test_a_known_command_or_an_option_first_is_left_to_argparse() -> None:
     parser = build_parser()
     assert unknown_command(parser, ["check", "--profile", "quick"]) is None
     assert unknown_command(parser, ["--version"]) is None
+
+
+def test_a_mistyped_option_is_named_with_its_command_s_nearest(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "--profle", "quick"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --profle (did you mean --profile?) quick" in err
+    assert "`crashloop check --help` lists the options" in err
+
+
+def test_an_option_nothing_is_near_is_named_alone() -> None:
+    said = unknown_options(build_parser(), "check", ["--xyzzy=1"])
+    assert said.startswith("unrecognized arguments: --xyzzy=1;")
+    assert "did you mean" not in said
 
 
 def test_yaml_output_is_the_json_document_in_yaml(capsys: pytest.CaptureFixture[str]) -> None:
