@@ -25,6 +25,9 @@ from typing import Final
 from crashloop_harness.fleet.judge import GroupJudgement, Round, judge_group, suspects
 from crashloop_harness.fleet.plan import FleetPlan, Group
 from crashloop_harness.model.bounds import BOUNDS
+from crashloop_harness.recording.leasereader import LEASE_POLL_S
+from crashloop_harness.recording.pace import PACE_EVERY_S
+from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
 
 # A group's check: (cluster's context, its nodes, the stop) -> the round it came to.
 CheckNodes = Callable[[str, tuple[str, ...], threading.Event], Round]
@@ -37,19 +40,48 @@ STATUS_WRITES_PER_RESTART: Final = 3
 # A restart at the cap comes this long after the cap (kubelet.go's one-second requeue and
 # the sync): what makes a 2 s curve restart 17 times a minute, not 30.
 _RESTART_OVERHEAD_S: Final = BOUNDS["restart_overhead"].as_seconds()
-# What a cluster's API server is asked to take from a fleet's checks at once, in status
-# writes a second: the budget docs/existing-clusters.md sets, 5 groups of 3 pods on a 2 s
-# curve, each pod restarting every 2 s + the overhead (17 times a minute): 12.9 writes a
-# second, well under what an API server serves.
-STATUS_WRITE_BUDGET_PER_S: Final = 5 * 3 * STATUS_WRITES_PER_RESTART / (2.0 + _RESTART_OVERHEAD_S)
+# Every container that restarts on each checked node of an existing cluster, by how long
+# each attempt runs: the bare crashing one, and each variant that runs beside every node
+# (the same in both profiles: an existing cluster has no worker profiles for the others).
+RESTARTING_RUNS_S: Final = (
+    0.0,
+    *(v.runs_for_s for v in CHECK_PROFILES["quick"].variants if v.profile is None),
+)
+# Pods each checked node gets at the start: its restarting subjects and its pace pod. Each
+# creation is a create, a binding and a few status writes within seconds of the start.
+PODS_PER_NODE: Final = len(RESTARTING_RUNS_S) + 1
+
+
+def node_writes_per_s(cap_s: float) -> float:
+    """A checked node's status writes a second on a curve capped at ``cap_s``: every
+    restarting container's, each restarting every cap + its run + the overhead."""
+    return sum(
+        STATUS_WRITES_PER_RESTART / (cap_s + runs_s + _RESTART_OVERHEAD_S)
+        for runs_s in RESTARTING_RUNS_S
+    )
 
 
 def status_writes_per_s(group: Group, nodes: int) -> float:
     """The status writes a second a check of ``nodes`` of ``group`` causes at its cap, where
     it restarts fastest for longest (the first few restarts of a long curve come faster,
     for a few seconds)."""
-    period_s = group.curve.maximum.total_seconds() + _RESTART_OVERHEAD_S
-    return nodes * STATUS_WRITES_PER_RESTART / period_s
+    return nodes * node_writes_per_s(group.curve.maximum.total_seconds())
+
+
+def reads_per_s(nodes: int) -> float:
+    """The reads a second a group's check makes besides its one watch: each node's pace pod
+    log every PACE_EVERY_S, the nodes' Leases every LEASE_POLL_S (one list)."""
+    return nodes / PACE_EVERY_S + 1 / LEASE_POLL_S
+
+
+# The reference group of the budget docs/existing-clusters.md sets: 3 nodes on a 2 s curve.
+_REFERENCE_NODES: Final = 3
+_REFERENCE_CAP_S: Final = 2.0
+# What a cluster's API server is asked to take from a fleet's checks at once, in status
+# writes a second: 5 reference groups, each node's bare container restarting every 2 s +
+# the overhead (17 times a minute) and its runs-5s one every 8.5 s: 18.2 writes a second,
+# well under what an API server serves.
+STATUS_WRITE_BUDGET_PER_S: Final = 5 * _REFERENCE_NODES * node_writes_per_s(_REFERENCE_CAP_S)
 
 
 def groups_at_once(

@@ -50,6 +50,9 @@ class Variant:
     profile: str | None  # the worker profile it runs beside; None: beside every worker
     args: tuple[str, ...]
     need: Need
+    # How long each attempt runs before it exits (its args say so to the workload): what
+    # spaces its restarts beyond the back-off, for the API load a check adds.
+    runs_for_s: float = 0.0
 
     def runs_beside(self, profile: str | None) -> bool:
         """Whether it runs beside a worker of ``profile`` (None: a node of an existing cluster)."""
@@ -117,6 +120,7 @@ RUNS_5S: Final = Variant(
     None,
     ("--mode", "run", "--run-for", "5s", "--exit-code", "1"),
     Need(min_restarts=4),
+    runs_for_s=5.0,
 )
 # Three quick crashes, then one attempt that runs past the 600s reset
 # threshold: its restart is immediate and starts a fresh curve. The control

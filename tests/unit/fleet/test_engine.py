@@ -6,8 +6,11 @@ import threading
 from collections import Counter
 
 from crashloop_harness.fleet.engine import (
+    PODS_PER_NODE,
+    RESTARTING_RUNS_S,
     STATUS_WRITE_BUDGET_PER_S,
     groups_at_once,
+    reads_per_s,
     run_fleet,
     status_writes_per_s,
 )
@@ -29,12 +32,22 @@ def fleet_plan() -> FleetPlan:
 def test_the_budget_is_the_documented_five_groups_of_three_on_a_2s_curve() -> None:
     plan = fleet_plan()
     two_s = next(g for g in plan.groups if g.curve == TWO_S)
-    # 3 pods, 3 status writes per restart, a restart every 2 s + 1.5 s: 2.57 writes/s.
-    assert round(status_writes_per_s(two_s, 3), 2) == 2.57
+    # 3 nodes, each with a bare container restarting every 2 s + 1.5 s and a runs-5s one
+    # every 8.5 s, 3 status writes per restart: 3.63 writes/s (2.57 counting the bare
+    # containers alone, as the budget once did).
+    assert round(status_writes_per_s(two_s, 3), 2) == 3.63
+    assert round(STATUS_WRITE_BUDGET_PER_S, 1) == 18.2
     assert int(STATUS_WRITE_BUDGET_PER_S / status_writes_per_s(two_s, 3)) == 5
     # Never more than a cluster's groups.
     assert groups_at_once(plan) == {"one": 2, "two": 1}
     assert groups_at_once(plan, budget_per_s=1.0) == {"one": 1, "two": 1}
+
+
+def test_the_budget_counts_every_restarting_container_and_the_reads() -> None:
+    assert RESTARTING_RUNS_S == (0.0, 5.0)  # bare, runs-5s
+    assert PODS_PER_NODE == 3  # and the pace pod
+    # Each node's pace pod log every 5 s, and one Lease list every 2 s.
+    assert round(reads_per_s(3), 2) == 1.1
 
 
 class FakeChecks:
