@@ -16,6 +16,7 @@ from typing import Final
 from crashloop_harness.cluster.kubeletstate import KubeletProcess
 from crashloop_harness.cluster.target import RunEnding
 from crashloop_harness.core import timeouts
+from crashloop_harness.model.subject import worker_of
 from crashloop_harness.recording.recorder import AttemptRecorder
 from crashloop_harness.recording.trace import Tap
 from crashloop_harness.runs.lifecycle import RunState
@@ -113,7 +114,7 @@ def stop_reason(
 def deleted_during_run(deleted: Mapping[str, str], measured_pods: Mapping[str, str]) -> list[str]:
     """One message per measured pod the run saw deleted, evicted or replaced, by name."""
     return [
-        f"pod {name} (worker {measured_pods[name].split('/')[0]}) was deleted during the run "
+        f"pod {name} (worker {worker_of(measured_pods[name])}) was deleted during the run "
         f"(by someone else: the kubelet did nothing wrong), seen at {deleted[name]}"
         for name in sorted(deleted.keys() & measured_pods.keys())
     ]
