@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from crashloop_harness.cli.measure import profile_option
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster.kubeconfig import kubectl_default_kubeconfig
 from crashloop_harness.core.exitcodes import INTERRUPTED
+from crashloop_harness.fleet.expect import judge_expectations, parse_expectation
 from crashloop_harness.fleet.plan import DEFAULT_PER_GROUP, FleetPlan, Group, plan_fleet
 from crashloop_harness.fleet.read import FleetRead, chosen_contexts, read_fleet
 from crashloop_harness.fleet.remotecheck import remote_check
@@ -64,6 +66,15 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
         "harness's local build, present only where it was loaded)",
     )
     fleet.add_argument(
+        "--expect",
+        action="append",
+        default=[],
+        metavar="LABEL[=VALUE]:max=D[,initial=D]",
+        help="the back-off the nodes one label selects should run (repeatable): a selected "
+        "node whose live config gives another is a failure of the expectation, apart from "
+        "a kubelet off its own config; one that selects no node is not met",
+    )
+    fleet.add_argument(
         "--at-once",
         type=common.positive_int,
         metavar="N",
@@ -91,16 +102,25 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
     go to the fleet's run directory. An unreachable context is that cluster's
     error; the others are still checked.
     """
+    # Refused before anything is read: a mistyped expectation is bad input.
+    expected = [parse_expectation(text) for text in args.expect]
     kubeconfig = Path(args.kubeconfig) if args.kubeconfig else kubectl_default_kubeconfig()
     asked = [name.strip() for name in (args.contexts or "").split(",") if name.strip()]
     contexts = chosen_contexts(kubeconfig, asked)
     fleet = read_fleet(kubeconfig, contexts)
     plan = plan_fleet(fleet.nodes, args.per_group)
-    plan_json = plan_document(plan, fleet, kubeconfig)
+    expectations = judge_expectations(expected, fleet.nodes)
+    plan_json = plan_document(plan, fleet, kubeconfig) | {
+        "expectations": [asdict(e) for e in expectations]
+    }
     _show(plan, fleet, kubeconfig)
+    for judged in expectations:
+        SCREEN.tables.print(
+            Text(judged.words, style="green" if judged.met else "red"), soft_wrap=True
+        )
     if args.plan:
         emit(plan_json)
-        return 1 if fleet.unreachable else 0
+        return 1 if fleet.unreachable or not all(e.met for e in expectations) else 0
     refuse_what_cannot_run(kubeconfig, plan.clusters, args.namespace)
     check = remote_check(
         kubeconfig,
@@ -117,6 +137,7 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
         profile=args.profile,
         plan_json=plan_json,
         at_once=args.at_once,
+        expectations=expectations,
     )
     _show_result(result)
     emit(

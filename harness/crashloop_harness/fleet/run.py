@@ -26,6 +26,7 @@ from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.progress import Progress
 from crashloop_harness.fleet.access import missing_permissions, missing_words, needed_permissions
 from crashloop_harness.fleet.engine import CheckNodes, GroupRun, groups_at_once, run_fleet
+from crashloop_harness.fleet.expect import ExpectationSummary
 from crashloop_harness.fleet.junitfile import write_fleet_junit
 from crashloop_harness.fleet.plan import FleetPlan
 from crashloop_harness.fleet.read import FleetRead, nodes_document
@@ -77,6 +78,7 @@ def check_fleet(
     plan_json: Mapping[str, Any],
     at_once: int | None = None,
     stop: threading.Event | None = None,
+    expectations: Sequence[ExpectationSummary] = (),
 ) -> FleetResult:
     """Every group of ``plan`` checked with ``check``; the fleet's outputs written.
 
@@ -112,6 +114,7 @@ def check_fleet(
         finished_at=datetime.now(UTC).isoformat(),
         wall_s=time.monotonic() - started,
         interrupted=stop.is_set() and any(not r.rounds or _cut(r) for r in runs),
+        expectations=expectations,
     )
     write_fleet_summary(fleet_dir, summary)
     write_fleet_junit(fleet_dir, summary)

@@ -20,6 +20,7 @@ from pydantic import TypeAdapter, ValidationError
 from crashloop_harness.core.atomicfile import write_atomically
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.fleet.engine import GroupRun
+from crashloop_harness.fleet.expect import ExpectationSummary
 from crashloop_harness.fleet.judge import GroupVerdict, NodeOutcome, Round
 from crashloop_harness.fleet.plan import FleetPlan
 
@@ -97,6 +98,8 @@ class FleetSummary:
     wall_s: float
     slowest_group_s: float
     groups_sum_s: float
+    # Each --expect judged over the nodes read (none given: empty; fleets before it: absent).
+    expectations: tuple[ExpectationSummary, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -152,12 +155,19 @@ def cluster_verdict(groups: Sequence[GroupSummary], unreachable: str | None) -> 
     return "passed", f"{len(groups)} groups passed"
 
 
-def fleet_verdict(clusters: Sequence[ClusterSummary], interrupted: bool) -> tuple[Verdict, str]:
+def fleet_verdict(
+    clusters: Sequence[ClusterSummary],
+    interrupted: bool,
+    expectations: Sequence[ExpectationSummary] = (),
+) -> tuple[Verdict, str]:
+    """Failed when a cluster failed or a pool runs another curve than its operator expects
+    (each said apart: a config not meant is not a kubelet off its config)."""
     if interrupted:
         return "interrupted", "stopped (a signal) before every group was checked"
-    failed = [c for c in clusters if c.verdict == "failed"]
+    failed = [f"{c.cluster}: {c.reason}" for c in clusters if c.verdict == "failed"]
+    failed += [e.words for e in expectations if not e.met]
     if failed:
-        return "failed", "; ".join(f"{c.cluster}: {c.reason}" for c in failed)
+        return "failed", "; ".join(failed)
     errors = [c for c in clusters if c.verdict == "error"]
     if errors:
         return "error", "; ".join(f"{c.cluster}: {c.reason}" for c in errors)
@@ -177,6 +187,7 @@ def fleet_summary(
     finished_at: str,
     wall_s: float,
     interrupted: bool,
+    expectations: Sequence[ExpectationSummary] = (),
 ) -> FleetSummary:
     groups = tuple(group_summary(run) for run in runs)
     clusters: list[ClusterSummary] = []
@@ -185,7 +196,7 @@ def fleet_summary(
         verdict, reason = cluster_verdict(mine, unreachable.get(cluster))
         names = tuple(g.group for g in mine)
         clusters.append(ClusterSummary(cluster, verdict, reason, names, at_once.get(cluster, 0)))
-    verdict, reason = fleet_verdict(clusters, interrupted)
+    verdict, reason = fleet_verdict(clusters, interrupted, expectations)
     return FleetSummary(
         schema_version=FLEET_SCHEMA_VERSION,
         fleet_id=fleet_id,
@@ -201,6 +212,7 @@ def fleet_summary(
         wall_s=round(wall_s, 1),
         slowest_group_s=max((g.elapsed_s for g in groups), default=0.0),
         groups_sum_s=round(sum(g.elapsed_s for g in groups), 1),
+        expectations=tuple(expectations),
     )
 
 
