@@ -9,20 +9,46 @@ reads its kubeconfig here.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from types import TracebackType
+from typing import Any, Final, Self
 
 import yaml
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
+from urllib3 import BaseHTTPResponse
+from urllib3.connectionpool import ConnectionPool
+from urllib3.util.retry import Retry
 
 from crashloop_harness.cluster.incluster import in_a_pod, write_in_cluster_kubeconfig
-from crashloop_harness.core.errors import HarnessError
+from crashloop_harness.core.errors import HarnessError, first_line
 from crashloop_harness.core.paths import state_dir
 
 # How often a request to an existing cluster's API server is tried again.
 API_RETRIES: Final = 1
+
+
+class SaidRetry(Retry):
+    """urllib3's retry, saying on stderr that it retries: an API server that hangs is not
+    a minute of silence (kubectl says so as it retries, too)."""
+
+    def increment(
+        self,
+        method: str | None = None,
+        url: str | None = None,
+        response: BaseHTTPResponse | None = None,
+        error: Exception | None = None,
+        _pool: ConnectionPool | None = None,
+        _stacktrace: TracebackType | None = None,
+    ) -> Self:
+        # Raises when no retry is left: then the caller's error says what failed, once.
+        again = super().increment(method, url, response, error, _pool, _stacktrace)
+        server = f"{_pool.host}:{_pool.port}" if _pool is not None else "the API server"
+        why = first_line(error) if error is not None else "no answer"
+        print(f"{server} {url or ''}: {why}; asking once more", file=sys.stderr, flush=True)
+        return again
 
 
 def kubectl_default_kubeconfig() -> Path:
@@ -89,7 +115,7 @@ def remote_api(kubeconfig: Path, context: str | None) -> client.ApiClient:
         raise HarnessError(f"kubeconfig {kubeconfig}: {error}", "check the file") from error
     # One retry, not urllib3's three: an API server that hangs is given up on within two
     # request timeouts (kubectl gives up within one minute too), not four.
-    configuration.retries = API_RETRIES
+    configuration.retries = SaidRetry(total=API_RETRIES)
     return client.ApiClient(configuration=configuration)
 
 

@@ -58,7 +58,9 @@ SYSTEM_PODS_READY: Final = _s(300.0)
 CLUSTER_DELETE: Final = _s(180.0)
 # An existing cluster must be healthy this soon to be reused; else it is recreated.
 REUSE_HEALTH: Final = _s(90.0)
-API_REQUEST: Final = _s(30.0)
+# One API request; twice this (one retry) is how long a hung API server is waited for:
+# under a minute, as kubectl gives up within one.
+API_REQUEST: Final = _s(25.0)
 
 # Conformance check profiles: the whole observation, all workers at once.
 CHECK_QUICK: Final = _s(420.0)
