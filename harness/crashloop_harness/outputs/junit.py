@@ -182,7 +182,7 @@ def _add_worker(
 def case_name(problem: Failure) -> str:
     """The test case a worker-level failure is, named after its rule and the restart it
     concerns: ``restart-4-overdue``, ``levels-unconfirmed``."""
-    if problem.restart is not None and problem.code in ("overdue", "pending-level"):
+    if problem.names_restart:
         return f"restart-{problem.restart}-{problem.code}"
     return "worker-check" if problem.code == OTHER else problem.code
 

@@ -46,6 +46,12 @@ class Failure:
         rule = _RULES.get(self.code)
         return None if rule is None else rule.meaning
 
+    @property
+    def names_restart(self) -> bool:
+        """Whether it concerns one restart its rule names it by (see Rule.names_restart)."""
+        rule = _RULES.get(self.code)
+        return self.restart is not None and rule is not None and rule.names_restart
+
     def of(self, worker: str) -> Failure:
         """The same failure, its words naming the worker it belongs to."""
         return dataclasses.replace(self, words=f"{worker}: {self.words}")
@@ -57,6 +63,9 @@ class Rule:
 
     code: str
     meaning: str
+    # A worker-level failure of this rule concerns one restart (an overdue one, a level
+    # posted for it): its report case is named for that restart.
+    names_restart: bool = False
 
     def __post_init__(self) -> None:
         if _RULES.setdefault(self.code, self) is not self:

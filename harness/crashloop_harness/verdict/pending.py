@@ -19,10 +19,12 @@ OVERDUE = Rule(
     "overdue",
     "a restart never came within its back-off's bound: the kubelet stopped restarting the "
     "container (a stopped kubelet or runtime, or a back-off far longer than the curve)",
+    names_restart=True,
 )
 PENDING_LEVEL = Rule(
     "pending-level",
     "the kubelet announced a back-off for the next restart that its curve does not have",
+    names_restart=True,
 )
 INCOMPLETE = Rule(
     "incomplete",

@@ -56,6 +56,9 @@ def test_nothing_recorded_and_an_incomplete_observation_have_their_codes() -> No
     (problem,) = short.problems
     assert (problem.code, problem.restart) == ("incomplete", 3)
     assert problem.numbers == {"required": 5, "seen": 2}
+    # Its restart is the one it waited for, not one it judged: its case is the rule's own.
+    assert not problem.names_restart
+    assert case_name(problem) == "incomplete"
 
 
 def test_a_rule_s_code_is_its_own() -> None:
