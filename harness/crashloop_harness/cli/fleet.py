@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,11 @@ from crashloop_harness.cli.measure import profile_option
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster.kubeconfig import kubectl_default_kubeconfig
 from crashloop_harness.core.exitcodes import INTERRUPTED
-from crashloop_harness.fleet.expect import judge_expectations, parse_expectation
+from crashloop_harness.fleet.expect import (
+    ExpectationSummary,
+    judge_expectations,
+    parse_expectation,
+)
 from crashloop_harness.fleet.plan import DEFAULT_PER_GROUP, FleetPlan, Group, plan_fleet
 from crashloop_harness.fleet.read import FleetRead, chosen_contexts, read_fleet
 from crashloop_harness.fleet.remotecheck import remote_check
@@ -113,11 +118,7 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
     plan_json = plan_document(plan, fleet, kubeconfig) | {
         "expectations": [asdict(e) for e in expectations]
     }
-    _show(plan, fleet, kubeconfig)
-    for judged in expectations:
-        SCREEN.tables.print(
-            Text(judged.words, style="green" if judged.met else "red"), soft_wrap=True
-        )
+    _show(plan, fleet, kubeconfig, expectations)
     if args.plan:
         emit(plan_json)
         return 1 if fleet.unreachable or not all(e.met for e in expectations) else 0
@@ -140,17 +141,14 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
         expectations=expectations,
     )
     _show_result(result)
-    emit(
-        {
-            "plan": plan_json,
-            "fleet_dir": str(result.fleet_dir),
-            "report": str(result.report),
-            "fleet": json.loads(result.summary.to_json()),
-        }
-    )
+    emit({"plan": plan_json, **_where(result), "fleet": json.loads(result.summary.to_json())})
     if result.summary.verdict == "interrupted":
         return INTERRUPTED
     return 0 if result.summary.passed else 1
+
+
+def _where(result: FleetResult) -> dict[str, str]:
+    return {"fleet_dir": str(result.fleet_dir), "report": str(result.report)}
 
 
 def _show_result(result: FleetResult) -> None:
@@ -212,7 +210,12 @@ def plan_document(plan: FleetPlan, fleet: FleetRead, kubeconfig: Path) -> dict[s
     }
 
 
-def _show(plan: FleetPlan, fleet: FleetRead, kubeconfig: Path) -> None:
+def _show(
+    plan: FleetPlan,
+    fleet: FleetRead,
+    kubeconfig: Path,
+    expectations: Sequence[ExpectationSummary] = (),
+) -> None:
     out = SCREEN.tables
     clusters = len(plan.clusters) + len(fleet.unreachable)
     out.print(f"{len(plan.groups)} groups in {clusters} clusters", style="bold")
@@ -236,3 +239,5 @@ def _show(plan: FleetPlan, fleet: FleetRead, kubeconfig: Path) -> None:
         out.print(f"context {alias} reaches {context}'s cluster: read once, as {context}")
     for context, why in sorted(fleet.unreachable.items()):
         out.print(f"error: context {context} unreachable: {why}", style="red", soft_wrap=True)
+    for judged in expectations:
+        out.print(Text(judged.words, style="green" if judged.met else "red"), soft_wrap=True)
