@@ -58,7 +58,8 @@ def load_recording(run_dir: Path) -> Recording:
     try:
         records = read_attempts(attempts_file)
     except AttemptLogError as error:
-        raise HarnessError(f"{attempts_file}: {error}", "record the run again") from error
+        # Its words name the file and the byte already.
+        raise HarnessError(str(error), "record the run again") from error
     release = release_of(summary.cluster.kubernetes_version)
     curves: dict[str, BackoffCurve] = {}
     for worker in summary.workers:
