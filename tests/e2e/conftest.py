@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -23,6 +24,8 @@ import pytest
 from kubernetes import client
 
 from crashloop_harness.cluster.lifecycle import Cluster
+from crashloop_harness.core import timeouts
+from crashloop_harness.core.polling import poll_true
 from crashloop_harness.plugin.options import (
     PYTEST_KIND_DEFAULT_NAME,
     ClusterOptions,
@@ -32,6 +35,7 @@ from crashloop_harness.plugin.options import (
 from crashloop_harness.plugin.options import (
     pytest_kind_option as kind_option,  # not as pytest_*: pytest would take it for a hook
 )
+from crashloop_harness.recording.podpace import pace_pod_name
 from crashloop_harness.runs.check import CheckResult, run_check
 from crashloop_harness.runs.checkprofiles import CheckProfile
 from crashloop_harness.runs.scenarioplan import plan_scenarios, run_one_at_a_time
@@ -39,6 +43,7 @@ from crashloop_harness.runs.scenarios import ScenarioRun, run_scenarios
 from crashloop_harness.scenarios import TALK_SCENARIOS, sized_registry
 from crashloop_harness.scenarios.statefulset_ordinal import SHORT_FAIL_TIMES
 from tests.e2e.accounts import (
+    NAMESPACE,
     Access,
     account_token,
     delete_rbac,
@@ -149,7 +154,12 @@ def observed_together(
 
     The talk's scenarios run in the same window (their pods beside the checks', as in the
     demo): each waits on kubelet back-off, so one after the other the host sat idle for
-    most of six minutes."""
+    most of six minutes. They start once both checks' pods have each restarted once: their
+    pods' start-up on the same nodes in the same second slowed the existing-cluster check's
+    restart 1 past its bound, unmeasured by its pace pods (2026-12-07, run
+    20261207T133803Z-check-quick-50d3: 2.986 s against 2.973 s, the node read at 1.07x; the
+    kind-mode check's restart 1 on that node 0.97 s). That weakness of the existing-cluster
+    verdict is open (docs/results.md); this tier keeps the two observations apart."""
     grant_check_role(crashloop_api)
     runs = tmp_path_factory.mktemp("existing-runs")
     kubeconfig = write_kubeconfig(
@@ -160,13 +170,20 @@ def observed_together(
     process = start_without_docker(
         existing_check_argv(crashloop_workload_image), runs, extra_env={"KUBECONFIG": listed}
     )
+    kind_restarted = threading.Event()
+
+    def sampled(result: CheckResult) -> None:
+        if result.curves and all(len(result.attempts.get(s, ())) >= 2 for s in result.curves):
+            kind_restarted.set()
+
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="talk") as pool:
-        talk = pool.submit(_talk_run, crashloop_cluster)
+        talk = pool.submit(_talk_after_first_restarts, crashloop_cluster, kind_restarted)
         try:
             kind = run_check(
                 crashloop_cluster,
                 crashloop_check_profile,
                 lambda message: print(f"[check] {message}"),
+                on_sample=sampled,
             )
         finally:
             done = finish(process)
@@ -204,10 +221,29 @@ def _print_metrics(run: ScenarioRun) -> None:
                 )
 
 
-def _talk_run(cluster: Cluster) -> ScenarioRun:
+def _talk_after_first_restarts(cluster: Cluster, kind_restarted: threading.Event) -> ScenarioRun:
+    """The talk's scenarios, once both checks' crashing pods have each restarted once (the
+    kind-mode check's from its samples, the existing-cluster one's from its pods' status)."""
+    started = kind_restarted.wait(timeouts.FIRST_RESTARTS) and poll_true(
+        lambda: _restarted_once(cluster.api(), NAMESPACE),
+        within=timeouts.FIRST_RESTARTS,
+        every=0.5,
+    )
+    if not started:
+        _say(f"the checks' first restarts not seen in {timeouts.FIRST_RESTARTS:g} s: starting")
     run = run_scenarios(cluster, _say, TALK_SCENARIOS, catalog=SHORT_CATALOG)
     _print_metrics(run)
     return run
+
+
+def _restarted_once(api: client.ApiClient, namespace: str) -> bool:
+    """Every crashing pod of a check's namespace (its pace pods aside) restarted once."""
+    pods = client.CoreV1Api(api).list_namespaced_pod(namespace).items
+    crashing = [p for p in pods if not p.metadata.name.startswith(pace_pod_name(""))]
+    return bool(crashing) and all(
+        any((status.restart_count or 0) >= 1 for status in (p.status.container_statuses or []))
+        for p in crashing
+    )
 
 
 @pytest.fixture(scope="session")

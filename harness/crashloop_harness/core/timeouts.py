@@ -138,6 +138,9 @@ TICKER_STOP: Final = _s(5.0)
 BROWSER_PAGE: Final = _s(60.0)
 # The docs site built by `mkdocs build --strict` (`make docs`): about 1.5 s on a 2-core machine.
 DOCS_BUILD: Final = _s(120.0)
+# Every crashing pod of a check restarted once (about 10 s; the runs-5s pods' first run is
+# 5 s): what the e2e tier waits for before it starts the talk's scenarios beside its checks.
+FIRST_RESTARTS: Final = _s(90.0)
 # A replay on a terminal ended by a key (s skips to the takeaways, q quits): a few seconds;
 # the shipped recording at its own speed would take five minutes.
 REPLAY_KEY: Final = _s(60.0)
