@@ -505,3 +505,31 @@ def test_a_path_option_written_with_equals_keeps_the_project_s_own_ini(
     )
     result.assert_outcomes(passed=1)
     assert str(pytester.path) in result.stdout.str()
+
+
+def test_a_path_option_written_with_a_space_loses_the_project_s_ini(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """The space form, as pytest treats it (why docs/plugin.md writes ``=``): the path is
+    taken for an argument before the plugin's options are known, the rootdir moves to its
+    folder and the project's ini, and its marker, are not read."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    kubeconfig = elsewhere / "config"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
+    pytester.makeini("[pytest]\nmarkers =\n    ours: the project's own marker\n")
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.ours
+        def test_it():
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "--strict-markers", "--crashloop-existing-kubeconfig", str(kubeconfig)
+    )
+    assert result.ret != pytest.ExitCode.OK
+    assert "'ours' not found in `markers` configuration option" in result.stdout.str()
+    assert f"rootdir: {pytester.path}\n" not in result.stdout.str()
