@@ -3,7 +3,9 @@
 A group whose curve failed on its nodes, or that has an outlier node, is a
 ``<failure>`` (its type the group's verdict, its message the line that says
 which); a group that could not be judged, and a cluster that could not be
-reached, an ``<error>``. Built from the fleet summary alone.
+reached, an ``<error>``. Each ``--expect`` is a case of an ``expectations`` suite,
+a ``<failure>`` when not met, so the file fails where fleet.json does. Built from
+the fleet summary alone.
 """
 
 from __future__ import annotations
@@ -32,9 +34,28 @@ def fleet_junit_element(summary: FleetSummary) -> ET.Element:
             kind = "unreachable" if cluster.reason.startswith("unreachable") else "nothing-checked"
             ET.SubElement(case, "error", message=xml_safe(cluster.reason), type=kind)
         suite.set("tests", str(max(len(groups), 1)))
-        for tag in ("failures", "errors"):
-            suite.set(tag, str(len(suite.findall(f"testcase/{tag.removesuffix('s')}"))))
+        _count(suite)
+    if summary.expectations:
+        suite = ET.SubElement(suites, "testsuite", name="expectations")
+        suite.set("timestamp", summary.started_at)
+        for judged in summary.expectations:
+            case = ET.SubElement(
+                suite, "testcase", classname="fleet.expect", name=xml_safe(judged.expectation)
+            )
+            if judged.met:
+                ET.SubElement(case, "system-out").text = xml_safe(judged.words)
+            else:
+                ET.SubElement(
+                    case, "failure", message=xml_safe(judged.words), type="expectation"
+                ).text = xml_safe("\n".join(judged.off) or judged.words)
+        suite.set("tests", str(len(summary.expectations)))
+        _count(suite)
     return suites
+
+
+def _count(suite: ET.Element) -> None:
+    for tag in ("failures", "errors"):
+        suite.set(tag, str(len(suite.findall(f"testcase/{tag.removesuffix('s')}"))))
 
 
 def _add_group(suite: ET.Element, group: GroupSummary) -> None:

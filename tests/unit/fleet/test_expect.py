@@ -3,14 +3,24 @@ read, and a pool that runs another curve failing the fleet apart from its kubele
 
 from __future__ import annotations
 
+import dataclasses
+import xml.etree.ElementTree as ET
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
 from crashloop_harness.cli import app as cli
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.fleet.expect import judge_expectations, parse_expectation
-from crashloop_harness.fleet.summary import ClusterSummary, fleet_verdict
+from crashloop_harness.fleet.junitfile import write_fleet_junit
+from crashloop_harness.fleet.summary import (
+    ClusterSummary,
+    fleet_verdict,
+    read_fleet_summary,
+    write_fleet_summary,
+)
+from tests.unit.fleet.test_outputs import summary
 from tests.unit.fleet.test_plan import DEFAULT, POOL, TWO_S, node
 
 
@@ -73,6 +83,29 @@ def test_an_unmet_expectation_fails_a_fleet_whose_clusters_passed() -> None:
     verdict, reason = fleet_verdict(passed, interrupted=False, expectations=[unmet])
     assert verdict == "failed"
     assert reason == unmet.words
+
+
+def test_junit_fails_where_fleet_json_does_on_an_unmet_expectation(tmp_path: Path) -> None:
+    """The expectations in fleet.json, its verdict and junit.xml agree: an unmet one is a
+    failed fleet and a failure case, a met one a passed case."""
+    judged = judge_expectations(
+        [parse_expectation(f"{POOL}=batch:max=2s"), parse_expectation(f"{POOL}=web:max=2s")],
+        [node("b1", DEFAULT, pool="batch"), node("w1", TWO_S, pool="web")],
+    )
+    passed = summary(reached=())
+    verdict, reason = fleet_verdict(passed.clusters, False, judged)
+    result = dataclasses.replace(passed, expectations=judged, verdict=verdict, reason=reason)
+    assert result.verdict == "failed"
+    write_fleet_summary(tmp_path, result)
+    assert read_fleet_summary(tmp_path).expectations == judged
+    write_fleet_junit(tmp_path, result)
+    (suite,) = [
+        s for s in ET.parse(tmp_path / "junit.xml").getroot() if s.get("name") == "expectations"
+    ]
+    assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
+    failed = suite.find("testcase/failure")
+    assert failed is not None
+    assert failed.get("message") == judged[0].words
 
 
 def test_the_cli_refuses_a_malformed_expectation_before_reading_any_cluster(
