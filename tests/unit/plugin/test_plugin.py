@@ -479,13 +479,9 @@ def test_the_runs_dir_is_where_runs_go(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1)
 
 
-def test_a_path_option_written_with_equals_keeps_the_project_s_own_ini(
-    pytester: pytest.Pytester, tmp_path: Path
-) -> None:
-    """pytest finds the rootdir (and so the ini) before a plugin's options are known, so a path
-    after ``--crashloop-existing-kubeconfig`` and a space would be taken for the tests' own
-    folder. Written with ``=``, as docs/plugin.md writes every path option, the project's ini
-    still holds: its marker is known under --strict-markers."""
+def _project_with_its_own_marker(pytester: pytest.Pytester, tmp_path: Path) -> Path:
+    """A project whose ini registers its own marker, a test using it, and a kubeconfig in
+    another folder (returned)."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     kubeconfig = elsewhere / "config"
@@ -500,6 +496,17 @@ def test_a_path_option_written_with_equals_keeps_the_project_s_own_ini(
             pass
         """
     )
+    return kubeconfig
+
+
+def test_a_path_option_written_with_equals_keeps_the_project_s_own_ini(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """pytest finds the rootdir (and so the ini) before a plugin's options are known, so a path
+    after ``--crashloop-existing-kubeconfig`` and a space would be taken for the tests' own
+    folder. Written with ``=``, as docs/plugin.md writes every path option, the project's ini
+    still holds: its marker is known under --strict-markers."""
+    kubeconfig = _project_with_its_own_marker(pytester, tmp_path)
     result = pytester.runpytest_subprocess(
         "--strict-markers", f"--crashloop-existing-kubeconfig={kubeconfig}"
     )
@@ -513,20 +520,7 @@ def test_a_path_option_written_with_a_space_loses_the_project_s_ini(
     """The space form, as pytest treats it (why docs/plugin.md writes ``=``): the path is
     taken for an argument before the plugin's options are known, the rootdir moves to its
     folder and the project's ini, and its marker, are not read."""
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    kubeconfig = elsewhere / "config"
-    kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
-    pytester.makeini("[pytest]\nmarkers =\n    ours: the project's own marker\n")
-    pytester.makepyfile(
-        """
-        import pytest
-
-        @pytest.mark.ours
-        def test_it():
-            pass
-        """
-    )
+    kubeconfig = _project_with_its_own_marker(pytester, tmp_path)
     result = pytester.runpytest_subprocess(
         "--strict-markers", "--crashloop-existing-kubeconfig", str(kubeconfig)
     )
