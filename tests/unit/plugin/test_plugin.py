@@ -379,11 +379,13 @@ def test_the_existing_cluster_fixture_takes_kubectl_s_kubeconfig_and_errs_once(
     kubeconfig.write_text(_KUBECONFIG)
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
     pytester.makepyfile("def test_it(crashloop_existing_cluster): pass\n")
-    result = pytester.runpytest("--crashloop-existing-nodes", "n1")
+    # -rN: pytest's short summary repeats the message in full where $CI is set and cut short
+    # elsewhere; without it, what remains is the error report alone.
+    result = pytester.runpytest("--crashloop-existing-nodes", "n1", "-rN")
     result.assert_outcomes(errors=1)
     text = result.stdout.str()
     assert f"the API server of {kubeconfig} did not answer" in text
-    assert text.count("did not answer") == 1  # the summary line cuts it short
+    assert text.count("did not answer") == 1
     for noise in ("direct cause", "During handling", "Retrying", "Traceback"):
         assert noise not in text
 
