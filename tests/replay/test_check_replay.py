@@ -42,6 +42,7 @@ QUICK_135 = "v1.35.8-quick-check"
 STOPPED_135 = "v1.35.8-kubelet-stopped"
 EXISTING_135 = "v1.35.8-existing-quick-check"
 FIRST_FIVE_135 = "v1.35.8-cap-median-first-five"
+STOPPED_BUSY_135 = "v1.35.8-kubelet-stopped-busy-host"
 
 
 @pytest.fixture(scope="module")
@@ -560,3 +561,23 @@ def test_a_restart_after_the_level_watch_stopped_is_judged_without_its_level(
     assert reduced.checks[-1].reported_s is None
     assert reduced.checks[-1].passed
     assert reduced.checks[-1].reason.endswith("its level not read: made after the watch stopped")
+
+
+def test_a_stopped_kubelet_is_caught_on_a_busy_host_whose_nodes_kept_their_pace(
+    tmp_path: Path,
+) -> None:
+    """The host's CPUs read 100% busy through the whole drill (four hashers on two cores);
+    every node's pace probes read 1.0x through it. A busy host the nodes did not feel
+    excuses nothing: the stopped kubelet's overdue restart is its failure, decided while
+    the check observes, not an error when its pod is evicted minutes later."""
+    trace = Trace.load(STOPPED_BUSY_135)
+    assert trace.outcome["status"] == "error"  # live: excused as the host's lateness
+    result = replay_check(trace, tmp_path / "run")
+    assert "default" in result.decided, result.reason
+    decided_at, words = result.decided["default"]
+    assert "restart 2 overdue" in words
+    assert "saturated" not in words
+    # Decided within a minute of the pods' creation, as on a quiet host; live, the pod was
+    # deleted after six.
+    assert decided_at < 60.0
+    assert not result.verdicts["default"].in_error, result.verdicts["default"].failures

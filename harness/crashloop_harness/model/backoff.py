@@ -104,6 +104,19 @@ class CostAllowance:
     first_restart: timedelta = FIRST_RESTART_UPPER_BOUND
     slowdown: float = 1.0
     measured: bool = False
+    # Whether its timers stay as the source names them and only the work is scaled
+    # (:meth:`paced`); otherwise every term scales alike (:meth:`scaled`).
+    timers_apart: bool = False
+
+    def work(self, *, first: bool) -> timedelta:
+        """The part of a term that is work, which a slower node does slower: all of it but
+        the timers a paced allowance holds apart (restart 1's PLEG relist and the sync
+        tick; the sync tick after a waited back-off)."""
+        if not self.timers_apart:
+            return self.first_restart if first else self.after_requeue
+        if first:
+            return self.first_restart - PLEG_RELIST_PERIOD - SYNC_TICK
+        return self.after_requeue - SYNC_TICK
 
     @classmethod
     def scaled(cls, slowdown: float) -> CostAllowance:
@@ -139,6 +152,7 @@ class CostAllowance:
             first_restart=PLEG_RELIST_PERIOD + SYNC_TICK + work,
             slowdown=pace,
             measured=True,
+            timers_apart=True,
         )
 
 

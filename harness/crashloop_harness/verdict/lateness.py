@@ -9,7 +9,32 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from crashloop_harness.verdict.tolerances import clock, secs
+from crashloop_harness.model.backoff import CostAllowance
+from crashloop_harness.model.durations import to_ns
+from crashloop_harness.verdict.tolerances import (
+    MAX_JUDGEABLE_PACE,
+    MAX_JUDGEABLE_SLOWDOWN,
+    clock,
+    secs,
+)
+
+
+def busy_host_reach_ns(allowance: CostAllowance, *, first: bool) -> int:
+    """The most lateness a saturated host can account for in one restart (ns).
+
+    A busy host slows a restart's work; it does not stop the kubelet's timers (the
+    back-off, the pod worker's requeue, the PLEG relist, the sync tick fire on the
+    clock). So the most it adds is that work done at the slowest pace the verdict
+    still judges (bounds max_judgeable_pace, max_judgeable_slowdown) instead of the
+    pace the window allowed; slower than that, the node is too slow to judge anyway.
+    A kubelet that stopped, or never restarts, is late by more than this and is
+    judged, however busy the host: on the fast tier's busy-host run its stopped
+    kubelet went 337 s past its bound, excused as the host's while its node's pace
+    probes read 1.0x (run 20261207T151116Z-check-mutation-d70c).
+    """
+    widest = MAX_JUDGEABLE_PACE if allowance.timers_apart else MAX_JUDGEABLE_SLOWDOWN
+    factor = max(0.0, widest / allowance.slowdown - 1.0)
+    return to_ns(allowance.work(first=first) * factor)
 
 
 def _unobserved_within(
@@ -37,6 +62,7 @@ def machine_lateness(
     *,
     busy_from_ns: int,
     excess_ns: int,
+    busy_reach_ns: int,
 ) -> str | None:
     """Why a restart late between two moments is the machine's, None when nothing says so.
 
@@ -46,11 +72,15 @@ def machine_lateness(
     wait cannot make a restart late, only load once it is due. Either excuses
     only as much lateness as it lasted: a restart ``excess_ns`` past its bound
     needs at least that long of it (a busy second cannot account for a minute
-    overdue).
+    overdue). And a saturated host no more than ``busy_reach_ns``
+    (:func:`busy_host_reach_ns`): a busy hour cannot account for a restart that
+    never comes.
     """
     frozen = _unobserved_within(unobserved, start_ns, end_ns, excess_ns)
     if frozen is not None:
         return frozen
+    if excess_ns > busy_reach_ns:
+        return None
     busy = [(a, b, share) for a, b, share in saturated if a < end_ns and b > busy_from_ns]
     saturated_ns = sum(min(b, end_ns) - max(a, busy_from_ns) for a, b, _ in busy)
     if not busy or saturated_ns < excess_ns:

@@ -9,7 +9,7 @@ from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.model.durations import NS_PER_S, to_ns
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict.failures import Failure, Rule
-from crashloop_harness.verdict.lateness import machine_lateness
+from crashloop_harness.verdict.lateness import busy_host_reach_ns, machine_lateness
 from crashloop_harness.verdict.observation import Observation
 from crashloop_harness.verdict.restart import curve_positions
 from crashloop_harness.verdict.slowness import ENVIRONMENT, NODE_TOO_SLOW
@@ -139,6 +139,7 @@ def _overdue(
         observation.now_ns,
         busy_from_ns=last.finished_at_ns + nominal_ns,
         excess_ns=observation.now_ns - due_ns,
+        busy_reach_ns=busy_host_reach_ns(observation.allowance, first=nominal_ns == 0),
     )
     past = {"past_bound_s": (observation.now_ns - due_ns) / NS_PER_S}
     if gap is not None and not observation.final:

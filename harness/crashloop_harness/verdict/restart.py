@@ -16,7 +16,7 @@ from crashloop_harness.model.backoff import UNMEASURED, BackoffCurve, CostAllowa
 from crashloop_harness.model.durations import NS_PER_S, format_duration, to_ns
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict.failures import Failure, Rule
-from crashloop_harness.verdict.lateness import machine_lateness
+from crashloop_harness.verdict.lateness import busy_host_reach_ns, machine_lateness
 from crashloop_harness.verdict.levels import level_problem as level_problem_of
 from crashloop_harness.verdict.slowness import NODE_TOO_SLOW, NodeSlowness
 from crashloop_harness.verdict.tolerances import (
@@ -298,6 +298,7 @@ def _delay_problems(
         decided_ns,
         busy_from_ns=exited_ns + expected_ns,
         excess_ns=delay_ns - upper_ns,
+        busy_reach_ns=busy_host_reach_ns(allowance, first=expected_ns == 0),
     )
     late = f"restarted (created) after {secs(delay_ns)}, over the {secs(upper_ns)} upper bound"
     if gap:

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from crashloop_harness.model.backoff import BackoffCurve
+from crashloop_harness.model.backoff import UNMEASURED, BackoffCurve
 from crashloop_harness.recording.records import SOURCE_CRI, SOURCE_SELF, AttemptRecord
 from crashloop_harness.verdict import (
     CLOCK_ROUNDING,
@@ -17,6 +17,7 @@ from crashloop_harness.verdict import (
     judge_worker,
     observed_enough,
 )
+from crashloop_harness.verdict.lateness import busy_host_reach_ns
 from tests.unit.factories import (
     DEFAULT,
     FAST,
@@ -235,14 +236,30 @@ def test_a_short_gap_in_the_listings_does_not_excuse_a_long_overdue() -> None:
 def test_an_overdue_restart_while_the_host_was_saturated_is_the_machine_s_lateness() -> None:
     records = attempts(nominal(FAST, 4))
     exit_ns = _last_exit(records)
-    # 25.5s past its 4.5s bound, with the host saturated for 28s of that wait.
-    busy = Observation(now_ns=exit_ns + 30 * NS, saturated=((exit_ns, exit_ns + 28 * NS, 0.97),))
+    # 3.5s past its 4.5s bound, with the host saturated for 8s of that wait.
+    busy = Observation(now_ns=exit_ns + 8 * NS, saturated=((exit_ns, exit_ns + 8 * NS, 0.97),))
     verdict = judge_worker(records, FAST, observation=busy)
     assert verdict.problems == ()
     (error,) = [e.words for e in verdict.errors]
-    # Counted once the 2s back-off had passed: 26s of the 28s.
-    assert "the host was saturated (its CPUs 97% busy) for 26.000s" in error
+    # Counted once the 2s back-off had passed: 6s of the 8s.
+    assert "the host was saturated (its CPUs 97% busy) for 6.000s" in error
     assert verdict.in_error
+
+
+def test_a_busy_host_does_not_excuse_a_restart_that_never_comes() -> None:
+    """A busy host slows a restart's work, not the kubelet's timers: past the work done at
+    the slowest pace judged (4x the reference's 1.5 s here: 4.5 s more), the restart
+    overdue is the kubelet's, however long the host stayed busy."""
+    records = attempts(nominal(FAST, 4))
+    exit_ns = _last_exit(records)
+    reach_ns = busy_host_reach_ns(UNMEASURED, first=False)
+    assert reach_ns == 4_500_000_000
+    due_ns = exit_ns + 4_500_000_000
+    for past_ns, excused in ((reach_ns, True), (reach_ns + NS // 10, False)):
+        busy = Observation(now_ns=due_ns + past_ns, saturated=((exit_ns, exit_ns + 600 * NS, 1.0),))
+        verdict = judge_worker(records, FAST, observation=busy)
+        assert verdict.in_error == excused, verdict.failures
+        assert bool(verdict.problems) == (not excused), verdict.failures
 
 
 def test_a_late_restart_while_the_host_was_saturated_is_set_aside_naming_the_load() -> None:
