@@ -49,6 +49,7 @@ from crashloop_harness.model.subject import is_bare
 from crashloop_harness.recording.apirecorder import ApiRecorder
 from crashloop_harness.recording.closing import RecorderErrors
 from crashloop_harness.recording.hostcpu import CpuTimes, SaturatedSpan
+from crashloop_harness.recording.nodepods import PodStartup
 from crashloop_harness.recording.nodestream import NodeStream
 from crashloop_harness.recording.observercost import ObserverCost
 from crashloop_harness.recording.pace import RUNTIME_RUN, PaceSample
@@ -204,6 +205,7 @@ class Feeder:
         clock: Clock,
         changes: Changes,
     ) -> None:
+        self.trace = trace
         self.recorder = recorder
         self.clock = clock
         self.changes = changes
@@ -337,6 +339,11 @@ class ReplayRecorder:
         # before they were stopped is fed, then the final listing is taken.
         self.feeder.feed_until(self.feeder.now_ns + STOP_DRAIN_NS, move_clock=False)
         self.inner.stop()
+        # The kubelets' pod lists the live recorder read as it stopped, however long it took.
+        for entry in self.feeder.trace.entries:
+            if entry.kind == "node-pods":
+                pods = [PodStartup.from_fields(fields) for fields in entry.fields["pods"]]
+                self.inner.startups.on_startups(entry.node, pods)
 
     def attempts(self) -> list[AttemptRecord]:
         return self.inner.attempts()
@@ -386,6 +393,9 @@ class ReplayRecorder:
 
     def pace_samples(self) -> dict[str, list[PaceSample]]:
         return self.inner.pace_samples()
+
+    def pod_startups(self) -> dict[str, list[PodStartup]]:
+        return self.inner.pod_startups()
 
     def wait_for_change(self, timeout: float) -> None:
         self.feeder.advance(timeout)

@@ -34,6 +34,7 @@ from crashloop_harness.model.durations import NS_PER_S
 from crashloop_harness.recording.closing import ClosesItsLog, RecorderErrors
 from crashloop_harness.recording.hostcpu import SaturatedSpan
 from crashloop_harness.recording.leasereader import LeaseReader
+from crashloop_harness.recording.nodepods import NodeStartups, PodStartup
 from crashloop_harness.recording.observercost import CpuReading, ObserverCost, read_cpu
 from crashloop_harness.recording.pace import PaceSample
 from crashloop_harness.recording.podpace import PodPaceReader
@@ -108,6 +109,8 @@ class ApiRecorder(ClosesItsLog):
         self._cpu_before: CpuReading | None = None
         self.cost: ObserverCost | None = None
         self._closed = False
+        # Other pods' start-ups on each node, read as the observation ends.
+        self.startups = NodeStartups(api, run_id, self.trace, self.errors.add)
 
     def start(self) -> None:
         self._cpu_before = read_cpu()
@@ -123,7 +126,12 @@ class ApiRecorder(ClosesItsLog):
             self._lease_thread.join(timeout=timeouts.API_REQUEST)
             if self._pace_thread is not None:
                 self._pace_thread.join(timeout=timeouts.API_REQUEST)
+            self.startups.read(self.node_workers)
         self.close_log(self.observer)
+
+    def pod_startups(self) -> dict[str, list[PodStartup]]:
+        """node -> other pods' start-ups its kubelet listed as the observation ended."""
+        return self.startups.by_node()
 
     def attempts(self) -> list[AttemptRecord]:
         with self._lock:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from crashloop_harness.cluster.kubeletstate import KubeletChanges, KubeletProcess
 from crashloop_harness.recording.closing import RecorderErrors
 from crashloop_harness.recording.hostcpu import SaturatedSpan
+from crashloop_harness.recording.nodepods import PodStartup
 from crashloop_harness.recording.observercost import ObserverCost
 from crashloop_harness.recording.pace import PaceSample
 from crashloop_harness.recording.recorder import ApiView
@@ -96,6 +97,9 @@ class NoRecorder:
         return ()
 
     def pace_samples(self) -> dict[str, list[PaceSample]]:
+        return {}
+
+    def pod_startups(self) -> dict[str, list[PodStartup]]:
         return {}
 
     def wait_for_change(self, timeout: float) -> None:

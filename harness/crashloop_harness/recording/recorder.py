@@ -58,6 +58,7 @@ from crashloop_harness.recording.hostcpu import (
     read_cpu_times,
     saturated_spans,
 )
+from crashloop_harness.recording.nodepods import NodeStartups, PodStartup
 from crashloop_harness.recording.nodestream import (
     Listing,
     NodeStream,
@@ -151,6 +152,7 @@ class AttemptRecorder(Protocol):
     def api_view(self, key: AttemptKey) -> ApiView | None: ...
     def saturated(self) -> tuple[SaturatedSpan, ...]: ...
     def pace_samples(self) -> dict[str, list[PaceSample]]: ...
+    def pod_startups(self) -> dict[str, list[PodStartup]]: ...
     def wait_for_change(self, timeout: float) -> None: ...
 
 
@@ -195,6 +197,8 @@ class Recorder(ClosesItsLog):
         self.watch = PodWatch(
             api, namespace, self._note, self.errors.add, self._stop, tap=self.trace
         )
+        # Other pods' start-ups on each node, read as the observation ends.
+        self.startups = NodeStartups(api, run_id, self.trace, self.errors.add)
         # Containers a listing showed before any event did, then inspected.
         self.reconciled = 0
         # Per node: when it last spoke (monotonic), and how it last failed.
@@ -294,6 +298,8 @@ class Recorder(ClosesItsLog):
             thread.join(timeout=timeouts.API_REQUEST)
         for node in self.node_workers:
             self.sample_once(node)
+        if self._threads:  # a replay never starts the readers: it feeds what they read
+            self.startups.read(self.node_workers)
         self.close_log(
             self.observer,
             reconciled=self.reconciled,
@@ -446,6 +452,10 @@ class Recorder(ClosesItsLog):
         if times is not None:
             self.trace.write("host", busy=times.busy, total=times.total)
             self.on_host_times(times)
+
+    def pod_startups(self) -> dict[str, list[PodStartup]]:
+        """node -> other pods' start-ups its kubelet listed as the observation ended."""
+        return self.startups.by_node()
 
     def pace_samples(self) -> dict[str, list[PaceSample]]:
         """node -> every pace probe it ran so far (crashloop_harness.recording.pace)."""

@@ -36,6 +36,7 @@ from crashloop_harness.pods.skeleton import (
     pace_pod,
     probe_pod,
 )
+from crashloop_harness.recording.nodepods import PodStartup
 from crashloop_harness.recording.pace import CPU_BURST, PACE_EVERY_S
 from crashloop_harness.recording.podpace import pace_pod_name
 from crashloop_harness.recording.recorder import AttemptRecorder, Observer
@@ -112,6 +113,8 @@ class CheckResult(RunState):
     pace: dict[str, list[float]] = field(default_factory=dict)
     # Which probe made them (recording.pace.PROBES): each has its own reference.
     pace_probe: str = CPU_BURST
+    # node -> other pods' start-ups its kubelet listed as the observation ended.
+    startups: dict[str, list[PodStartup]] = field(default_factory=dict)
 
 
 def _by_subject(
@@ -370,6 +373,7 @@ def take_sample(result: CheckResult, recorder: AttemptRecorder) -> None:
             result.levels_until_ns[worker] = stopped
         result.unobserved[worker] = tuple(recorder.unobserved(node))
     result.saturated = recorder.saturated()
+    result.startups = recorder.pod_startups()
     result.not_running = {
         subject: cause
         for pod, cause in recorder.not_running().items()
@@ -441,6 +445,7 @@ def _observation(
         pending_created_ns=result.created.get(worker),
         unobserved=result.unobserved.get(worker, ()),
         saturated=result.saturated,
+        startups=tuple(result.startups.get(result.nodes[worker], ())),
         cost=cost,
         levels_until_ns=result.levels_until_ns.get(worker),
         not_running=result.not_running.get(worker),

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from crashloop_harness.model.backoff import UNMEASURED, BackoffCurve, CostAllowance
+from crashloop_harness.recording.nodepods import PodStartup
 from crashloop_harness.verdict.nodecost import NodeCost
 from crashloop_harness.verdict.slowness import NodeSlowness
 from crashloop_harness.verdict.tolerances import SLOW_LEVELS_FROM
@@ -34,6 +35,9 @@ class Observation:
     # Host-clock spans (ns) in which the host's CPUs were saturated, with the
     # busiest share (a kind node's clock is the host's).
     saturated: tuple[tuple[int, int, float], ...] = ()
+    # Other pods' start-ups on the node, as its kubelet listed them at the end: a late
+    # restart 1 across one is set aside (crashloop_harness.recording.nodepods).
+    startups: tuple[PodStartup, ...] = ()
     # What a restart costs the node, measured in the run; None: the reference
     # host's cost (the sources' terms, restart 1 at a flat bound).
     cost: NodeCost | None = None

@@ -14,6 +14,7 @@ from datetime import timedelta
 
 from crashloop_harness.model.backoff import UNMEASURED, BackoffCurve, CostAllowance
 from crashloop_harness.model.durations import NS_PER_S, format_duration, to_ns
+from crashloop_harness.recording.nodepods import PodStartup
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict.failures import Failure, Rule
 from crashloop_harness.verdict.lateness import busy_host_reach_ns, machine_lateness
@@ -132,6 +133,7 @@ def check_restart(
     confirm_levels: bool,
     unobserved: Sequence[tuple[int, int]] = (),
     saturated: Sequence[tuple[int, int, float]] = (),
+    startups: Sequence[PodStartup] = (),
     allowance: CostAllowance = UNMEASURED,
     node_slow: NodeSlowness | None = None,
     levels_until_ns: int | None = None,
@@ -139,6 +141,7 @@ def check_restart(
     """The best-fitting reading of restart n among the candidate positions.
 
     ``allowance`` is what the restart may cost its node (crashloop_harness.verdict.nodecost);
+    ``startups`` other pods' start-ups on its node (crashloop_harness.recording.nodepods);
     ``node_slow`` says what of the verdict the node was too slow to deliver;
     ``levels_until_ns`` when the watch that reads levels stopped (node clock): a
     restart decided after it is not asked for its level.
@@ -161,6 +164,7 @@ def check_restart(
             confirm_levels=confirm_levels,
             unobserved=unobserved,
             saturated=saturated,
+            startups=startups,
             allowance=allowance,
             node_slow=node_slow or NodeSlowness(),
         )
@@ -186,6 +190,7 @@ def _check_at(
     confirm_levels: bool,
     unobserved: Sequence[tuple[int, int]],
     saturated: Sequence[tuple[int, int, float]],
+    startups: Sequence[PodStartup],
     allowance: CostAllowance,
     node_slow: NodeSlowness,
 ) -> RestartCheck:
@@ -230,6 +235,7 @@ def _check_at(
             decided_ns=decided_at(current),
             unobserved=unobserved,
             saturated=saturated,
+            startups=startups,
             allowance=allowance,
             node_slow=node_slow,
         )
@@ -274,6 +280,7 @@ def _delay_problems(
     decided_ns: int,
     unobserved: Sequence[tuple[int, int]],
     saturated: Sequence[tuple[int, int, float]],
+    startups: Sequence[PodStartup],
     allowance: CostAllowance,
     node_slow: NodeSlowness,
 ) -> list[Failure]:
@@ -306,6 +313,9 @@ def _delay_problems(
         # meanwhile: neither a pass nor the kubelet's failure. Not judged; the check
         # observes on for a restart in its place.
         return [SET_ASIDE.failed(f"set aside: {late}, but {gap}", restart=n, numbers=numbers)]
+    beside = _started_beside(n, late, startups, window_ns=(exited_ns, decided_ns), numbers=numbers)
+    if beside is not None:
+        return [beside]
     if node_slow.too_slow is not None:
         return [
             NODE_TOO_SLOW.failed(
@@ -315,6 +325,32 @@ def _delay_problems(
     return [
         TOO_LATE.failed(f"too late: {late}{allowance_note(allowance)}", restart=n, numbers=numbers)
     ]
+
+
+def _started_beside(
+    n: int,
+    late: str,
+    startups: Sequence[PodStartup],
+    *,
+    window_ns: tuple[int, int],
+    numbers: dict[str, float],
+) -> Failure | None:
+    """Restart 1 late across other pods' start-up on its node: set aside, naming them.
+
+    Restart 1 waits no back-off: other pods' sandboxes starting on the node in the same
+    seconds take the runtime's time first, which no pace probe sees.
+    """
+    beside = [s.pod for s in startups if s.overlaps(*window_ns)] if n == 1 else []
+    if not beside:
+        return None
+    more = f" and {len(beside) - 3} more" if len(beside) > 3 else ""
+    return SET_ASIDE.failed(
+        f"set aside: {late}, but the node started {len(beside)} other pod(s) meanwhile "
+        f"({', '.join(beside[:3])}{more}, as its kubelet lists them): their start-up is the "
+        "node's work, not this restart's",
+        restart=n,
+        numbers=numbers,
+    )
 
 
 def allowance_note(allowance: CostAllowance) -> str:

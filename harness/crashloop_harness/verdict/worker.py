@@ -134,6 +134,7 @@ def judge_worker(
             confirm_levels=confirm_levels,
             unobserved=observation.unobserved,
             saturated=observation.saturated,
+            startups=observation.startups,
             allowance=observation.allowance,
             node_slow=slowness,
             levels_until_ns=observation.levels_until_ns,

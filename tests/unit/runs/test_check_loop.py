@@ -18,6 +18,7 @@ import pytest
 from crashloop_harness.cluster.kubeletstate import KubeletChanges
 from crashloop_harness.core import timeouts
 from crashloop_harness.recording.hostcpu import SaturatedSpan
+from crashloop_harness.recording.nodepods import PodStartup
 from crashloop_harness.recording.pace import PaceSample
 from crashloop_harness.recording.recorder import Recorder
 from crashloop_harness.recording.records import AttemptRecord
@@ -81,6 +82,9 @@ class FakeRecorder:
         return ()
 
     def pace_samples(self) -> dict[str, list[PaceSample]]:
+        return {}
+
+    def pod_startups(self) -> dict[str, list[PodStartup]]:
         return {}
 
     def silent_nodes(self, longer_than: float) -> list[str]:

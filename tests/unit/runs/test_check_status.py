@@ -10,6 +10,7 @@ import pytest
 from crashloop_harness.cluster.remote import RemoteCluster
 from crashloop_harness.core import timeouts
 from crashloop_harness.recording.hostcpu import SaturatedSpan
+from crashloop_harness.recording.nodepods import PodStartup
 from crashloop_harness.recording.pace import PaceSample
 from crashloop_harness.recording.recorder import Recorder
 from crashloop_harness.recording.records import AttemptRecord
@@ -157,6 +158,9 @@ class _RecorderNow:
         return ()
 
     def pace_samples(self) -> dict[str, list[PaceSample]]:
+        return {}
+
+    def pod_startups(self) -> dict[str, list[PodStartup]]:
         return {}
 
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 
 from crashloop_harness.model.backoff import UNMEASURED, BackoffCurve
+from crashloop_harness.recording.nodepods import PodStartup
 from crashloop_harness.recording.records import SOURCE_CRI, SOURCE_SELF, AttemptRecord
 from crashloop_harness.verdict import (
     CLOCK_ROUNDING,
@@ -260,6 +261,32 @@ def test_a_busy_host_does_not_excuse_a_restart_that_never_comes() -> None:
         verdict = judge_worker(records, FAST, observation=busy)
         assert verdict.in_error == excused, verdict.failures
         assert bool(verdict.problems) == (not excused), verdict.failures
+
+
+def test_a_late_restart_1_across_another_pod_s_start_up_is_set_aside_naming_it() -> None:
+    records = attempts([5.6, 2.1])  # restart 1 after 5.6s against its flat 5s bound
+    exit_0 = records[0].finished_at_ns or 0
+    beside = PodStartup("other/p", exit_0 - NS, exit_0)
+    apart = PodStartup("other/q", exit_0 - 10 * NS, exit_0 - 8 * NS)
+    verdict = judge_worker(records, FAST, observation=Observation(startups=(beside, apart)))
+    (first, second) = verdict.checks
+    assert first.set_aside is not None
+    assert "started 1 other pod(s) meanwhile (other/p," in first.set_aside
+    assert first.passed
+    assert second.set_aside is None
+    # The smallest wrong reading: the same restart 1 with only a start-up seconds before
+    # its window, or none, is too late.
+    for startups in ((apart,), ()):
+        alone = judge_worker(records, FAST, observation=Observation(startups=startups))
+        assert alone.checks[0].set_aside is None
+        assert [f.code for f in alone.checks[0].failures] == ["too-late"]
+    # A later restart is never excused so: it waited a back-off, the start-up's own time.
+    late_2 = attempts([0.3, 6.0])
+    exit_1 = late_2[1].finished_at_ns or 0
+    around = PodStartup("other/p", exit_1, exit_1 + NS)
+    judged = judge_worker(late_2, FAST, observation=Observation(startups=(around,)))
+    assert judged.checks[1].set_aside is None
+    assert not judged.passed
 
 
 def test_a_late_restart_while_the_host_was_saturated_is_set_aside_naming_the_load() -> None:
