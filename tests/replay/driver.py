@@ -65,7 +65,7 @@ from tests.fakeclock import REAL_TIME_FOR
 TRACES = Path(__file__).parents[1] / "data" / "traces"
 # What the replayed check loop waits for between two looks, as the live one does.
 _FEED_KINDS = frozenset(
-    {"event", "event-error", "err", "ended", "pod", "watch", "host", "lease", "pace"}
+    {"event", "event-error", "err", "ended", "pod", "watch", "host", "lease", "pace", "node-pods"}
 )
 # How long after its loop ended a live run still read its nodes (stopping the
 # readers, the final listing): inputs that late are fed before the verdict.
@@ -278,6 +278,9 @@ class Feeder:
                         entry.fields.get("probe", RUNTIME_RUN),
                     )
                 )
+        elif entry.kind == "node-pods":
+            pods = [PodStartup.from_fields(fields) for fields in entry.fields["pods"]]
+            self.recorder.startups.on_startups(entry.node, pods)
         elif entry.kind == "pod":
             self.recorder.watch.on_watch_event(entry.fields["type"], pod_from(entry.fields))
         elif entry.kind == "watch":
@@ -340,8 +343,9 @@ class ReplayRecorder:
         self.feeder.feed_until(self.feeder.now_ns + STOP_DRAIN_NS, move_clock=False)
         self.inner.stop()
         # The kubelets' pod lists the live recorder read as it stopped, however long it took.
+        drop = self.feeder.changes.drop
         for entry in self.feeder.trace.entries:
-            if entry.kind == "node-pods":
+            if entry.kind == "node-pods" and (drop is None or not drop(entry)):
                 pods = [PodStartup.from_fields(fields) for fields in entry.fields["pods"]]
                 self.inner.startups.on_startups(entry.node, pods)
 

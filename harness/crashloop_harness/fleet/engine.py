@@ -26,6 +26,7 @@ from crashloop_harness.fleet.judge import GroupJudgement, Round, judge_group, su
 from crashloop_harness.fleet.plan import FleetPlan, Group
 from crashloop_harness.model.bounds import BOUNDS
 from crashloop_harness.recording.leasereader import LEASE_POLL_S
+from crashloop_harness.recording.nodepods import READ_EVERY_S as STARTUPS_EVERY_S
 from crashloop_harness.recording.pace import PACE_EVERY_S
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
 
@@ -70,8 +71,9 @@ def status_writes_per_s(group: Group, nodes: int) -> float:
 
 def reads_per_s(nodes: int) -> float:
     """The reads a second a group's check makes besides its one watch: each node's pace pod
-    log every PACE_EVERY_S, the nodes' Leases every LEASE_POLL_S (one list)."""
-    return nodes / PACE_EVERY_S + 1 / LEASE_POLL_S
+    log every PACE_EVERY_S and its kubelet's pod list every nodepods.READ_EVERY_S, the
+    nodes' Leases every LEASE_POLL_S (one list)."""
+    return nodes / PACE_EVERY_S + nodes / STARTUPS_EVERY_S + 1 / LEASE_POLL_S
 
 
 # The reference group of the budget docs/existing-clusters.md sets: 3 nodes on a 2 s curve.

@@ -90,47 +90,51 @@ class ApiRecorder(ClosesItsLog):
             label_selector=label_selector,
             tap=self.trace,
         )
-        self._thread = threading.Thread(target=self.watch.run, name="watch-pods", daemon=True)
         # The nodes' own heartbeats: spans in which a node was not observed.
         self.leases = LeaseReader(
             api, self.node_workers, self.errors.add, self._stop, tap=self.trace
-        )
-        self._lease_thread = threading.Thread(
-            target=self.leases.run, name="read-leases", daemon=True
         )
         # Each node's pace, from the pace pod the check places on it (podpace); none
         # read unless the run asked for it.
         self.pace = PodPaceReader(
             api, namespace, self.node_workers, self.errors.add, self._stop, tap=self.trace
         )
-        self._pace_thread = (
-            threading.Thread(target=self.pace.run, name="read-pace", daemon=True) if pace else None
-        )
+        self._paced = pace
+        # Other pods' start-ups on each node, read while it observes and as it ends.
+        self.startups = NodeStartups(api, run_id, self.trace, self.errors.add)
+        # The readers' threads, once started (a replay never starts them: it feeds them).
+        self._threads: list[threading.Thread] = []
         self._cpu_before: CpuReading | None = None
         self.cost: ObserverCost | None = None
         self._closed = False
-        # Other pods' start-ups on each node, read as the observation ends.
-        self.startups = NodeStartups(api, run_id, self.trace, self.errors.add)
 
     def start(self) -> None:
         self._cpu_before = read_cpu()
-        self._thread.start()
-        self._lease_thread.start()
-        if self._pace_thread is not None:
-            self._pace_thread.start()
+        nodes = list(self.node_workers)
+        self._threads = [
+            threading.Thread(target=self.watch.run, name="watch-pods", daemon=True),
+            threading.Thread(target=self.leases.run, name="read-leases", daemon=True),
+            threading.Thread(
+                target=self.startups.run, args=(nodes, self._stop), name="node-pods", daemon=True
+            ),
+        ]
+        if self._paced:
+            self._threads.append(
+                threading.Thread(target=self.pace.run, name="read-pace", daemon=True)
+            )
+        for thread in self._threads:
+            thread.start()
 
     def stop(self) -> None:
         self._stop.set()
-        if self._thread.ident is not None:  # a replay never starts the watch
-            self._thread.join(timeout=timeouts.API_REQUEST)
-            self._lease_thread.join(timeout=timeouts.API_REQUEST)
-            if self._pace_thread is not None:
-                self._pace_thread.join(timeout=timeouts.API_REQUEST)
+        for thread in self._threads:
+            thread.join(timeout=timeouts.API_REQUEST)
+        if self._threads:
             self.startups.read(self.node_workers)
         self.close_log(self.observer)
 
     def pod_startups(self) -> dict[str, list[PodStartup]]:
-        """node -> other pods' start-ups its kubelet listed as the observation ended."""
+        """node -> other pods' start-ups its kubelet listed at its latest read."""
         return self.startups.by_node()
 
     def attempts(self) -> list[AttemptRecord]:

@@ -39,6 +39,9 @@ from crashloop_harness.recording.trace import Tap
 SANDBOX_READY: Final = "PodReadyToStartContainers"
 # The API's times are whole seconds: a time read T stands for anywhere in [T, T + 1 s).
 _SECOND_NS: Final = NS_PER_S
+# How often each judged node's pod list is read while the run observes: one GET a node
+# every 20 s (a fleet's budget counts it, crashloop_harness.fleet.engine).
+READ_EVERY_S: Final = 20.0
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,13 @@ class PodStartup:
         """Whether the start-up may have run at any moment between two instants."""
         last_ns = None if self.until_ns is None else self.until_ns + _SECOND_NS
         return self.from_ns < end_ns and (last_ns is None or last_ns > start_ns)
+
+    def span_within(self, start_ns: int, end_ns: int) -> tuple[int, int] | None:
+        """The part of the start-up that may lie between two instants; None if none."""
+        if not self.overlaps(start_ns, end_ns):
+            return None
+        last_ns = end_ns if self.until_ns is None else self.until_ns + _SECOND_NS
+        return max(self.from_ns, start_ns), min(last_ns, end_ns)
 
     def to_fields(self) -> list[Any]:
         return [self.pod, self.from_ns, self.until_ns]
@@ -108,8 +118,10 @@ def read_node_pods(api: client.ApiClient, node: str) -> dict[str, Any]:
 
 
 class NodeStartups:
-    """Other pods' start-ups on each judged node, read once as the observation ends and
-    kept in the run's trace (``node-pods``) for a replay."""
+    """Other pods' start-ups on each judged node, read every READ_EVERY_S while the run
+    observes (so a restart set aside is known, and owed, while the check can still observe
+    one in its place) and once more as it ends; each read kept in the run's trace
+    (``node-pods``) for a replay."""
 
     def __init__(
         self, api: client.ApiClient, run_id: str, tap: Tap, on_error: Callable[[str], None]
@@ -120,6 +132,13 @@ class NodeStartups:
         self._on_error = on_error
         self._lock = threading.Lock()
         self._by_node: dict[str, list[PodStartup]] = {}
+
+    def run(self, nodes: Iterable[str], stop: threading.Event) -> None:
+        """Read every node's list each READ_EVERY_S until ``stop`` (the recorder's own stop
+        ends the wait: a period, not a synchronisation)."""
+        judged = list(nodes)
+        while not stop.wait(READ_EVERY_S):
+            self.read(judged)
 
     def read(self, nodes: Iterable[str]) -> None:
         """Each node's kubelet's pod list; one that cannot be read excuses nothing (noted)."""
@@ -141,3 +160,16 @@ class NodeStartups:
         """node -> other pods' start-ups its kubelet listed (none before the end)."""
         with self._lock:
             return {node: list(found) for node, found in self._by_node.items()}
+
+
+def startup_time_within(startups: Iterable[PodStartup], start_ns: int, end_ns: int) -> int:
+    """How long, between two instants, at least one of the start-ups may have run (ns)."""
+    spans = sorted(span for s in startups if (span := s.span_within(start_ns, end_ns)) is not None)
+    total = 0
+    reach = start_ns
+    for begin, end in spans:
+        counted_from = max(begin, reach)
+        if end > counted_from:
+            total += end - counted_from
+            reach = end
+    return total

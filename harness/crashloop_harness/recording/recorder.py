@@ -197,7 +197,7 @@ class Recorder(ClosesItsLog):
         self.watch = PodWatch(
             api, namespace, self._note, self.errors.add, self._stop, tap=self.trace
         )
-        # Other pods' start-ups on each node, read as the observation ends.
+        # Other pods' start-ups on each node, read while it observes and as it ends.
         self.startups = NodeStartups(api, run_id, self.trace, self.errors.add)
         # Containers a listing showed before any event did, then inspected.
         self.reconciled = 0
@@ -258,6 +258,13 @@ class Recorder(ClosesItsLog):
         if self._pace is not None:
             pace = threading.Thread(target=self._probe_pace, name="pace", daemon=True)
             self._threads.append(pace)
+        startups = threading.Thread(
+            target=self.startups.run,
+            args=(list(self.node_workers), self._stop),
+            name="read-node-pods",
+            daemon=True,
+        )
+        self._threads.append(startups)
         for thread in self._threads:
             thread.start()
         for stream in self._streams:
@@ -454,7 +461,7 @@ class Recorder(ClosesItsLog):
             self.on_host_times(times)
 
     def pod_startups(self) -> dict[str, list[PodStartup]]:
-        """node -> other pods' start-ups its kubelet listed as the observation ended."""
+        """node -> other pods' start-ups its kubelet listed at its latest read."""
         return self.startups.by_node()
 
     def pace_samples(self) -> dict[str, list[PaceSample]]:

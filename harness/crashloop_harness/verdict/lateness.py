@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from crashloop_harness.model.backoff import CostAllowance
 from crashloop_harness.model.durations import to_ns
+from crashloop_harness.recording.nodepods import PodStartup, startup_time_within
 from crashloop_harness.verdict.tolerances import (
     MAX_JUDGEABLE_PACE,
     MAX_JUDGEABLE_SLOWDOWN,
@@ -91,4 +92,26 @@ def machine_lateness(
         f"the host was saturated (its CPUs {busiest:.0%} busy) for {secs(saturated_ns)} after "
         f"{clock(first)}, once the back-off had passed: the delay is the machine's "
         "lateness, not the kubelet's alone"
+    )
+
+
+def started_beside(
+    startups: Sequence[PodStartup], due_ns: int, decided_ns: int, *, excess_ns: int
+) -> str | None:
+    """Which other pods a node started once a restart was due, None when none (or for less
+    time than the restart is late).
+
+    Their sandboxes take the runtime's and the kubelet's time first, which no pace probe
+    sees (crashloop_harness.recording.nodepods). Like a saturated host, a start-up excuses
+    only as much lateness as it lasted once the restart was due: a second's start-up
+    cannot account for a restart a minute late, and one during the back-off none.
+    """
+    beside = [s.pod for s in startups if s.overlaps(due_ns, decided_ns)]
+    if not beside or startup_time_within(startups, due_ns, decided_ns) < excess_ns:
+        return None
+    more = f" and {len(beside) - 3} more" if len(beside) > 3 else ""
+    return (
+        f"the node started {len(beside)} other pod(s) once it was due "
+        f"({', '.join(beside[:3])}{more}, as its kubelet lists them): their start-up is the "
+        "node's work, not this restart's"
     )

@@ -17,7 +17,11 @@ from crashloop_harness.model.durations import NS_PER_S, format_duration, to_ns
 from crashloop_harness.recording.nodepods import PodStartup
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict.failures import Failure, Rule
-from crashloop_harness.verdict.lateness import busy_host_reach_ns, machine_lateness
+from crashloop_harness.verdict.lateness import (
+    busy_host_reach_ns,
+    machine_lateness,
+    started_beside,
+)
 from crashloop_harness.verdict.levels import level_problem as level_problem_of
 from crashloop_harness.verdict.slowness import NODE_TOO_SLOW, NodeSlowness
 from crashloop_harness.verdict.tolerances import (
@@ -298,24 +302,22 @@ def _delay_problems(
         ]
     if delay_ns <= upper_ns:
         return []
+    excess_ns = delay_ns - upper_ns
     gap = machine_lateness(
         unobserved,
         saturated,
         exited_ns,
         decided_ns,
         busy_from_ns=exited_ns + expected_ns,
-        excess_ns=delay_ns - upper_ns,
+        excess_ns=excess_ns,
         busy_reach_ns=busy_host_reach_ns(allowance, first=expected_ns == 0),
-    )
+    ) or started_beside(startups, exited_ns + expected_ns, decided_ns, excess_ns=excess_ns)
     late = f"restarted (created) after {secs(delay_ns)}, over the {secs(upper_ns)} upper bound"
     if gap:
         # Late, but the node (or the host under it) was not running as it should
-        # meanwhile: neither a pass nor the kubelet's failure. Not judged; the check
-        # observes on for a restart in its place.
+        # meanwhile, or was starting other pods: neither a pass nor the kubelet's failure.
+        # Not judged; the check observes on for a restart in its place.
         return [SET_ASIDE.failed(f"set aside: {late}, but {gap}", restart=n, numbers=numbers)]
-    beside = _started_beside(n, late, startups, window_ns=(exited_ns, decided_ns), numbers=numbers)
-    if beside is not None:
-        return [beside]
     if node_slow.too_slow is not None:
         return [
             NODE_TOO_SLOW.failed(
@@ -325,32 +327,6 @@ def _delay_problems(
     return [
         TOO_LATE.failed(f"too late: {late}{allowance_note(allowance)}", restart=n, numbers=numbers)
     ]
-
-
-def _started_beside(
-    n: int,
-    late: str,
-    startups: Sequence[PodStartup],
-    *,
-    window_ns: tuple[int, int],
-    numbers: dict[str, float],
-) -> Failure | None:
-    """Restart 1 late across other pods' start-up on its node: set aside, naming them.
-
-    Restart 1 waits no back-off: other pods' sandboxes starting on the node in the same
-    seconds take the runtime's time first, which no pace probe sees.
-    """
-    beside = [s.pod for s in startups if s.overlaps(*window_ns)] if n == 1 else []
-    if not beside:
-        return None
-    more = f" and {len(beside) - 3} more" if len(beside) > 3 else ""
-    return SET_ASIDE.failed(
-        f"set aside: {late}, but the node started {len(beside)} other pod(s) meanwhile "
-        f"({', '.join(beside[:3])}{more}, as its kubelet lists them): their start-up is the "
-        "node's work, not this restart's",
-        restart=n,
-        numbers=numbers,
-    )
 
 
 def allowance_note(allowance: CostAllowance) -> str:

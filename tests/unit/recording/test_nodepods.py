@@ -6,7 +6,12 @@ from typing import Any
 
 from crashloop_harness.core.conventions import RUN_LABEL
 from crashloop_harness.model.durations import NS_PER_S
-from crashloop_harness.recording.nodepods import SANDBOX_READY, PodStartup, startups_of
+from crashloop_harness.recording.nodepods import (
+    SANDBOX_READY,
+    PodStartup,
+    startup_time_within,
+    startups_of,
+)
 
 T0 = 1_796_650_683  # 2026-12-07 13:38:03 UTC, whole seconds as the API writes them
 
@@ -47,3 +52,14 @@ def test_a_start_up_overlaps_by_whole_seconds_and_one_still_starting_overlaps_al
     starting = PodStartup("ns/q", T0 * NS_PER_S, None)
     assert starting.overlaps((T0 + 100) * NS_PER_S, (T0 + 101) * NS_PER_S)
     assert PodStartup.from_fields(ready.to_fields()) == ready
+
+
+def test_start_ups_that_overlap_are_counted_once_within_the_window() -> None:
+    at = T0 * NS_PER_S
+    startups = [
+        PodStartup("ns/a", at, at + NS_PER_S),  # may run to at + 2 s
+        PodStartup("ns/b", at + NS_PER_S, at + NS_PER_S),  # at + 1 s .. at + 2 s, inside a's
+        PodStartup("ns/c", at + 5 * NS_PER_S, None),  # still starting
+    ]
+    assert startup_time_within(startups, at, at + 10 * NS_PER_S) == 2 * NS_PER_S + 5 * NS_PER_S
+    assert startup_time_within(startups, at + 3 * NS_PER_S, at + 4 * NS_PER_S) == 0

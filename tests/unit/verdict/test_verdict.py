@@ -263,30 +263,37 @@ def test_a_busy_host_does_not_excuse_a_restart_that_never_comes() -> None:
         assert bool(verdict.problems) == (not excused), verdict.failures
 
 
-def test_a_late_restart_1_across_another_pod_s_start_up_is_set_aside_naming_it() -> None:
+def test_a_late_restart_across_another_pod_s_start_up_is_set_aside_naming_it() -> None:
     records = attempts([5.6, 2.1])  # restart 1 after 5.6s against its flat 5s bound
     exit_0 = records[0].finished_at_ns or 0
-    beside = PodStartup("other/p", exit_0 - NS, exit_0)
+    beside = PodStartup("other/p", exit_0 - NS, exit_0)  # ready "at" exit_0: up to +1s
     apart = PodStartup("other/q", exit_0 - 10 * NS, exit_0 - 8 * NS)
     verdict = judge_worker(records, FAST, observation=Observation(startups=(beside, apart)))
     (first, second) = verdict.checks
     assert first.set_aside is not None
-    assert "started 1 other pod(s) meanwhile (other/p," in first.set_aside
+    assert "started 1 other pod(s) once it was due (other/p," in first.set_aside
     assert first.passed
     assert second.set_aside is None
-    # The smallest wrong reading: the same restart 1 with only a start-up seconds before
-    # its window, or none, is too late.
-    for startups in ((apart,), ()):
-        alone = judge_worker(records, FAST, observation=Observation(startups=startups))
+    # The smallest wrong readings: a start-up seconds before its window, or none, and a
+    # restart later than the start-up lasted (1s of it cannot excuse 1.6s) are too late.
+    late = attempts([6.6, 2.1])
+    for startups, judged in (((apart,), records), ((), records), ((beside,), late)):
+        alone = judge_worker(judged, FAST, observation=Observation(startups=startups))
         assert alone.checks[0].set_aside is None
         assert [f.code for f in alone.checks[0].failures] == ["too-late"]
-    # A later restart is never excused so: it waited a back-off, the start-up's own time.
-    late_2 = attempts([0.3, 6.0])
-    exit_1 = late_2[1].finished_at_ns or 0
-    around = PodStartup("other/p", exit_1, exit_1 + NS)
-    judged = judge_worker(late_2, FAST, observation=Observation(startups=(around,)))
-    assert judged.checks[1].set_aside is None
-    assert not judged.passed
+
+
+def test_a_restart_that_waited_a_back_off_is_excused_only_by_a_start_up_once_due() -> None:
+    records = attempts([0.3, 6.0])  # restart 2 after 6s: due at 2s, bound 4.5s
+    exit_1 = records[1].finished_at_ns or 0
+    during_wait = PodStartup("other/p", exit_1, exit_1)  # over by 1s: the wait, not the work
+    once_due = PodStartup("other/p", exit_1 + 2 * NS, exit_1 + 5 * NS)
+    waited = judge_worker(records, FAST, observation=Observation(startups=(during_wait,)))
+    assert waited.checks[1].set_aside is None
+    assert not waited.passed
+    due = judge_worker(records, FAST, observation=Observation(startups=(once_due,)))
+    assert due.checks[1].set_aside is not None
+    assert due.passed
 
 
 def test_a_late_restart_while_the_host_was_saturated_is_set_aside_naming_the_load() -> None:
