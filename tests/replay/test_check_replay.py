@@ -581,3 +581,33 @@ def test_a_stopped_kubelet_is_caught_on_a_busy_host_whose_nodes_kept_their_pace(
     # deleted after six.
     assert decided_at < 60.0
     assert not result.verdicts["default"].in_error, result.verdicts["default"].failures
+
+
+BURST_SET_ASIDE_135 = "v1.35.8-existing-startup-burst-set-aside"
+
+
+def test_restarts_late_across_another_team_s_start_up_burst_are_set_aside_and_owed(
+    tmp_path: Path,
+) -> None:
+    """Forty-five pods of another namespace started as an existing-cluster check's did: two
+    restarts of sound kubelets came late while their sandboxes were made. Read from the
+    kubelets' own pod lists, each is set aside naming the pods, and the check passes on the
+    restarts observed in their place; without the lists (the verdict before them) it fails
+    the sound kubelets as too late."""
+    trace = Trace.load(BURST_SET_ASIDE_135)
+    result = replay_check(trace, tmp_path / "run")
+    _assert_as_live(trace, result)
+    assert result.status == "passed", result.reason
+    aside = {
+        (subject, check.n): check.set_aside
+        for subject, verdict in result.verdicts.items()
+        for check in verdict.set_aside
+    }
+    assert set(aside) == {("crashloop-worker", 2), ("crashloop-worker2/runs-5s", 1)}
+    assert all("other pod(s) once it was due (burst-" in str(words) for words in aside.values())
+    blind = replay_check(
+        trace, tmp_path / "blind", Changes(drop=lambda entry: entry.kind == "node-pods")
+    )
+    assert blind.status == "failed"
+    assert "crashloop-worker: restart 2" in blind.reason
+    assert "too late" in blind.reason
