@@ -586,9 +586,11 @@ _TABLE: Final[tuple[Bound, ...]] = (
             "and the kubelet wait for the CPU: one sample a second from /proc/stat"
         ),
         why=(
-            "A restart that is late or overdue while the host was this busy is an error, "
-            "the machine's lateness, named with the busy share; the bound of every other "
-            "restart on every machine stays as its source says"
+            "A restart that is late or overdue while the host was this busy is set aside "
+            "(or an error), the machine's lateness, named with the busy share, by no more "
+            "than its work at the slowest pace judged (max_judgeable_pace): a busy host slows "
+            "work, not timers, so a stopped kubelet is overdue however busy the host; the "
+            "bound of every other restart on every machine stays as its source says"
         ),
     ),
     Bound(
