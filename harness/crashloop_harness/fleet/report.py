@@ -47,6 +47,7 @@ def fleet_blocks(summary: FleetSummary) -> list[Block]:
                 (c.cluster, c.verdict.upper(), str(c.at_once), c.reason) for c in summary.clusters
             ),
         ),
+        *_expectation_blocks(summary),
         Heading(2, "What each verdict rests on"),
     ]
     for group in summary.groups:
@@ -72,6 +73,22 @@ def fleet_blocks(summary: FleetSummary) -> list[Block]:
             Bullets(tuple(f"{s.cluster} {s.node}: {s.why}" for s in summary.skipped)),
         ]
     return blocks
+
+
+def _expectation_blocks(summary: FleetSummary) -> list[Block]:
+    """What each pool should run (``--expect``), as judged from the configs read."""
+    if not summary.expectations:
+        return []
+    return [
+        Heading(2, "Expectations"),
+        Table(
+            ("expectation", "nodes selected", "verdict", "what was found"),
+            tuple(
+                (e.expectation, str(e.selected), PASS if e.met else FAIL, e.words)
+                for e in summary.expectations
+            ),
+        ),
+    ]
 
 
 def _group_row(group: GroupSummary) -> tuple[str, ...]:

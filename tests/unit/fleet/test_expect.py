@@ -14,6 +14,7 @@ from crashloop_harness.cli import app as cli
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.fleet.expect import judge_expectations, parse_expectation
 from crashloop_harness.fleet.junitfile import write_fleet_junit
+from crashloop_harness.fleet.report import write_fleet_report
 from crashloop_harness.fleet.summary import (
     ClusterSummary,
     fleet_verdict,
@@ -106,6 +107,12 @@ def test_junit_fails_where_fleet_json_does_on_an_unmet_expectation(tmp_path: Pat
     failed = suite.find("testcase/failure")
     assert failed is not None
     assert failed.get("message") == judged[0].words
+    # The report a person reads lists them too, with the same words.
+    write_fleet_report(tmp_path, result)
+    markdown = (tmp_path / "report.md").read_text()
+    assert "## Expectations" in markdown
+    assert f"| {POOL}=batch:max=2s | 1 | FAIL | {judged[0].words} |" in markdown
+    assert f"| {POOL}=web:max=2s | 1 | PASS | {judged[1].words} |" in markdown
 
 
 def test_the_cli_refuses_a_malformed_expectation_before_reading_any_cluster(
