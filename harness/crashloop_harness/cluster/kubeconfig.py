@@ -87,7 +87,7 @@ def require_kubeconfig(kubeconfig: Path) -> None:
     )
     raise HarnessError(
         f"kubeconfig {found or '(empty)'}",
-        "name an existing kubeconfig file (--kubeconfig PATH, or a colon-separated list as in "
+        "name an existing kubeconfig file (its path, or a colon-separated list as in "
         "$KUBECONFIG), such as the one `kubectl config view --raw --minify` writes",
     )
 

@@ -381,6 +381,11 @@ def _refuse_miscased_fields(doc: Mapping[Any, Any], path: Path, worker: str | No
                 )
 
 
+def name_problem(name: str) -> str | None:
+    """What is wrong with a cluster or worker name, and the rule; None when it is valid."""
+    return None if _NAME.fullmatch(name) else f"invalid name {name!r}: use {_NAME_RULE}"
+
+
 def _read_name(raw: object, path: Path, field: str, worker: str | None) -> str:
     if not isinstance(raw, str) or not _NAME.fullmatch(raw):
         raise ProfileError(path, field, f"invalid name {raw!r}", f"use {_NAME_RULE}", worker=worker)

@@ -195,7 +195,7 @@ def release(config: pytest.Config) -> pins.KubernetesPin:
 
 def read_cluster_options(config: pytest.Config, spec: str | Path | None = None) -> ClusterOptions:
     """The cluster options for ``spec`` (default: --crashloop-config), refused if wrong."""
-    from crashloop_harness.cluster.profiles import ProfileError, load_cluster_spec
+    from crashloop_harness.cluster.profiles import ProfileError, load_cluster_spec, name_problem
 
     name_or_path = spec if spec is not None else ours(config, "config")
     try:
@@ -203,6 +203,9 @@ def read_cluster_options(config: pytest.Config, spec: str | Path | None = None) 
     except (ProfileError, HarnessError) as error:
         raise pytest.UsageError(f"--crashloop-config: {error}") from error
     name = ours(config, "cluster-name") or pytest_kind_option(config, "cluster_name")
+    wrong = name_problem(name) if name else None
+    if wrong is not None:
+        raise pytest.UsageError(f"--crashloop-cluster-name: {wrong}")
     if name and name != PYTEST_KIND_DEFAULT_NAME:
         cluster_spec = replace(cluster_spec, name=name)
     kind_bin = ours(config, "kind-bin") or pytest_kind_option(config, "kind_bin")

@@ -240,6 +240,7 @@ def test_ini_settings_choose_the_release_and_the_command_line_wins(
         (("--crashloop-config", "no-such-spec"), "gate-only"),
         (("--crashloop-versions", "1.35,latest"), "latest"),
         (("--kind-bin", "/nonexistent/kind"), "/nonexistent/kind"),
+        (("--crashloop-cluster-name", "My_Cluster"), "invalid name 'My_Cluster'"),
     ],
 )
 def test_bad_values_are_refused_once_at_start(
