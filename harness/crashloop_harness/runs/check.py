@@ -419,9 +419,27 @@ def decide_early(result: CheckResult, elapsed_s: float) -> None:
             confirm_levels=False,
             together=False,
         )
-        result.set_aside[worker] = owed_restarts(verdict.checks, verdict.cost)
+        result.set_aside[worker] = _owed_so_far(result, worker, curve, attempts)
         if not verdict.passed:
             result.decided[worker] = (elapsed_s, verdict.failures[0].words)
+
+
+def _owed_so_far(
+    result: CheckResult, worker: str, curve: BackoffCurve, attempts: list[AttemptRecord]
+) -> int:
+    """The restarts a worker owes so far: those set aside at its node's pace as measured
+    so far, each owed while the check can still observe one in its place. Not the early
+    verdict's: judged at the widest window, it sets aside only what is late even there."""
+    verdict = judge_worker(
+        attempts,
+        curve,
+        worker=worker,
+        node=result.nodes[worker],
+        observation=_observation(result, worker, required_restarts=0),
+        confirm_levels=False,
+        together=False,
+    )
+    return owed_restarts(verdict.checks, verdict.cost)
 
 
 def _observation(

@@ -196,6 +196,28 @@ def test_late_only_across_a_frozen_node_is_set_aside_and_owed(tmp_path: Path) ->
     assert result.verdicts["fast"].in_error
 
 
+def test_a_restart_set_aside_at_the_node_s_pace_is_owed_while_the_check_observes(
+    tmp_path: Path,
+) -> None:
+    """Restart 3 after 5.5 s: within the widest window an early decision judges at (9 s),
+    past the node's own (4.5 s at the reference's pace), while another run's pod started on
+    the node once it was due. It is owed at once, so the check observes on for one more."""
+    result = _result("observed", [0.9, 2.9, 5.5, 2.8], tmp_path)
+    result.pace = {"crashloop-worker": [REFERENCE_PACE_S] * 10}
+    exit_2 = result.attempts["fast"][2].finished_at_ns
+    assert exit_2 is not None
+    result.startups = {
+        "crashloop-worker": [PodStartup("other/p", exit_2 + 2 * NS, exit_2 + 4 * NS)]
+    }
+    decide_early(result, elapsed_s=30.0)
+    assert "fast" not in result.decided
+    assert result.set_aside == {"fast": 1}
+    # Without the start-up it is no set-aside but a failure, at the end.
+    result.startups = {}
+    decide_early(result, elapsed_s=31.0)
+    assert result.set_aside == {"fast": 0}
+
+
 def test_a_restart_in_place_of_one_set_aside_earns_the_pass(tmp_path: Path) -> None:
     result = _result("observed", [], tmp_path)
     result.attempts = {"fast": attempts([*OFF_CURVE, 2.7], reported=expected_reports(FAST, 5))}
