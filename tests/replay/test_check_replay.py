@@ -611,3 +611,20 @@ def test_restarts_late_across_another_team_s_start_up_burst_are_set_aside_and_ow
     assert blind.status == "failed"
     assert "crashloop-worker: restart 2" in blind.reason
     assert "too late" in blind.reason
+
+
+ONE_PROBE_135 = "v1.35.8-max-ignored-one-probe"
+
+
+def test_one_slow_pace_probe_does_not_make_a_node_too_slow_to_judge(tmp_path: Path) -> None:
+    """A drill decided 7 s in, on a host kept busy: the default node had run one pace probe,
+    78 ms (27x the reference). Live it was "too slow to judge" from that one probe and its
+    sound kubelet an error; a median needs three probes, so it is judged on what it did."""
+    trace = Trace.load(ONE_PROBE_135)
+    assert "too slow to judge" in trace.outcome["reason"]
+    result = replay_check(trace, tmp_path / "run")
+    assert result.status == "failed", result.reason
+    assert "fast: restart 2" in result.decided["fast"][1]
+    for worker in ("reduced", "default"):
+        assert result.verdicts[worker].passed, result.verdicts[worker].failures
+    assert "too slow" not in result.reason

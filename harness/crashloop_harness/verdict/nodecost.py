@@ -83,6 +83,9 @@ PACE_MEANS_S: Final = {REFERENCE_PACE_S: BOUNDS["reference_pace_mean"].as_second
 # to a CPU quota (bound burst_wait_to_start).
 BURST_WAIT_TO_START: Final = BOUNDS["burst_wait_to_start"].as_ratio()
 CFS_PERIOD_S: Final = BOUNDS["cfs_period"].as_seconds()
+# The fewest pace probes whose median says a node is too slow to judge (three rounds,
+# PACE_EVERY_S apart): fewer leave it judged at the widest window it can be.
+TOO_SLOW_FROM_PROBES: Final = 3
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,7 +203,11 @@ class NodeCost:
     @property
     def too_slow(self) -> bool:
         if self.paced:
-            return self.pace_median > MAX_JUDGEABLE_PACE
+            # A median of one or two probes is one busy moment, not the node: a mutation
+            # drill decided 7 s in, on a host kept busy, called a sound node too slow from
+            # its only probe, 78 ms (run 20261207T161539Z-check-mutation-f7b0).
+            enough = len(self.pace_s) >= TOO_SLOW_FROM_PROBES
+            return enough and self.pace_median > MAX_JUDGEABLE_PACE
         return self.slowdown > self.max_judgeable
 
     @property

@@ -283,6 +283,9 @@ def test_a_node_paced_past_the_judgeable_is_too_slow_and_says_it_was_probed() ->
     assert slow.too_slow
     assert "pace probe beside the kubelet took" in slow.too_slow_message(FAST)
     assert slow.to_dict()["pace_samples"] == 10
+    # Its first two probes alone say nothing of the node: one busy moment, twice at most.
+    assert not dataclasses.replace(slow, pace_s=slow.pace_s[:2]).too_slow
+    assert dataclasses.replace(slow, pace_s=slow.pace_s[:3]).too_slow
 
 
 def test_a_restart_overdue_on_a_node_too_slow_to_judge_is_an_error_not_a_failure() -> None:
