@@ -27,6 +27,15 @@ _WAITING_CAUSES: Final = frozenset(
 )
 
 
+# How a cause begins when the node's admission refused the pod: final, it never runs.
+REFUSED: Final = "the node refused the pod"
+
+
+def is_refusal(cause: str) -> bool:
+    """Whether a cause (:func:`not_running_cause`) is the node's refusal, which is final."""
+    return cause.startswith(REFUSED)
+
+
 def not_running_cause(pod: Any) -> str | None:
     """Why the pod's containers cannot run, in the words the API gave; None when nothing
     says they cannot (running, ran, or still being set up)."""
@@ -38,7 +47,7 @@ def not_running_cause(pod: Any) -> str | None:
     if status.phase == "Failed" and not _ran(status):
         # The node's admission refused it (OutOfpods, OutOfcpu, NodeAffinity, a node of
         # another OS or architecture) or it was evicted before it ran.
-        return _words("the node refused the pod", reason or "Failed", message)
+        return _words(REFUSED, reason or "Failed", message)
     for condition in status.conditions or []:
         if condition.type == "PodScheduled" and condition.status == "False":
             return _words("not scheduled", condition.reason or "", condition.message or "")

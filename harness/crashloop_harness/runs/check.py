@@ -29,6 +29,7 @@ from crashloop_harness.core.progress import Progress
 from crashloop_harness.model.backoff import BackoffCurve, curve_fields
 from crashloop_harness.model.subject import is_bare
 from crashloop_harness.outputs.summary import RunSummary, outcome_of, summarize
+from crashloop_harness.pods.notrunning import is_refusal
 from crashloop_harness.pods.skeleton import (
     MAIN_CONTAINER,
     conformance_pod,
@@ -397,7 +398,12 @@ def decide_early(result: CheckResult, elapsed_s: float) -> None:
         attempts = result.attempts.get(worker, [])
         if not attempts:
             cause = result.not_running.get(worker)
-            if elapsed_s > timeouts.POD_RUNNING:
+            if cause is not None and is_refusal(cause):
+                # Refused by its node's admission (a taint, no room, another OS): it will
+                # never run, and a taint's eviction deleting it next is that refusal, not
+                # someone else's doing. Decided now, so the other nodes are observed on.
+                result.decided[worker] = (elapsed_s, f"{worker}: the pod never ran: {cause}")
+            elif elapsed_s > timeouts.POD_RUNNING:
                 because = f": {cause}" if cause else ""
                 result.decided[worker] = (
                     elapsed_s,

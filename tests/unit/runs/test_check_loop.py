@@ -8,6 +8,7 @@ ran) is reached exactly where the run would reach it.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,6 +227,40 @@ def test_a_pod_refused_by_its_node_is_an_error_naming_the_cause_never_a_failure(
     _watch(bare, FakeRecorder(clock, []))
     judge(bare, {"fast": 10})
     assert bare.status == "failed"
+
+
+REFUSED_BY_TAINT = (
+    "the node refused the pod: TaintToleration: Pod was rejected: Predicate TaintToleration "
+    "failed: node(s) had taints that the pod didn't tolerate"
+)
+
+
+def test_a_pod_its_node_refused_is_decided_at_once_and_its_eviction_ends_nothing(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    """A NoExecute taint: the kubelet refuses the pod, the taint's eviction deletes it next.
+    The refusal is final, so it is decided at once, and the deletion that follows is its
+    consequence, not someone else's doing: the run observes its other nodes on."""
+    result = _result(tmp_path)
+    result.curves["other"] = FAST
+    result.nodes["other"] = "crashloop-worker2"
+    result.needs["other"] = Need(min_restarts=3)
+    result.pods["crash-other"] = "other"
+    other = [dataclasses.replace(r, pod="crash-other") for r in attempts([1.0, 2.5, 2.5, 2.5])]
+    recorder = FakeRecorder(
+        clock,
+        [(1010.0, other)],
+        deleted=[(1001.0, "crashloop-fast")],
+        blocked={"crashloop-fast": REFUSED_BY_TAINT},
+    )
+    _watch(result, recorder)
+    assert result.status == "observed", result.reason
+    elapsed, words = result.decided["fast"]
+    assert elapsed < 5.0
+    assert "the pod never ran: the node refused the pod: TaintToleration" in words
+    judge(result, {"fast": 10, "other": 3})
+    assert result.verdicts["fast"].in_error
+    assert result.verdicts["other"].passed, result.verdicts["other"].failures
 
 
 def test_a_restart_off_the_curve_decides_the_worker_early(clock: FakeClock, tmp_path: Path) -> None:
