@@ -628,3 +628,33 @@ def test_one_slow_pace_probe_does_not_make_a_node_too_slow_to_judge(tmp_path: Pa
     for worker in ("reduced", "default"):
         assert result.verdicts[worker].passed, result.verdicts[worker].failures
     assert "too slow" not in result.reason
+
+
+TAINT_NO_IMAGE_135 = "v1.35.8-existing-taint-and-no-image"
+
+
+def test_a_tainted_node_and_one_without_the_image_are_errors_naming_why_never_failures(
+    tmp_path: Path,
+) -> None:
+    """Through a ServiceAccount: one node cannot pull the workload image, one carries an
+    untolerated NoExecute taint, one is sound. No kubelet is blamed: each blocked subject is
+    an error naming its cause, and the sound node is checked and passes. Live, the tainted
+    node's runs-5s pod (evicted before its node admitted it, its container terminated with
+    no start) was counted as having run, and the run failed it."""
+    trace = Trace.load(TAINT_NO_IMAGE_135)
+    assert trace.outcome["status"] == "failed"
+    result = replay_check(trace, tmp_path / "run")
+    assert result.status == "error", result.reason
+    causes = {
+        "crashloop-worker": "ImagePullBackOff",
+        "crashloop-worker/runs-5s": "ImagePullBackOff",
+        # Its trace kept no status reason (traces keep it since): the refusal, unnamed.
+        "crashloop-worker2": "the node refused the pod",
+        "crashloop-worker2/runs-5s": "the node refused the pod",
+    }
+    for subject, cause in causes.items():
+        verdict = result.verdicts[subject]
+        assert verdict.in_error, (subject, verdict.failures)
+        assert cause in verdict.errors[0].words, subject
+    for subject in ("crashloop-worker3", "crashloop-worker3/runs-5s"):
+        assert result.verdicts[subject].passed, result.verdicts[subject].failures

@@ -59,10 +59,17 @@ def not_running_cause(pod: Any) -> str | None:
 
 
 def _ran(status: Any) -> bool:
-    """Whether any container of the pod has started once (a status with a start)."""
+    """Whether any container of the pod has started once (a status with a start).
+
+    A container terminated with no start never ran: a pod deleted by a NoExecute taint's
+    eviction before its node admitted it ends "ContainerStatusUnknown" with no startedAt
+    (2026-12-07, run 20261207T164149Z-check-quick-92c7)."""
     for container in status.container_statuses or []:
         state = container.state
-        if state is not None and (state.running is not None or state.terminated is not None):
+        if state is None:
+            continue
+        terminated = state.terminated
+        if state.running is not None or (terminated is not None and terminated.started_at):
             return True
     return False
 

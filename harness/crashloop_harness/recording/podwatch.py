@@ -21,7 +21,7 @@ from kubernetes import client, watch
 
 from crashloop_harness.core import timeouts
 from crashloop_harness.model.backoff import parse_backoff_message
-from crashloop_harness.pods.notrunning import not_running_cause
+from crashloop_harness.pods.notrunning import is_refusal, not_running_cause
 from crashloop_harness.recording.records import AttemptKey
 from crashloop_harness.recording.selfreport import SelfReport, parse_self_report
 from crashloop_harness.recording.trace import NoTrace, Tap, trimmed_pod
@@ -216,16 +216,23 @@ class PodWatch:
             if deleting or replaced:
                 self._deleted.setdefault(name, _now_utc())
 
+    def _note_cause(self, name: str, cause: str | None) -> None:
+        """Why a pod cannot run, as its latest status says; a refusal is final, and its first
+        words name why (a later status of the pod, deleted after it, may say only "Failed")."""
+        with self._deleted_lock:
+            kept = self._not_running.get(name)
+            if kept is not None and is_refusal(kept):
+                return
+            if cause is None:
+                self._not_running.pop(name, None)
+            else:
+                self._not_running[name] = cause
+
     def observe_pod(self, pod: Any) -> None:
         """Note what one pod's container statuses say about each attempt."""
         self.heard_at_ns = time.time_ns()
         uid = pod.metadata.uid
-        cause = not_running_cause(pod)
-        with self._deleted_lock:
-            if cause is None:
-                self._not_running.pop(pod.metadata.name, None)
-            else:
-                self._not_running[pod.metadata.name] = cause
+        self._note_cause(pod.metadata.name, not_running_cause(pod))
         statuses = [
             *(pod.status.init_container_statuses or []),
             *(pod.status.container_statuses or []),

@@ -55,7 +55,16 @@ _POD_METADATA: Final = (
     "deletionTimestamp",
     "labels",
 )
-_POD_STATUS: Final = ("phase", "initContainerStatuses", "containerStatuses")
+# The reason, message and conditions say why a pod never ran (pods.notrunning): kept since
+# 2026-12-07, when a drill's replay could not name the taint its live run had named.
+_POD_STATUS: Final = (
+    "phase",
+    "reason",
+    "message",
+    "conditions",
+    "initContainerStatuses",
+    "containerStatuses",
+)
 # What the event parser reads of a runtime event and of each container status in it
 # (crashloop_harness.recording.cri.parse_event); the images, mounts, resources and sandbox
 # network it carries too would make up most of a trace.

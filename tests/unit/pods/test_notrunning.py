@@ -80,3 +80,29 @@ def test_a_pod_stopped_before_its_container_ran_names_why(pod: client.V1Pod, cau
 )
 def test_a_pod_that_may_still_run_gives_no_cause(pod: client.V1Pod) -> None:
     assert not_running_cause(pod) is None
+
+
+def _terminated(started: bool) -> list[client.V1ContainerStatus]:
+    ended = client.V1ContainerStateTerminated(
+        exit_code=137,
+        reason="ContainerStatusUnknown",
+        started_at="2026-12-07T16:41:50Z" if started else None,
+    )
+    return [
+        client.V1ContainerStatus(
+            name="main",
+            image="img",
+            image_id="",
+            ready=False,
+            restart_count=0,
+            state=client.V1ContainerState(terminated=ended),
+        )
+    ]
+
+
+def test_a_container_terminated_with_no_start_never_ran() -> None:
+    """A NoExecute taint's eviction deleted the pod before its node admitted it: Failed,
+    its container "terminated" with no start (a live drill's status, 2026-12-07)."""
+    evicted = _pod(phase="Failed", container_statuses=_terminated(started=False))
+    assert not_running_cause(evicted) == "the node refused the pod: Failed"
+    assert not_running_cause(_pod(phase="Failed", container_statuses=_terminated(True))) is None

@@ -119,15 +119,25 @@ def test_a_pod_keeps_only_what_the_watch_reads() -> None:
         },
         "spec": {"nodeName": "n", "containers": [{"name": "main"}]},
         "status": {
-            "phase": "Running",
+            "phase": "Failed",
+            "reason": "TaintToleration",
+            "message": "Pod was rejected",
             "conditions": [{"type": "Ready"}],
+            "hostIP": "172.20.0.3",
             "containerStatuses": [{"name": "main", "restartCount": 3}],
         },
     }
+    # What says why a pod never ran (pods.notrunning) is kept, the rest of it dropped.
     assert trimmed_pod(pod) == {
         "metadata": {"name": "p", "uid": "u", "resourceVersion": "7", "labels": {"a": "b"}},
         "spec": {"nodeName": "n"},
-        "status": {"phase": "Running", "containerStatuses": [{"name": "main", "restartCount": 3}]},
+        "status": {
+            "phase": "Failed",
+            "reason": "TaintToleration",
+            "message": "Pod was rejected",
+            "conditions": [{"type": "Ready"}],
+            "containerStatuses": [{"name": "main", "restartCount": 3}],
+        },
     }
 
 
