@@ -230,6 +230,12 @@ class WorkerSummary:
     def not_covered(self) -> tuple[RuleCoverage, ...]:
         return tuple(r for r in self.coverage if not r.covered)
 
+    @property
+    def in_error(self) -> bool:
+        """Not passed, and every failure an error (the environment's), none the kubelet's."""
+        found = [*(f for c in self.checks for f in c.failures), *self.problem_failures]
+        return not self.passed and bool(found) and all(f.error for f in found)
+
 
 @dataclass(frozen=True, kw_only=True)
 class MetricSummary:

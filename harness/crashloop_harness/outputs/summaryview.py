@@ -65,6 +65,13 @@ def _headers(*, profiles: bool, costs: bool) -> list[str]:
     return [*headers, "slowdown"] if costs else headers
 
 
+def _verdict_word(worker: WorkerSummary) -> Text:
+    if worker.passed:
+        return Text("PASS", style="bold green")
+    # An error is the environment's (a pod its node refused, a node too slow), no failure.
+    return Text("ERROR", style="bold yellow") if worker.in_error else Text("FAIL", style="bold red")
+
+
 def _cells(worker: WorkerSummary, *, profiles: bool, costs: bool) -> list[Text]:
     cells = [Text(worker.worker)]  # Text: a name's "[" prints, not styles
     if profiles:
@@ -74,7 +81,7 @@ def _cells(worker: WorkerSummary, *, profiles: bool, costs: bool) -> list[Text]:
         Text(_seconds(worker.overshoot_median_s)),
         Text(_seconds(worker.overshoot_max_s)),
         # The word carries the verdict; the colour only helps (logs, screen readers).
-        Text("PASS", style="bold green") if worker.passed else Text("FAIL", style="bold red"),
+        _verdict_word(worker),
     ]
     if costs:
         cost = worker.restart_cost

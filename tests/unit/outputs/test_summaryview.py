@@ -11,7 +11,7 @@ from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.outputs.summary import RestartCost, RunSummary, WorkerSummary
 from crashloop_harness.outputs.summaryview import cost_text, summary_view
 from crashloop_harness.recording.pace import POD_BURST
-from crashloop_harness.verdict import WorkerVerdict, judge_worker
+from crashloop_harness.verdict import Observation, WorkerVerdict, judge_worker
 from crashloop_harness.verdict.coverage import coverage_of
 from crashloop_harness.verdict.nodecost import NodeCost, node_costs
 from tests.unit.factories import (
@@ -68,7 +68,7 @@ def _row(worker: WorkerSummary) -> list[str]:
         str(len(worker.checks)),
         f"{worker.overshoot_median_s:+.3f}s",
         f"{worker.overshoot_max_s:+.3f}s",
-        "PASS" if worker.passed else "FAIL",
+        "PASS" if worker.passed else "ERROR" if worker.in_error else "FAIL",
         f"{cost.slowdown:.2f}x",
     ]
 
@@ -133,6 +133,24 @@ def test_the_summary_has_a_row_per_worker_and_says_why_it_failed() -> None:
     assert ["reduced", "0", "-", "-", "FAIL"] in rows
     # No worker has its node's cost or coverage: no column, no list for them.
     assert not any("slowdown" in line or "not covered" in line for line in lines)
+
+
+def test_a_worker_whose_pod_its_node_refused_reads_error_not_fail() -> None:
+    """The environment's, never the kubelet's: the table's word says so, as the run does."""
+    refused = judge_worker(
+        [],
+        FAST,
+        worker="tainted",
+        node="crashloop-worker2",
+        observation=Observation(
+            required_restarts=3, not_running="the node refused the pod: TaintToleration"
+        ),
+    )
+    assert refused.in_error
+    summary = make_summary(fast_verdict(), refused)
+    rows = [line.split() for line in rendered(summary_view(summary), 80)]
+    verdicts = {row[0]: row[-1] for row in rows if row and row[0] in ("tainted", "fast")}
+    assert verdicts == {"tainted": "ERROR", "fast": "PASS"}
 
 
 def test_a_profile_column_only_where_it_says_more_than_the_worker_s_name() -> None:
