@@ -78,9 +78,13 @@ class RemoteCluster:
         self, api: client.ApiClient, progress: Progress, *, require_profiles: bool
     ) -> NodeRows:
         """Each chosen node judged against its own live config: no profile to require."""
-        del progress, require_profiles
+        del require_profiles
         chosen = [status for status in node_statuses(api) if status.name in self.nodes]
-        return NodeRows(live_rows(api, chosen), {status.name: status.name for status in chosen})
+        rows, left_out = readable_rows(api, chosen)
+        for node, why in left_out.items():
+            progress(f"node {node} left out: {why}")
+        kept = {row.worker for row in rows}
+        return NodeRows(rows, {s.name: s.name for s in chosen if s.name in kept}, left_out)
 
     def profile_of(self, subject: str) -> str | None:
         del subject
@@ -248,6 +252,36 @@ def live_rows(api: client.ApiClient, nodes: Sequence[NodeStatus]) -> list[NodeCo
         row = row_for(status.name, {}, configz, empty, status.kubelet_version)
         rows.append(dataclasses.replace(row, worker=status.name))
     return rows
+
+
+# What reading one node's kubelet can raise: refused, timed out, not JSON, unreachable.
+NODE_READ_ERRORS: Final = (
+    client.ApiException,
+    urllib3.exceptions.HTTPError,
+    HarnessError,
+    OSError,
+    ValueError,
+)
+
+
+def readable_rows(
+    api: client.ApiClient, nodes: Sequence[NodeStatus]
+) -> tuple[list[NodeConfigRow], dict[str, str]]:
+    """The rows of the nodes whose kubelet config could be read, and why each other could
+    not (node -> words): one node's blocked port or broken kubelet leaves the others judged.
+    None readable: the first node's error, as its own read says it."""
+    rows: list[NodeConfigRow] = []
+    left_out: dict[str, str] = {}
+    first: Exception | None = None
+    for status in nodes:
+        try:
+            rows += live_rows(api, [status])
+        except NODE_READ_ERRORS as error:
+            first = first or error
+            left_out[status.name] = f"its kubelet's config could not be read: {first_line(error)}"
+    if not rows and first is not None:
+        raise first
+    return rows, left_out
 
 
 def kubelet_start_times(api: client.ApiClient, nodes: Sequence[str]) -> dict[str, float | None]:

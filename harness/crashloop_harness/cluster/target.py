@@ -13,7 +13,7 @@ providers answer one interface for docker, podman and nerdctl.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol
 
@@ -95,6 +95,9 @@ class NodeRows:
 
     rows: list[NodeConfigRow]
     nodes: dict[str, str]  # subject (a worker, or a node of an existing cluster) -> node
+    # node -> why it was left out (its kubelet's config could not be read): the others are
+    # judged, and the run says it did not judge this one.
+    left_out: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import urllib3
 from kubernetes import client
 from kubernetes.config.config_exception import ConfigException
 
 from crashloop_harness.cluster.kube import NodeStatus, node_statuses
 from crashloop_harness.cluster.kubeconfig import context_endpoints, context_names, remote_api
 from crashloop_harness.cluster.liveconfig import NodeConfigRow
-from crashloop_harness.cluster.remote import live_rows
+from crashloop_harness.cluster.remote import NODE_READ_ERRORS, live_rows
 from crashloop_harness.core.errors import HarnessError, first_line
 from crashloop_harness.fleet.plan import CONTROL_PLANE_LABEL, NodeFacts, modelled
 from crashloop_harness.model.backoff import curve_fields, curve_from_fields
@@ -61,14 +60,7 @@ def chosen_contexts(kubeconfig: Path, asked: Sequence[str]) -> list[str]:
 # time of its slowest reads, not of all of them in a row).
 CONTEXTS_AT_ONCE: Final = 8
 NODES_AT_ONCE: Final = 16
-_READ_ERRORS: Final = (
-    client.ApiException,
-    urllib3.exceptions.HTTPError,
-    ConfigException,
-    HarnessError,
-    OSError,
-    ValueError,
-)
+_READ_ERRORS: Final = (*NODE_READ_ERRORS, ConfigException)
 
 
 def aliases_of(kubeconfig: Path, contexts: Sequence[str]) -> dict[str, str]:

@@ -116,6 +116,8 @@ class CheckResult(RunState):
     pace_probe: str = CPU_BURST
     # node -> other pods' start-ups its kubelet listed as the observation ended.
     startups: dict[str, list[PodStartup]] = field(default_factory=dict)
+    # node -> why it was left out before the run (its kubelet's config unreadable).
+    left_out: dict[str, str] = field(default_factory=dict)
 
 
 def _by_subject(
@@ -193,6 +195,7 @@ def run_check(
         rows=setup.rows,
         curves={**setup.curves, **(expected_curves or {})},
         nodes=dict(setup.nodes),
+        left_out=dict(setup.left_out),
     )
     steps = _CheckSteps(cluster, client.CoreV1Api(setup.api), observer, on_sample, stop)
     return execute(cluster, setup, result, steps)
@@ -605,5 +608,9 @@ def judge(result: CheckResult, required_restarts: Mapping[str, int]) -> None:
     else:
         result.status = "passed"
     firsts = [v.failures[0].words for v in (*failed, *in_error)]
-    if firsts:
-        result.reason = "; ".join([*filter(None, [result.reason]), *firsts])
+    # A node left out was not judged: no pass claims it (the others' verdicts stand).
+    left = [f"node {node} left out: {why}" for node, why in result.left_out.items()]
+    if left and result.status == "passed":
+        result.status = "error"
+    if firsts or left:
+        result.reason = "; ".join([*filter(None, [result.reason]), *firsts, *left])

@@ -99,6 +99,8 @@ class RunSetup:
     # False when the run uses a namespace prepared for it (an existing
     # cluster's least-privilege set-up): only its pods are deleted afterwards.
     owns_namespace: bool = True
+    # node -> why it was left out (its kubelet's config unreadable): not judged, and said.
+    left_out: dict[str, str] = field(default_factory=dict)
 
 
 LATEST: Final = "latest"
@@ -180,6 +182,7 @@ def prepare_run(
         namespace.name,
         recorder,
         namespace.owned,
+        dict(judged.left_out),
     )
 
 

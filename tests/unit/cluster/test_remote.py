@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
+import urllib3
 import yaml
 
 from crashloop_harness.cli.app import build_parser
 from crashloop_harness.cli.common import resolve_kubeconfig
+from crashloop_harness.cluster import remote
 from crashloop_harness.cluster.kube import NodeStatus
 from crashloop_harness.cluster.kubeconfig import kubectl_default_kubeconfig, remote_api
 from crashloop_harness.cluster.remote import (
@@ -172,3 +175,25 @@ def test_without_kubeconfig_set_kubectl_s_default_file_is_read(
     monkeypatch.delenv("KUBECONFIG", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     assert kubectl_default_kubeconfig() == tmp_path / ".kube" / "config"
+
+
+def test_a_node_whose_kubelet_cannot_be_read_is_left_out_and_the_others_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A blocked kubelet port: its /configz read times out. The other nodes are judged; only
+    when none can be read is the check refused, with the first node's own error."""
+    live = {"kubeletconfig": {"crashLoopBackOff": {"maxContainerRestartPeriod": "2s"}}}
+
+    def configz(_api: object, node: str) -> dict[str, object]:
+        if node == "b":
+            raise urllib3.exceptions.ReadTimeoutError(None, "/configz", "Read timed out.")
+        return live
+
+    monkeypatch.setattr(remote, "node_configz", configz)
+    rows, left_out = remote.readable_rows(cast(Any, None), NODES[:2])
+    assert [row.worker for row in rows] == ["a"]
+    assert set(left_out) == {"b"}
+    assert "its kubelet's config could not be read" in left_out["b"]
+    assert "Read timed out" in left_out["b"]
+    with pytest.raises(urllib3.exceptions.ReadTimeoutError):
+        remote.readable_rows(cast(Any, None), [NODES[1]])

@@ -66,6 +66,25 @@ def test_the_status_after_judging(
     assert set(result.verdicts) == {"fast"}, "every worker is judged in every case"
 
 
+def test_a_node_left_out_makes_a_pass_an_error_naming_it_and_a_failure_stays_one(
+    tmp_path: Path,
+) -> None:
+    blocked = {"crashloop-worker3": "its kubelet's config could not be read: Read timed out."}
+    passed = _result("observed", ON_CURVE, tmp_path)
+    passed.left_out = dict(blocked)
+    judge(passed, SEEN)
+    assert passed.status == "error"
+    assert passed.verdicts["fast"].passed, "the nodes judged keep their verdicts"
+    assert "node crashloop-worker3 left out: its kubelet's config could not be read" in (
+        passed.reason
+    )
+    failed = _result("observed", OFF_CURVE, tmp_path)
+    failed.left_out = dict(blocked)
+    judge(failed, SEEN)
+    assert failed.status == "failed"
+    assert "crashloop-worker3 left out" in failed.reason
+
+
 def test_an_incomplete_worker_is_named_with_its_last_restart(tmp_path: Path) -> None:
     result = _result("timeout", ON_CURVE, tmp_path)
     judge(result, {"fast": 10})
