@@ -182,11 +182,15 @@ def test_a_node_whose_kubelet_cannot_be_read_is_left_out_and_the_others_kept(
 ) -> None:
     """A blocked kubelet port: its /configz read times out. The other nodes are judged; only
     when none can be read is the check refused, with the first node's own error."""
-    live = {"kubeletconfig": {"crashLoopBackOff": {"maxContainerRestartPeriod": "2s"}}}
+    live: dict[str, Any] = {
+        "kubeletconfig": {"crashLoopBackOff": {"maxContainerRestartPeriod": "2s"}}
+    }
 
-    def configz(_api: object, node: str) -> dict[str, object]:
+    def configz(_api: object, node: str) -> dict[str, Any]:
         if node == "b":
-            raise urllib3.exceptions.ReadTimeoutError(None, "/configz", "Read timed out.")
+            raise urllib3.exceptions.ReadTimeoutError(
+                cast(Any, None), "/configz", "Read timed out."
+            )
         return live
 
     monkeypatch.setattr(remote, "node_configz", configz)
