@@ -114,7 +114,7 @@ class CheckResult(RunState):
     pace: dict[str, list[float]] = field(default_factory=dict)
     # Which probe made them (recording.pace.PROBES): each has its own reference.
     pace_probe: str = CPU_BURST
-    # node -> other pods' start-ups its kubelet listed as the observation ended.
+    # node -> other pods' start-ups its kubelet listed at its latest read (nodepods).
     startups: dict[str, list[PodStartup]] = field(default_factory=dict)
     # node -> why it was left out before the run (its kubelet's config unreadable).
     left_out: dict[str, str] = field(default_factory=dict)

@@ -1,8 +1,11 @@
-"""Whether a late restart is the machine's lateness: a node not observed, a saturated host.
+"""Whether a late restart is the machine's lateness: a node not observed, a saturated host,
+other pods starting on the node.
 
-A paused kubelet's timers do not fire and a host with no CPU to spare runs
-nothing on time; a restart late across either is not the kubelet's failure
-alone, and the verdict says so (an error, with the span that excuses it).
+A paused kubelet's timers do not fire, a host with no CPU to spare runs
+nothing on time, and a node busy making other pods' sandboxes makes a restart
+wait its turn; a restart late across any of them is not the kubelet's failure
+alone, and the verdict says so (set aside, or an error, with the span that
+excuses it, and never for longer than that span lasted).
 """
 
 from __future__ import annotations
