@@ -21,9 +21,14 @@ _RESOURCES: Final = {
     "requests": {"cpu": "10m", "memory": "16Mi"},
     "limits": {"cpu": "100m", "memory": "32Mi"},
 }
+# No CPU limit: a limit is a CFS quota, and a node held to less than it (a kind node
+# given `--cpus 0.2`) cannot start a container whose quota exceeds its own (cgroup v1:
+# "cpu.cfs_quota_us: invalid argument"); the pace pod never ran there, its node went
+# unmeasured, and a sound kubelet was failed (2026-12-07, run
+# 20261207T174047Z-check-quick-75f7). Its bursts are a few ms every 5 s.
 _PACE_RESOURCES: Final = {
     "requests": {"cpu": "10m", "memory": "16Mi"},
-    "limits": {"cpu": "1", "memory": "32Mi"},
+    "limits": {"memory": "32Mi"},
 }
 
 
@@ -157,8 +162,8 @@ def pace_pod(worker: str, name: str, run_id: str, image: str, every: timedelta) 
     """A pace pod: the workload's timed burst of CPU every ``every`` on ``worker``'s node, one
     line each on its log, until the run ends (crashloop_harness.recording.podpace).
 
-    Its CPU limit is a whole core: a burst of about 20 ms never meets its own quota, so
-    what slows it is the node's CPU, not the pod's limit.
+    It has no CPU limit (see _PACE_RESOURCES): no quota of its own slows a burst, so what
+    slows it is the node's CPU.
     """
     args = workload_args("pace", "--every", go_duration(every))
     return pod_for_worker(

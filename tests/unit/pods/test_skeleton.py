@@ -11,6 +11,7 @@ from crashloop_harness.pods.skeleton import (
     crashing_pod,
     go_duration,
     on_existing_node,
+    pace_pod,
     pod_names,
     workload_args,
 )
@@ -80,3 +81,12 @@ def test_durations_are_whole_milliseconds_as_go_reads_them() -> None:
         "--record-dir",
         RECORD_DIR,
     ]
+
+
+def test_the_pace_pod_has_no_cpu_quota_a_node_held_below_a_core_would_refuse() -> None:
+    """A limit is a CFS quota; a node held to 0.2 of a core could not start a container whose
+    quota was a whole core, and went unmeasured (2026-12-07)."""
+    pod = pace_pod("fast", "pace-fast", "run-1", IMAGE, timedelta(seconds=5))
+    (container,) = pod["spec"]["containers"]
+    assert "cpu" not in container["resources"]["limits"]
+    assert container["resources"]["requests"]["cpu"]
