@@ -17,19 +17,18 @@ def _pod(**status: Any) -> client.V1Pod:
     )
 
 
-def _waiting(reason: str, message: str = "") -> list[client.V1ContainerStatus]:
+def _main_in(state: client.V1ContainerState) -> list[client.V1ContainerStatus]:
+    """The pod's one container's status, in ``state``."""
     return [
         client.V1ContainerStatus(
-            name="main",
-            image="img",
-            image_id="",
-            ready=False,
-            restart_count=0,
-            state=client.V1ContainerState(
-                waiting=client.V1ContainerStateWaiting(reason=reason, message=message)
-            ),
+            name="main", image="img", image_id="", ready=False, restart_count=0, state=state
         )
     ]
+
+
+def _waiting(reason: str, message: str = "") -> list[client.V1ContainerStatus]:
+    waiting = client.V1ContainerStateWaiting(reason=reason, message=message)
+    return _main_in(client.V1ContainerState(waiting=waiting))
 
 
 @pytest.mark.parametrize(
@@ -88,16 +87,7 @@ def _terminated(started: bool) -> list[client.V1ContainerStatus]:
         reason="ContainerStatusUnknown",
         started_at="2026-12-07T16:41:50Z" if started else None,
     )
-    return [
-        client.V1ContainerStatus(
-            name="main",
-            image="img",
-            image_id="",
-            ready=False,
-            restart_count=0,
-            state=client.V1ContainerState(terminated=ended),
-        )
-    ]
+    return _main_in(client.V1ContainerState(terminated=ended))
 
 
 def test_a_container_terminated_with_no_start_never_ran() -> None:
