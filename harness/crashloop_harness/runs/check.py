@@ -97,8 +97,6 @@ class CheckResult(RunState):
     levels_until_ns: dict[str, int] = field(default_factory=dict)
     # worker -> node-clock spans in which its node was not observed (frozen, paused).
     unobserved: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
-    # Spans in which this host's CPUs were saturated (the busiest share in each).
-    saturated: tuple[tuple[int, int, float], ...] = ()
     # node -> what a restart cost it in this run, from every subject's attempts on it.
     costs: dict[str, NodeCost] = field(default_factory=dict)
     # Restart-cost probes: pod name -> node, and what they recorded (pod name -> attempts).

@@ -33,6 +33,7 @@ from crashloop_harness.outputs.junit import write_junit
 from crashloop_harness.outputs.summary import RunSummary
 from crashloop_harness.outputs.summaryfile import write_summary
 from crashloop_harness.recording.apirecorder import ApiRecorder
+from crashloop_harness.recording.hostcpu import SaturatedSpan
 from crashloop_harness.recording.norecorder import NoRecorder
 from crashloop_harness.recording.observercost import ObserverCost
 from crashloop_harness.recording.recorder import AttemptRecorder, Observer, PaceProbe, Recorder
@@ -59,6 +60,9 @@ class RunState:
     kubelets_restarted_by_run: dict[str, KubeletProcess] = field(default_factory=dict)
     # What observing the run cost; set when the recorder stops.
     observer: ObserverCost | None = None
+    # Spans (host clock) in which this host's CPUs were saturated, the busiest share in
+    # each: the run's own measure of the moments its host, not the kubelet, was slow.
+    saturated: tuple[SaturatedSpan, ...] = ()
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     finished_at: datetime | None = None
     # What the run's write step put in summary.json, kept here so that its caller need not

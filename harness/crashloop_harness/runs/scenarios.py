@@ -190,6 +190,7 @@ class _ScenarioSteps:
             _end_pods_gracefully(live, self.progress)
         live.recorder.stop()
         result.observer = live.recorder.cost
+        result.saturated = live.recorder.saturated()
         result.kubelets_restarted_by_run = dict(live.kubelets_restarted)
 
     def conclude(self, setup: RunSetup, result: ScenarioRun, ending: RunEnding) -> None:

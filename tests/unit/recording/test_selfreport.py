@@ -14,7 +14,13 @@ from kubernetes import client
 from crashloop_harness.recording.apirecorder import WATCH_SLACK_S, ApiRecorder
 from crashloop_harness.recording.records import SOURCE_SELF, AttemptRecord
 from crashloop_harness.recording.scope import RecordingScope
-from crashloop_harness.recording.selfreport import SelfReport, agreement, parse_self_report
+from crashloop_harness.recording.selfreport import (
+    KilledLags,
+    SelfReport,
+    agreement,
+    killed_lags,
+    parse_self_report,
+)
 from tests.unit.recording.pods import app_status, backing_off
 
 S = 1_000_000_000
@@ -138,6 +144,42 @@ def _record(
         self_started_at_ns=self_start,
         self_finished_at_ns=self_end,
     )
+
+
+def _kill(heartbeat_ms: int, lag_ms: int) -> AttemptRecord:
+    ms = 1_000_000
+    record = _record(0, (heartbeat_ms + lag_ms) * ms, 0, heartbeat_ms * ms)
+    return dataclasses.replace(record, self_finish_is_heartbeat=True)
+
+
+def test_a_killed_lag_past_its_bound_is_the_host_s_only_while_the_host_was_saturated() -> None:
+    ms = 1_000_000
+    # Saturated from 10 s to 12 s (host clock): the kill 336 ms after its heartbeat at
+    # 11 s is the host's; the same lag at 20 s, with the host below saturation, is late,
+    # and 2 s past a heartbeat is past anything a busy host accounts for.
+    kills = [_kill(1_000, 30), _kill(2_000, 250), _kill(11_000, 336), _kill(20_000, 336)]
+    found = killed_lags(
+        [*kills, _kill(11_500, 2_000), _record(0, 5 * ms, 0, 4 * ms)],
+        bound_ms=250.0,
+        reach_ms=1_600.0,
+        saturated=[(10_000 * ms, 12_000 * ms, 0.97)],
+    )
+    assert found == KilledLags(held=(30.0, 250.0), host_s=(336.0,), late=(336.0, 2_000.0))
+    assert not found.passed
+    assert KilledLags(held=(30.0, 250.0), host_s=(336.0,), late=()).passed
+
+
+def test_the_host_excuses_the_odd_killed_lag_never_most_of_them() -> None:
+    # A reader taking a stale heartbeat makes every kill late: were the host saturated
+    # throughout, the lags set aside would outnumber those held to the bound.
+    assert not KilledLags(held=(30.0,), host_s=(400.0, 420.0), late=()).passed
+    assert not KilledLags(held=(), host_s=(), late=()).passed
+    nodes = [
+        KilledLags(held=(), host_s=(336.0,), late=()),
+        KilledLags(held=(20.0, 25.0), host_s=(), late=()),
+    ]
+    assert KilledLags.joined(nodes) == KilledLags(held=(20.0, 25.0), host_s=(336.0,), late=())
+    assert KilledLags.joined(nodes).passed
 
 
 def test_agreement_is_measured_only_where_both_sources_saw_the_attempt() -> None:
