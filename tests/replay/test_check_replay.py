@@ -658,3 +658,29 @@ def test_a_tainted_node_and_one_without_the_image_are_errors_naming_why_never_fa
         assert cause in verdict.errors[0].words, subject
     for subject in ("crashloop-worker3", "crashloop-worker3/runs-5s"):
         assert result.verdicts[subject].passed, result.verdicts[subject].failures
+
+
+UNMEASURED_FIFTH_135 = "v1.35.8-existing-unmeasured-fifth-core"
+
+
+def test_a_node_whose_pace_went_unmeasured_is_an_error_never_its_kubelet_s_failure(
+    tmp_path: Path,
+) -> None:
+    """Through a ServiceAccount, the fast node held to 0.2 of a core: its pace pods were
+    refused (a CPU limit whose quota was above the node's), so nothing of its pace was
+    measured, and live its sound kubelet was failed at the reference host's cost, by 4 ms
+    to 194 ms. Judged now, its lateness is within what a node at the slowest pace judged
+    makes: an error naming the unmeasured node; the other two nodes are judged and pass."""
+    trace = Trace.load(UNMEASURED_FIFTH_135)
+    assert trace.outcome["status"] == "failed"
+    result = replay_check(trace, tmp_path / "run")
+    assert result.status == "error", result.reason
+    node = trace.context["nodes"]["crashloop-worker"]
+    assert not result.costs[node].measured, result.costs[node].describe()
+    for subject, verdict in result.verdicts.items():
+        if result.nodes[subject] == node:
+            assert verdict.in_error, (subject, verdict.failures)
+            assert all(f.code == "node-unmeasured" for f in verdict.failures), verdict.failures
+            assert f"measured nothing of node {node}'s pace" in verdict.failures[0].words
+        else:
+            assert verdict.passed, (subject, verdict.failures)

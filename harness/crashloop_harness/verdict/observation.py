@@ -12,6 +12,14 @@ from crashloop_harness.verdict.slowness import NodeSlowness
 from crashloop_harness.verdict.tolerances import SLOW_LEVELS_FROM
 
 
+def unmeasured_words(node: str) -> str:
+    """Why a node judged at the reference host's cost cannot fail its kubelet for lateness."""
+    return (
+        f"this run measured nothing of node {node}'s pace (no pace probe answered, no runtime "
+        "timestamps), so it was judged at the reference host's cost"
+    )
+
+
 @dataclass(frozen=True, kw_only=True)
 class Observation:
     """How far one worker had to be, and was, observed: what completeness is judged against.
@@ -63,8 +71,10 @@ class Observation:
     def slowness(self, curve: BackoffCurve) -> NodeSlowness:
         """What of the verdict this node was too slow to deliver."""
         cost = self.cost
-        if cost is None or not cost.measured:
+        if cost is None:
             return NodeSlowness()
+        if not cost.measured:
+            return NodeSlowness(unmeasured=unmeasured_words(cost.node))
         too_slow = cost.too_slow_message(curve) if cost.too_slow else None
         levels = (
             f"node {cost.node} is {cost.slowdown:.2f}x slower than the reference host at "

@@ -10,9 +10,10 @@ from crashloop_harness.model.durations import NS_PER_S, to_ns
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict.failures import Failure, Rule
 from crashloop_harness.verdict.lateness import busy_host_reach_ns, machine_lateness
-from crashloop_harness.verdict.observation import Observation
+from crashloop_harness.verdict.nodecost import NodeCost
+from crashloop_harness.verdict.observation import Observation, unmeasured_words
 from crashloop_harness.verdict.restart import curve_positions
-from crashloop_harness.verdict.slowness import ENVIRONMENT, NODE_TOO_SLOW
+from crashloop_harness.verdict.slowness import ENVIRONMENT, NODE_TOO_SLOW, NODE_UNMEASURED
 from crashloop_harness.verdict.tolerances import REPORTED_EPSILON_S, clock, dur, secs
 
 OVERDUE = Rule(
@@ -132,6 +133,7 @@ def _overdue(
     if observation.now_ns <= due_ns or (created is not None and created <= due_ns):
         return None
     nominal_ns = min(to_ns(curve.delay_before_restart(p)) for p in positions)
+    reach_ns = busy_host_reach_ns(observation.allowance, first=nominal_ns == 0)
     gap = machine_lateness(
         observation.unobserved,
         observation.saturated,
@@ -139,10 +141,14 @@ def _overdue(
         observation.now_ns,
         busy_from_ns=last.finished_at_ns + nominal_ns,
         excess_ns=observation.now_ns - due_ns,
-        busy_reach_ns=busy_host_reach_ns(observation.allowance, first=nominal_ns == 0),
+        busy_reach_ns=reach_ns,
     )
     past = {"past_bound_s": (observation.now_ns - due_ns) / NS_PER_S}
-    if gap is not None and not observation.final:
+    cost = observation.cost
+    # Judged at the reference host's cost for want of a measure: a node at the slowest
+    # pace judged could hold a sound kubelet's restart this long.
+    unmeasured = cost is not None and not cost.measured and observation.now_ns - due_ns <= reach_ns
+    if (gap is not None or unmeasured) and not observation.final:
         # Not decided while the check observes on: the restart, when it comes, is set aside.
         return None
     if gap is not None:
@@ -154,12 +160,27 @@ def _overdue(
         f"{clock(observation.now_ns)}, {secs(observation.now_ns - due_ns)} past its bound "
         f"({seen})"
     )
-    cost = observation.cost
+    node_s = _node_s_overdue(cost, curve, overdue, unmeasured=unmeasured, reach_ns=reach_ns)
+    if node_s is not None:
+        rule, words = node_s
+        return [], [rule.failed(words, restart=n, error=True, numbers=past)]
+    return [OVERDUE.failed(overdue, restart=n, numbers=past)], []
+
+
+def _node_s_overdue(
+    cost: NodeCost | None, curve: BackoffCurve, overdue: str, *, unmeasured: bool, reach_ns: int
+) -> tuple[Rule, str] | None:
+    """Why an overdue restart is no verdict on its kubelet for its node's sake (the rule and
+    its words), None when the node can be judged."""
     if cost is not None and cost.measured and cost.too_slow:
         # The node is too slow for its windows: its overdue restart is no verdict either.
-        too_slow = f"error: {overdue}. But {cost.too_slow_message(curve)}"
-        return [], [NODE_TOO_SLOW.failed(too_slow, restart=n, error=True, numbers=past)]
-    return [OVERDUE.failed(overdue, restart=n, numbers=past)], []
+        return NODE_TOO_SLOW, f"error: {overdue}. But {cost.too_slow_message(curve)}"
+    if unmeasured and cost is not None:
+        return NODE_UNMEASURED, (
+            f"error: {overdue}. But {unmeasured_words(cost.node)}, and a node at the slowest "
+            f"pace judged may take {secs(reach_ns)} longer"
+        )
+    return None
 
 
 def same_level(reported: float, level: timedelta | None) -> bool:

@@ -23,7 +23,7 @@ from crashloop_harness.verdict.lateness import (
     started_beside,
 )
 from crashloop_harness.verdict.levels import level_problem as level_problem_of
-from crashloop_harness.verdict.slowness import NODE_TOO_SLOW, NodeSlowness
+from crashloop_harness.verdict.slowness import NODE_TOO_SLOW, NODE_UNMEASURED, NodeSlowness
 from crashloop_harness.verdict.tolerances import (
     CLOCK_ROUNDING,
     RESET_LEAD,
@@ -303,6 +303,7 @@ def _delay_problems(
     if delay_ns <= upper_ns:
         return []
     excess_ns = delay_ns - upper_ns
+    reach_ns = busy_host_reach_ns(allowance, first=expected_ns == 0)
     gap = machine_lateness(
         unobserved,
         saturated,
@@ -310,7 +311,7 @@ def _delay_problems(
         decided_ns,
         busy_from_ns=exited_ns + expected_ns,
         excess_ns=excess_ns,
-        busy_reach_ns=busy_host_reach_ns(allowance, first=expected_ns == 0),
+        busy_reach_ns=reach_ns,
     ) or started_beside(startups, exited_ns + expected_ns, decided_ns, excess_ns=excess_ns)
     late = f"restarted (created) after {secs(delay_ns)}, over the {secs(upper_ns)} upper bound"
     if gap:
@@ -318,15 +319,29 @@ def _delay_problems(
         # meanwhile, or was starting other pods: neither a pass nor the kubelet's failure.
         # Not judged; the check observes on for a restart in its place.
         return [SET_ASIDE.failed(f"set aside: {late}, but {gap}", restart=n, numbers=numbers)]
-    if node_slow.too_slow is not None:
-        return [
-            NODE_TOO_SLOW.failed(
-                f"error: {late}, but {node_slow.too_slow}", restart=n, error=True, numbers=numbers
-            )
-        ]
+    node_s = _node_s_lateness(node_slow, late, excess_ns=excess_ns, reach_ns=reach_ns)
+    if node_s is not None:
+        rule, words = node_s
+        return [rule.failed(words, restart=n, error=True, numbers=numbers)]
     return [
         TOO_LATE.failed(f"too late: {late}{allowance_note(allowance)}", restart=n, numbers=numbers)
     ]
+
+
+def _node_s_lateness(
+    node_slow: NodeSlowness, late: str, *, excess_ns: int, reach_ns: int
+) -> tuple[Rule, str] | None:
+    """Why a late restart is no verdict on its kubelet for its node's sake (the rule and its
+    words), None when the node can be judged."""
+    if node_slow.too_slow is not None:
+        return NODE_TOO_SLOW, f"error: {late}, but {node_slow.too_slow}"
+    if node_slow.unmeasured is not None and excess_ns <= reach_ns:
+        # A node as slow as the slowest the verdict judges makes a sound kubelet this late.
+        return NODE_UNMEASURED, (
+            f"error: {late}, but {node_slow.unmeasured}, and a node at the slowest pace "
+            f"judged may take {secs(reach_ns)} longer: not the kubelet's failure"
+        )
+    return None
 
 
 def allowance_note(allowance: CostAllowance) -> str:

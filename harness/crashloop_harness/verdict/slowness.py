@@ -26,6 +26,15 @@ NODE_TOO_SLOW = Rule(
     "the levels: the node's, not the kubelet's (see each node's restart cost in the report)",
 )
 
+# Not the kubelet's alone: the run measured nothing of the node's pace.
+NODE_UNMEASURED = Rule(
+    "node-unmeasured",
+    "a node whose pace the run could not measure (no pace probe, no runtime timestamps) "
+    "is judged at the reference host's cost: a restart later than that, by no more than "
+    "a node at the slowest pace judged could make it, is the node's or the kubelet's, "
+    "and no verdict",
+)
+
 
 @dataclass(frozen=True)
 class NodeSlowness:
@@ -33,8 +42,10 @@ class NodeSlowness:
 
     ``too_slow``: the node's windows cannot tell the curve from its neighbour's,
     so lateness is an error; ``levels``: its status writes fall behind, so a
-    level not seen is an error.
+    level not seen is an error; ``unmeasured``: the run measured nothing of the
+    node's pace, so lateness a slow node could make is an error.
     """
 
     too_slow: str | None = None
     levels: str | None = None
+    unmeasured: str | None = None

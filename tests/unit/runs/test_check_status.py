@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import cast
 
@@ -31,6 +32,9 @@ def _result(status: str, delays: list[float], tmp_path: Path) -> CheckResult:
         status=status,
     )
     result.attempts = {"fast": attempts(delays)} if delays else {}
+    # Its node's pace probed at the reference host's, as every kind node's is: a node the
+    # run measured nothing of cannot fail its kubelet for lateness (verdict/slowness.py).
+    result.pace = {"crashloop-worker": [REFERENCE_PACE_S] * 10}
     return result
 
 
@@ -99,8 +103,22 @@ def test_an_interrupted_run_is_not_judged_incomplete(tmp_path: Path) -> None:
     assert result.verdicts["fast"].passed
 
 
+def _measured_by_its_restarts(result: CheckResult) -> CheckResult:
+    """The node measured by its runtime's timestamps instead of pace probes (a kind run
+    recorded before them): its windows stay at its own cost while the check observes,
+    where a paced node's early decisions are judged at the slowest pace judged."""
+    result.pace = {}
+    result.attempts = {
+        subject: [
+            dataclasses.replace(a, created_at_ns=a.started_at_ns - 50_000_000) for a in records
+        ]
+        for subject, records in result.attempts.items()
+    }
+    return result
+
+
 def test_an_overdue_restart_decides_the_worker_at_once(tmp_path: Path) -> None:
-    result = _result("running", ON_CURVE, tmp_path)
+    result = _measured_by_its_restarts(_result("running", ON_CURVE, tmp_path))
     last_exit = result.attempts["fast"][-1].finished_at_ns
     assert last_exit is not None
     # The fast curve's bound is 2 + 1 + 1.5 = 4.5s; the node listed 5s after the exit.
@@ -121,7 +139,7 @@ def test_a_restart_still_within_its_window_decides_nothing(tmp_path: Path) -> No
 
 
 def test_an_off_curve_restart_decides_the_worker_at_once(tmp_path: Path) -> None:
-    result = _result("running", OFF_CURVE, tmp_path)
+    result = _measured_by_its_restarts(_result("running", OFF_CURVE, tmp_path))
     decide_early(result, elapsed_s=12.0)
     assert "restart 3" in result.decided["fast"][1]
 
