@@ -9,7 +9,11 @@ from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.model.durations import NS_PER_S, to_ns
 from crashloop_harness.recording.records import AttemptRecord
 from crashloop_harness.verdict.failures import Failure, Rule
-from crashloop_harness.verdict.lateness import busy_host_reach_ns, machine_lateness
+from crashloop_harness.verdict.lateness import (
+    busy_host_reach_ns,
+    machine_lateness,
+    started_beside,
+)
 from crashloop_harness.verdict.nodecost import NodeCost
 from crashloop_harness.verdict.observation import Observation, unmeasured_words
 from crashloop_harness.verdict.restart import curve_positions
@@ -134,14 +138,13 @@ def _overdue(
         return None
     nominal_ns = min(to_ns(curve.delay_before_restart(p)) for p in positions)
     reach_ns = busy_host_reach_ns(observation.allowance, first=nominal_ns == 0)
-    gap = machine_lateness(
-        observation.unobserved,
-        observation.saturated,
+    gap = _machine_s_overdue(
+        observation,
         last.finished_at_ns,
         observation.now_ns,
-        busy_from_ns=last.finished_at_ns + nominal_ns,
-        excess_ns=observation.now_ns - due_ns,
-        busy_reach_ns=reach_ns,
+        due_ns=due_ns,
+        nominal_ns=nominal_ns,
+        reach_ns=reach_ns,
     )
     past = {"past_bound_s": (observation.now_ns - due_ns) / NS_PER_S}
     cost = observation.cost
@@ -165,6 +168,35 @@ def _overdue(
         rule, words = node_s
         return [], [rule.failed(words, restart=n, error=True, numbers=past)]
     return [OVERDUE.failed(overdue, restart=n, numbers=past)], []
+
+
+def _machine_s_overdue(
+    observation: Observation,
+    exited_ns: int,
+    now_ns: int,
+    *,
+    due_ns: int,
+    nominal_ns: int,
+    reach_ns: int,
+) -> str | None:
+    """Why the machine, not the kubelet, may hold an overdue restart back by ``now_ns``;
+    None when nothing says so (crashloop_harness.verdict.lateness)."""
+    excess_ns = now_ns - due_ns
+    gap = machine_lateness(
+        observation.unobserved,
+        observation.saturated,
+        exited_ns,
+        now_ns,
+        busy_from_ns=exited_ns + nominal_ns,
+        excess_ns=excess_ns,
+        busy_reach_ns=reach_ns,
+    )
+    if gap is not None or excess_ns > reach_ns:
+        return gap
+    # Other pods starting on the node once it was due, like a saturated host, excuse no more
+    # than the node's own work at the slowest pace judged: a pod stuck starting (never
+    # ready) cannot excuse a restart that never comes.
+    return started_beside(observation.startups, exited_ns + nominal_ns, now_ns, excess_ns=excess_ns)
 
 
 def _node_s_overdue(

@@ -689,3 +689,26 @@ def test_a_restart_made_after_the_level_watch_stopped_is_not_asked_for_its_level
     assert judge_worker(records, REDUCED, observation=before_it).passed
     (failure,) = judge_worker(records, REDUCED, observation=after_it).messages
     assert "unconfirmed" in failure
+
+
+def test_an_overdue_restart_across_another_pod_s_start_up_waits_then_is_an_error() -> None:
+    records = attempts([0.3, 2.2])  # the fast curve: restart 3 due 2 s after exit 2, bound 4.5 s
+    exit_2 = records[-1].finished_at_ns or 0
+    starting = PodStartup("other/p", exit_2 + 2 * NS, exit_2 + 6 * NS)
+
+    def codes(past_s: float, startups: tuple[PodStartup, ...], *, final: bool) -> list[str]:
+        now = exit_2 + round((4.5 + past_s) * NS)
+        seen = Observation(now_ns=now, startups=startups, final=final)
+        return [f.code for f in judge_worker(records, FAST, observation=seen).failures]
+
+    # 1.5 s past its bound with another pod starting from the moment it was due: nothing is
+    # decided while the check observes on; at the end the environment's, not the kubelet's.
+    assert codes(1.5, (starting,), final=False) == []
+    assert codes(1.5, (starting,), final=True) == ["environment"]
+    # The smallest wrong readings: no start-up, or one that began only at the end.
+    late_start = PodStartup("other/q", exit_2 + 5 * NS, exit_2 + 6 * NS)
+    assert codes(1.5, (), final=False) == ["overdue"]
+    assert codes(1.5, (late_start,), final=True) == ["overdue"]
+    # A pod stuck starting (never ready) cannot excuse a restart that never comes.
+    stuck = PodStartup("other/r", exit_2 + 2 * NS, None)
+    assert codes(60.0, (stuck,), final=True) == ["overdue"]
