@@ -712,3 +712,17 @@ def test_an_overdue_restart_across_another_pod_s_start_up_waits_then_is_an_error
     # A pod stuck starting (never ready) cannot excuse a restart that never comes.
     stuck = PodStartup("other/r", exit_2 + 2 * NS, None)
     assert codes(60.0, (stuck,), final=True) == ["overdue"]
+
+
+def test_a_pod_stuck_starting_excuses_no_restart_later_than_a_busy_host_can_make_it() -> None:
+    records = attempts([0.3, 40.0])  # restart 2 after 40 s: due at 2 s, bound 4.5 s
+    exit_1 = records[1].finished_at_ns or 0
+    stuck = PodStartup("other/r", exit_1 + 2 * NS, None)
+    verdict = judge_worker(records, FAST, observation=Observation(startups=(stuck,)))
+    assert verdict.checks[1].set_aside is None
+    assert [f.code for f in verdict.checks[1].failures] == ["too-late"]
+    # The same pod stuck, a restart 2 s past its bound: set aside, the node's start-up work.
+    near = attempts([0.3, 6.5])
+    near_exit = near[1].finished_at_ns or 0
+    beside = PodStartup("other/r", near_exit + 2 * NS, None)
+    assert judge_worker(near, FAST, observation=Observation(startups=(beside,))).checks[1].set_aside
