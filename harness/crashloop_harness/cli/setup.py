@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from crashloop_harness.cli import common
 from crashloop_harness.cli.codes import SETUP_CODES
 from crashloop_harness.cli.out import SCREEN, answer, emit
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.core import pins
+from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.paths import state_dir
 from crashloop_harness.substrate.engine import ensure_engine, stop_engine
 from crashloop_harness.substrate.kindbin import ensure_kind
 from crashloop_harness.substrate.nodeimage.assemble import build_node_image
 from crashloop_harness.substrate.nodeselect import check_kubernetes_version, choose_node_image
 from crashloop_harness.substrate.workloadimage import STABLE_TAG, ensure_image, load_into
+from crashloop_harness.substrate.workloadindex import (
+    ARCHITECTURES,
+    archive_problem,
+    write_index_archive,
+)
 
 
 def register(commands: common.Commands, parents: common.Parents) -> None:
@@ -50,6 +57,13 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
         parents=(parents.spec_and_image,),
     )
     common.output_option(workload)
+    workload.add_argument(
+        "--oci-archive",
+        type=Path,
+        metavar="FILE",
+        help="write the image for amd64 and arm64 nodes as one OCI image index to FILE (an "
+        "oci-archive tar) to push to your registry, instead of loading it into the kind cluster",
+    )
 
 
 def _cmd_engine(args: argparse.Namespace) -> int:
@@ -107,8 +121,13 @@ def _cmd_node_image(args: argparse.Namespace) -> int:
 def _cmd_workload_image(args: argparse.Namespace) -> int:
     """build the workload image and load its stable tag into the cluster (for the YAML)
 
-    Build the workload image, load it into every node and link the cluster's kubectl.
+    Build the workload image, load it into every node and link the cluster's kubectl. With
+    --oci-archive, make no cluster: write the image for amd64 and arm64 nodes as one image
+    index, for an existing cluster's pools to pull from your registry
+    (`skopeo copy --all oci-archive:FILE docker://REGISTRY/crashloop-workload:TAG`).
     """
+    if args.oci_archive is not None:
+        return _write_oci_archive(args.oci_archive)
     spec = common.spec_of(args)
     up = lifecycle.up(spec, common.progress, image=args.image)
     common.progress("workload image")
@@ -130,4 +149,21 @@ def _cmd_workload_image(args: argparse.Namespace) -> int:
             "kubectl": str(link),
         }
     )
+    return 0
+
+
+def _write_oci_archive(path: Path) -> int:
+    problem = archive_problem(path)
+    if problem is not None:
+        raise HarnessError(problem, "pass --oci-archive FILE in a folder that exists")
+    common.progress(f"workload image index for {', '.join(ARCHITECTURES)}")
+    written = write_index_archive(path)
+    out = SCREEN.tables
+    out.print(f"wrote {written}: the workload for linux/{', linux/'.join(ARCHITECTURES)}. Push it:")
+    out.print(
+        f"  skopeo copy --all oci-archive:{written} docker://REGISTRY/crashloop-workload:TAG",
+        soft_wrap=True,
+    )
+    out.print("and name it with --workload-image REGISTRY/crashloop-workload:TAG.")
+    emit({"archive": str(written), "architectures": list(ARCHITECTURES)})
     return 0

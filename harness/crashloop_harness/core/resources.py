@@ -30,6 +30,8 @@ RESOURCES: Final = _root()
 CLUSTERS_DIR: Final = RESOURCES / "clusters"
 IMAGES_DIR: Final = RESOURCES / "images"
 WORKLOAD_SOURCE: Final = RESOURCES / "workload"
+# The Go program that writes an OCI image index of the workload (go-containerregistry).
+IMAGE_INDEX_SOURCE: Final = RESOURCES / "imageindex"
 DEFAULT_SPEC_NAME: Final = "crashloop"
 
 

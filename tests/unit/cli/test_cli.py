@@ -19,7 +19,7 @@ from crashloop_harness.cluster.kube import NodeStatus
 from crashloop_harness.core import pins
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.resources import CLUSTERS_DIR
-from crashloop_harness.substrate import engine, nodeselect
+from crashloop_harness.substrate import engine, nodeselect, workloadindex
 
 
 @pytest.fixture
@@ -347,3 +347,17 @@ def test_manifests_as_json_list_what_was_written(
     assert cli.main(["manifests", "--output-dir", str(out), "-o", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert sorted(document["written"]) == sorted(str(p) for p in out.iterdir())
+
+
+def test_an_oci_archive_where_none_can_be_written_is_refused_before_any_build(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_build(*_args: object, **_kwargs: object) -> Path:
+        raise AssertionError("built before the path was checked")
+
+    monkeypatch.setattr(workloadindex, "build_local", no_build)
+    assert cli.main(["workload-image", "--oci-archive", str(tmp_path)]) == 2
+    assert "is a directory: name the archive file to write" in capsys.readouterr().err
+    missing = tmp_path / "no-such-folder" / "workload.oci.tar"
+    assert cli.main(["workload-image", "--oci-archive", str(missing)]) == 2
+    assert "does not exist: create it" in capsys.readouterr().err

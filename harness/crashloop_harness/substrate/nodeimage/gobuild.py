@@ -226,13 +226,14 @@ def write_overlay(replacements: tuple[tuple[str, str], ...], where: Path) -> Pat
     return overlay
 
 
-def build_local(source: Path, name: str) -> Path:
+def build_local(source: Path, name: str, *, arch: str | None = None) -> Path:
     """Build a main package of this project (no dependencies); returns its bin directory.
 
-    For Linux on the engine's architecture, whatever the host: the programs
-    run in the engine's containers (a laptop's Docker Desktop is a Linux VM).
+    For Linux on the engine's architecture unless ``arch`` (a GOARCH) says another,
+    whatever the host: the programs run in the engine's containers (a laptop's Docker
+    Desktop is a Linux VM), or in a registry's image for that architecture.
     """
-    arch = engine_go_arch()
+    arch = arch or engine_go_arch()
     key = digest("local", files_digest(source.glob("*"), source), go_version(), "linux", arch)
 
     def _build(out: Path) -> None:

@@ -1,0 +1,135 @@
+"""The workload image for existing clusters' pools: one OCI image index, amd64 and arm64.
+
+Each platform's image holds the workload built for that architecture (read from the
+binary's own ELF header, not the index's label), runs it as the non-root user, and a kind
+node's runtime takes the index as a registry would serve it and runs the image of its own
+architecture.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from crashloop_harness.cluster import lifecycle
+from crashloop_harness.cluster.kube import worker_nodes
+from crashloop_harness.cluster.nodecommand import node_argv
+from crashloop_harness.core import timeouts
+from crashloop_harness.core.polling import poll_true
+from crashloop_harness.substrate.workloadimage import BINARY, RUN_AS_USER
+from crashloop_harness.substrate.workloadindex import ARCHITECTURES, write_index_archive
+
+pytestmark = pytest.mark.e2e
+
+# ELF e_machine (the two bytes at offset 18, little-endian) of each GOARCH built.
+ELF_MACHINE = {"amd64": 62, "arm64": 183}
+INDEX_NAME = "crashloop.local/workload-index:e2e"
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_index_archive(tmp_path_factory.mktemp("index") / "workload.oci.tar")
+
+
+def _blob(layout: tarfile.TarFile, digest: str) -> bytes:
+    member = layout.extractfile(f"blobs/sha256/{digest.removeprefix('sha256:')}")
+    assert member is not None, digest
+    return member.read()
+
+
+def _json(layout: tarfile.TarFile, digest: str) -> Any:
+    return json.loads(_blob(layout, digest))
+
+
+def test_the_index_holds_each_architecture_s_own_build(archive: Path, tmp_path: Path) -> None:
+    with tarfile.open(archive) as layout:
+        index = json.loads(layout.extractfile("index.json").read())  # type: ignore[union-attr]
+        assert index["mediaType"] == "application/vnd.oci.image.index.v1+json"
+        platforms = {
+            m["platform"]["architecture"]: m
+            for m in index["manifests"]
+            if m["platform"]["os"] == "linux"
+        }
+        assert sorted(platforms) == sorted(ARCHITECTURES)
+        for arch, descriptor in platforms.items():
+            manifest = _json(layout, descriptor["digest"])
+            config = _json(layout, manifest["config"]["digest"])
+            assert (config["os"], config["architecture"]) == ("linux", arch)
+            assert config["config"]["Entrypoint"] == [BINARY]
+            assert config["config"]["User"] == f"{RUN_AS_USER}:{RUN_AS_USER}"
+            (layer,) = manifest["layers"]
+            extracted = tmp_path / arch
+            extracted.write_bytes(_blob(layout, layer["digest"]))
+            with tarfile.open(extracted) as files:
+                binary = files.extractfile(BINARY.lstrip("/"))
+                assert binary is not None
+                header = binary.read(20)
+            assert header[:4] == b"\x7fELF"
+            assert int.from_bytes(header[18:20], "little") == ELF_MACHINE[arch], arch
+
+
+@pytest.fixture
+def imported(archive: Path, crashloop_cluster: lifecycle.Cluster) -> Iterator[str]:
+    """The index imported into one worker's runtime as a registry would serve it: whole,
+    each platform's image beside the others; the node's own is the one it runs."""
+    node = worker_nodes(crashloop_cluster.api())[crashloop_cluster.spec.workers[0].name]
+    argv = ["ctr", "-n", "k8s.io", "images", "import", "--index-name", INDEX_NAME, "-"]
+    subprocess.run(
+        node_argv(node, argv, stdin=True),
+        input=archive.read_bytes(),
+        check=True,
+        capture_output=True,
+        timeout=timeouts.IMAGE_LOAD,
+    )
+    yield node
+    subprocess.run(
+        node_argv(node, ["ctr", "-n", "k8s.io", "images", "rm", INDEX_NAME]),
+        check=True,
+        capture_output=True,
+        timeout=timeouts.NODE_EXEC,
+    )
+
+
+def test_a_node_runs_the_index_s_image_of_its_architecture(
+    imported: str, crashloop_cluster: lifecycle.Cluster
+) -> None:
+    core = client.CoreV1Api(crashloop_cluster.api())
+    pod = client.V1Pod(
+        metadata=client.V1ObjectMeta(name="workload-index", namespace="default"),
+        spec=client.V1PodSpec(
+            node_name=imported,
+            restart_policy="Never",
+            containers=[
+                client.V1Container(
+                    name="app",
+                    image=INDEX_NAME,
+                    image_pull_policy="Never",
+                    args=["--mode", "exit", "--exit-code", "0"],
+                )
+            ],
+        ),
+    )
+    core.create_namespaced_pod("default", pod)
+    try:
+        ended = poll_true(
+            lambda: (
+                core.read_namespaced_pod("workload-index", "default").status.phase
+                in ("Succeeded", "Failed")
+            ),
+            within=timeouts.FRESH_POD,
+        )
+        assert ended, "the pod from the index did not end"
+        status = core.read_namespaced_pod("workload-index", "default").status
+        assert status.phase == "Succeeded", status
+        (container,) = status.container_statuses
+        # The workload's own report: it ran, as itself, to its exit.
+        assert json.loads(container.state.terminated.message)["exit_code"] == 0
+    finally:
+        core.delete_namespaced_pod("workload-index", "default", grace_period_seconds=0)
