@@ -75,13 +75,21 @@ PACE_REFERENCES_S: Final = {
     RUNTIME_RUN: BOUNDS["reference_runtime_run"].as_seconds(),
     POD_BURST: BOUNDS["reference_pod_pace"].as_seconds(),
 }
-# The burst's mean on the reference host, by the probe's reference median: where a
-# node's bursts' mean is read against it (NodeCost.wait_pace). Only the node's own burst
-# has one: the pod's burst was not measured on a node held to a quota.
-PACE_MEANS_S: Final = {REFERENCE_PACE_S: BOUNDS["reference_pace_mean"].as_seconds()}
-# How long a runtime's start waits for each second the bursts wait in mean, on a node held
-# to a CPU quota (bound burst_wait_to_start).
-BURST_WAIT_TO_START: Final = BOUNDS["burst_wait_to_start"].as_ratio()
+# By the probe's reference median, what a node's bursts' mean is read against
+# (NodeCost.wait_pace): the burst's mean on the reference host, and how long a runtime's
+# start waits for each second the bursts wait in mean on a node held to a CPU quota. The
+# node's burst and the pace pod's each have their own: the pod's, half as long, meets
+# the quota's end less often (bounds burst_wait_to_start, pod_burst_wait_to_start).
+WAIT_READINGS: Final = {
+    REFERENCE_PACE_S: (
+        BOUNDS["reference_pace_mean"].as_seconds(),
+        BOUNDS["burst_wait_to_start"].as_ratio(),
+    ),
+    PACE_REFERENCES_S[POD_BURST]: (
+        BOUNDS["reference_pod_pace_mean"].as_seconds(),
+        BOUNDS["pod_burst_wait_to_start"].as_ratio(),
+    ),
+}
 CFS_PERIOD_S: Final = BOUNDS["cfs_period"].as_seconds()
 # The fewest pace probes whose median says a node is too slow to judge (three rounds,
 # PACE_EVERY_S apart): fewer leave it judged at the widest window it can be.
@@ -135,15 +143,16 @@ class NodeCost:
         """The pace the bursts' waits give: their mean's excess over the reference's, times
         how much a runtime's start waits for each second of it (bound burst_wait_to_start),
         over the reference's start (bound reference_start_latency). 1 for a probe with no
-        measured mean (PACE_MEANS_S)."""
-        reference = PACE_MEANS_S.get(self.pace_reference_s)
-        if not self.pace_s or reference is None:
+        measured mean (WAIT_READINGS)."""
+        reading = WAIT_READINGS.get(self.pace_reference_s)
+        if not self.pace_s or reading is None:
             return 1.0
+        reference, wait_to_start = reading
         # A quota makes a burst wait at most about one period: a probe held longer (a host
         # that froze for a moment) counts as one period, not as its whole time.
         waits = [min(s, reference + CFS_PERIOD_S) for s in self.pace_s]
         excess = max(0.0, statistics.fmean(waits) - reference)
-        return 1.0 + BURST_WAIT_TO_START * excess / REFERENCE_START_S
+        return 1.0 + wait_to_start * excess / REFERENCE_START_S
 
     @property
     def pace_median(self) -> float:
