@@ -732,3 +732,31 @@ def test_a_start_up_burst_the_pace_pods_waited_through_widens_that_node_s_window
     result = replay_check(trace, tmp_path / "run")
     assert result.status == "passed", result.reason
     assert max(cost.wait_pace for cost in result.costs.values()) > 1.2
+
+
+TENTH_LEVELS_135 = "v1.35.8-existing-tenth-core-levels-behind"
+
+
+def test_levels_missed_on_a_node_past_the_widest_window_are_the_node_s_error(
+    tmp_path: Path,
+) -> None:
+    """The fast node at a tenth of a core through the API: its pods' bursts read 3.6x in
+    median, 64x at the median's upper bound, so its windows were cut to the widest judged
+    (10x). Its runs-5s subject's levels were seen before 5 of 11 restarts, and live the check
+    failed the sound kubelet for it. Past the widest window a node's status writes fall
+    behind its restarts: the unseen levels are an error naming the node, not a failure."""
+    trace = Trace.load(TENTH_LEVELS_135)
+    assert trace.outcome["status"] == "failed"
+    assert "levels unconfirmed" in trace.outcome["reason"]
+    result = replay_check(trace, tmp_path / "run")
+    assert result.status == "error", result.reason
+    node = trace.context["nodes"]["crashloop-worker"]
+    cost = result.costs[node]
+    assert cost.pace > 10 > cost.pace_median and not cost.too_slow, cost.describe()
+    assert cost.levels_fall_behind
+    runs_5s = result.verdicts["crashloop-worker/runs-5s"]
+    assert runs_5s.in_error, runs_5s.failures
+    (error,) = runs_5s.failures
+    assert "levels unconfirmed" in error.words and "fall behind its restarts" in error.words
+    for subject in ("crashloop-worker2", "crashloop-worker3"):
+        assert result.verdicts[subject].passed, result.verdicts[subject].failures

@@ -242,12 +242,30 @@ class NodeCost:
         and its levels were seen before 38 of 39 restarts (run
         20261207T030201Z-check-quick-9a8d), at half a core 2.5x and 55 of 55
         (20261207T025443Z-check-quick-d793). So a paced node's levels count as falling
-        behind only past the pace the verdict judges at all; a node measured by its
-        restarts keeps ``slow_levels_from``.
+        behind only where its windows were cut to the widest judged: its pace, read at its
+        upper bound, past max_judgeable_pace. At a tenth of a core, read through the API, a
+        node's pods' bursts read 3.6x in median and 64x at the bound, and its levels were
+        seen before 5 of 11 restarts (run 20261207T191910Z-check-quick-6c1c). A node measured
+        by its restarts keeps ``slow_levels_from``.
         """
         if self.paced:
-            return self.too_slow
+            return self.too_slow or self.pace > MAX_JUDGEABLE_PACE
         return self.slowdown >= SLOW_LEVELS_FROM
+
+    def levels_words(self) -> str:
+        """Why a level not seen on this node is its own and not the kubelet's."""
+        if self.paced:
+            return (
+                f"node {self.node}'s pace reads up to {self.pace:.2f}x the reference host's, "
+                f"past the {MAX_JUDGEABLE_PACE:g}x its windows are judged at (bound "
+                "max_judgeable_pace): its status writes, which carry the level, fall behind "
+                "its restarts"
+            )
+        return (
+            f"node {self.node} is {self.slowdown:.2f}x slower than the reference host at "
+            f"restarting (bound slow_levels_from {SLOW_LEVELS_FROM:g}x): its status writes, "
+            "which carry the level, fall behind its restarts"
+        )
 
     def cap_median_shift_s(self) -> float:
         """How much further past the cap a sound kubelet's median restart sits on this node."""

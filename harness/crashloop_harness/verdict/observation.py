@@ -9,7 +9,6 @@ from crashloop_harness.model.backoff import UNMEASURED, BackoffCurve, CostAllowa
 from crashloop_harness.recording.nodepods import PodStartup
 from crashloop_harness.verdict.nodecost import NodeCost
 from crashloop_harness.verdict.slowness import NodeSlowness
-from crashloop_harness.verdict.tolerances import SLOW_LEVELS_FROM
 
 
 def unmeasured_words(node: str) -> str:
@@ -76,13 +75,7 @@ class Observation:
         if not cost.measured:
             return NodeSlowness(unmeasured=unmeasured_words(cost.node))
         too_slow = cost.too_slow_message(curve) if cost.too_slow else None
-        levels = (
-            f"node {cost.node} is {cost.slowdown:.2f}x slower than the reference host at "
-            f"restarting (bound slow_levels_from {SLOW_LEVELS_FROM:g}x): its status writes, "
-            "which carry the level, fall behind its restarts"
-            if cost.levels_fall_behind
-            else None
-        )
+        levels = cost.levels_words() if cost.levels_fall_behind else None
         return NodeSlowness(too_slow=too_slow, levels=levels)
 
 
