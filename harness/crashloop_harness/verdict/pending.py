@@ -152,7 +152,8 @@ def _overdue(
     # pace judged could hold a sound kubelet's restart this long.
     unmeasured = cost is not None and not cost.measured and observation.now_ns - due_ns <= reach_ns
     if (gap is not None or unmeasured) and not observation.final:
-        # Not decided while the check observes on: the restart, when it comes, is set aside.
+        # Not decided while the check observes on: the restart, when it comes, is judged
+        # (or set aside) as any late restart is.
         return None
     if gap is not None:
         unobserved = f"error: restart {n} overdue, but {gap}"
