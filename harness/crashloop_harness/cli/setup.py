@@ -10,7 +10,6 @@ from crashloop_harness.cli.codes import SETUP_CODES
 from crashloop_harness.cli.out import SCREEN, answer, emit
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.core import pins
-from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.paths import state_dir
 from crashloop_harness.substrate.engine import ensure_engine, stop_engine
 from crashloop_harness.substrate.kindbin import ensure_kind
@@ -19,7 +18,6 @@ from crashloop_harness.substrate.nodeselect import check_kubernetes_version, cho
 from crashloop_harness.substrate.workloadimage import STABLE_TAG, ensure_image, load_into
 from crashloop_harness.substrate.workloadindex import (
     ARCHITECTURES,
-    archive_problem,
     write_index_archive,
 )
 
@@ -153,9 +151,6 @@ def _cmd_workload_image(args: argparse.Namespace) -> int:
 
 
 def _write_oci_archive(path: Path) -> int:
-    problem = archive_problem(path)
-    if problem is not None:
-        raise HarnessError(problem, "pass --oci-archive FILE in a folder that exists")
     common.progress(f"workload image index for {', '.join(ARCHITECTURES)}")
     written = write_index_archive(path)
     out = SCREEN.tables
