@@ -99,16 +99,25 @@ def machine_lateness(
 
 
 def started_beside(
-    startups: Sequence[PodStartup], due_ns: int, decided_ns: int, *, excess_ns: int
+    startups: Sequence[PodStartup],
+    due_ns: int,
+    decided_ns: int,
+    *,
+    excess_ns: int,
+    reach_ns: int,
 ) -> str | None:
     """Which other pods a node started once a restart was due, None when none (or for less
-    time than the restart is late).
+    time than the restart is late, or when it is later than ``reach_ns``).
 
     Their sandboxes take the runtime's and the kubelet's time first, which no pace probe
     sees (crashloop_harness.recording.nodepods). Like a saturated host, a start-up excuses
     only as much lateness as it lasted once the restart was due: a second's start-up
-    cannot account for a restart a minute late, and one during the back-off none.
+    cannot account for a restart a minute late, and one during the back-off none. And no
+    more than the node's own work at the slowest pace judged (:func:`busy_host_reach_ns`):
+    a pod stuck starting (never ready) excuses no restart that never comes.
     """
+    if excess_ns > reach_ns:
+        return None
     beside = [s.pod for s in startups if s.overlaps(due_ns, decided_ns)]
     if not beside or startup_time_within(startups, due_ns, decided_ns) < excess_ns:
         return None

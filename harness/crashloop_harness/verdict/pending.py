@@ -183,7 +183,7 @@ def _machine_s_overdue(
     """Why the machine, not the kubelet, may hold an overdue restart back by ``now_ns``;
     None when nothing says so (crashloop_harness.verdict.lateness)."""
     excess_ns = now_ns - due_ns
-    gap = machine_lateness(
+    return machine_lateness(
         observation.unobserved,
         observation.saturated,
         exited_ns,
@@ -191,13 +191,13 @@ def _machine_s_overdue(
         busy_from_ns=exited_ns + nominal_ns,
         excess_ns=excess_ns,
         busy_reach_ns=reach_ns,
+    ) or started_beside(
+        observation.startups,
+        exited_ns + nominal_ns,
+        now_ns,
+        excess_ns=excess_ns,
+        reach_ns=reach_ns,
     )
-    if gap is not None or excess_ns > reach_ns:
-        return gap
-    # Other pods starting on the node once it was due, like a saturated host, excuse no more
-    # than the node's own work at the slowest pace judged: a pod stuck starting (never
-    # ready) cannot excuse a restart that never comes.
-    return started_beside(observation.startups, exited_ns + nominal_ns, now_ns, excess_ns=excess_ns)
 
 
 def _node_s_overdue(

@@ -312,11 +312,9 @@ def _delay_problems(
         busy_from_ns=exited_ns + expected_ns,
         excess_ns=excess_ns,
         busy_reach_ns=reach_ns,
+    ) or started_beside(
+        startups, exited_ns + expected_ns, decided_ns, excess_ns=excess_ns, reach_ns=reach_ns
     )
-    if gap is None and excess_ns <= reach_ns:
-        # Like a saturated host, other pods' start-up excuses no more than the node's own
-        # work at the slowest pace judged: a pod stuck starting excuses no minute-late restart.
-        gap = started_beside(startups, exited_ns + expected_ns, decided_ns, excess_ns=excess_ns)
     late = f"restarted (created) after {secs(delay_ns)}, over the {secs(upper_ns)} upper bound"
     if gap:
         # Late, but the node (or the host under it) was not running as it should
