@@ -1,7 +1,8 @@
-"""A Debian rootfs for the node and for component images that need iptables."""
+"""A Debian rootfs: the node's, component images' that need iptables, the harness's own."""
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Final
@@ -39,23 +40,26 @@ PACKAGES: Final = (
 )
 
 
-def rootfs_key() -> str:
-    return digest("rootfs", pins.DEBIAN_SUITE, MIRROR, PACKAGES)
+def rootfs_key(packages: tuple[str, ...] = PACKAGES) -> str:
+    return digest("rootfs", pins.DEBIAN_SUITE, MIRROR, packages)
 
 
-def build_rootfs_tar() -> Path:
-    """A tarball of a bookworm rootfs with PACKAGES installed (cached)."""
-    return cached_dir("rootfs", rootfs_key(), _debootstrap) / "rootfs.tar"
+def build_rootfs_tar(packages: tuple[str, ...] = PACKAGES) -> Path:
+    """A tarball of a bookworm rootfs with ``packages`` installed (cached by them)."""
+    return (
+        cached_dir("rootfs", rootfs_key(packages), functools.partial(_debootstrap, packages))
+        / "rootfs.tar"
+    )
 
 
-def _debootstrap(out: Path) -> None:
-    hostpkgs.ensure(["debootstrap"], "building the node's Debian rootfs")
+def _debootstrap(packages: tuple[str, ...], out: Path) -> None:
+    hostpkgs.ensure(["debootstrap"], "building a Debian rootfs")
     target = out / "rootfs"
     run(
         [
             "debootstrap",
             "--variant=minbase",
-            f"--include={','.join(PACKAGES)}",
+            f"--include={','.join(packages)}",
             pins.DEBIAN_SUITE,
             str(target),
             MIRROR,
