@@ -38,12 +38,16 @@ def delete_rbac(api: client.ApiClient) -> None:
         except client.ApiException as error:
             if error.status != 404:
                 raise
-    for delete_namespaced in (rbac.delete_namespaced_role_binding, rbac.delete_namespaced_role):
-        try:
-            delete_namespaced("crashloop-check-leases", "kube-node-lease")
-        except client.ApiException as error:
-            if error.status != 404:
-                raise
+    for name, namespace in (
+        ("crashloop-check-leases", "kube-node-lease"),
+        ("crashloop-check-node-events", "default"),
+    ):
+        for delete_namespaced in (rbac.delete_namespaced_role_binding, rbac.delete_namespaced_role):
+            try:
+                delete_namespaced(name, namespace)
+            except client.ApiException as error:
+                if error.status != 404:
+                    raise
     delete_namespace(api, NAMESPACE)
 
 

@@ -1,5 +1,5 @@
-"""`crashloop up | status | down | config | kubeconfig | rbac | manifests`: the cluster,
-what it applies, and its workloads as YAML."""
+"""`crashloop up | status | down | config | kubeconfig | rbac | cronjob | manifests`: the
+cluster, what it applies, its nightly and its workloads as YAML."""
 
 from __future__ import annotations
 
@@ -26,7 +26,11 @@ from crashloop_harness.core.resources import RESOURCES
 from crashloop_harness.outputs.clusterfiles import CLUSTERS_FOLDER, write_cluster_files
 from crashloop_harness.outputs.render import config_table
 from crashloop_harness.outputs.workloads import write_manifests
+from crashloop_harness.pods.nightly import NightlySpec, cronjob, selector_problem
+from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
 from crashloop_harness.substrate.engine import INSTALL_FIX, engine_answers
+from crashloop_harness.substrate.harnessimage import stable_tag
+from crashloop_harness.substrate.workloadimage import STABLE_TAG as WORKLOAD_TAG
 
 # `crashloop manifests` writes beside the user, as kubectl users expect.
 REPLAY_DIR: Final = "workloads"
@@ -63,6 +67,7 @@ def _add_printers(commands: common.Commands, parents: common.Parents) -> None:
     )
     common.output_option(kubeconfig)
     common.add_command(commands, "rbac", _cmd_rbac, codes=SETUP_CODES)
+    _add_cronjob(commands)
     manifests = common.add_command(
         commands, "manifests", _cmd_manifests, codes=SETUP_CODES, parents=(parents.spec,)
     )
@@ -205,6 +210,68 @@ def _cmd_rbac(_args: argparse.Namespace) -> int:
     namespace; nothing cluster-wide that writes. Apply it as an admin.
     """
     sys.stdout.write((RESOURCES / "rbac" / "crashloop-check.yaml").read_text())
+    return 0
+
+
+def _add_cronjob(commands: common.Commands) -> None:
+    cronjob = common.add_command(commands, "cronjob", _cmd_cronjob, codes=SETUP_CODES)
+    cronjob.add_argument(
+        "--node-selector",
+        metavar="SELECTOR",
+        required=True,
+        help="the nodes each night's check measures, by label: key or key=value, "
+        "comma-separated (all must match)",
+    )
+    cronjob.add_argument(
+        "--image",
+        default=stable_tag(),
+        help="the harness's image as the cluster pulls it (default %(default)s, what "
+        "`crashloop harness-image` loads into the harness's kind cluster)",
+    )
+    cronjob.add_argument(
+        "--workload-image",
+        metavar="REF",
+        default=WORKLOAD_TAG,
+        help="the workload's image as the nodes pull it (default %(default)s: "
+        "`crashloop workload-image --oci-archive` writes it for your registry)",
+    )
+    cronjob.add_argument(
+        "--schedule",
+        default=NightlySpec.schedule,
+        help="when, in cron's words (default %(default)s)",
+    )
+    cronjob.add_argument(
+        "--profile",
+        choices=sorted(CHECK_PROFILES),
+        default=NightlySpec.profile,
+        help="the check's profile (default %(default)s)",
+    )
+
+
+def _cmd_cronjob(args: argparse.Namespace) -> int:
+    """print the nightly check as a CronJob the cluster runs, with its role (YAML)
+
+    Print what `crashloop rbac` prints and a CronJob that runs `crashloop check` in the
+    cluster, as its ServiceAccount, on the nodes the selector names: no kubeconfig, no
+    credentials of its own. The Job's exit status is the verdict (0 passed, 1 a kubelet
+    failed, 4 no answer) and its log's last line says why. Apply it as an admin.
+    """
+    problem = selector_problem(args.node_selector)
+    if problem is not None:
+        raise HarnessError(
+            f"--node-selector {args.node_selector!r}: {problem}",
+            "write it as key or key=value, comma-separated, such as crashloop.harness/profile",
+        )
+    spec = NightlySpec(
+        image=args.image,
+        workload_image=args.workload_image,
+        node_selector=args.node_selector,
+        schedule=args.schedule,
+        profile=args.profile,
+    )
+    sys.stdout.write((RESOURCES / "rbac" / "crashloop-check.yaml").read_text())
+    sys.stdout.write("---\n")
+    sys.stdout.write(yaml.safe_dump(cronjob(spec), sort_keys=False))
     return 0
 
 

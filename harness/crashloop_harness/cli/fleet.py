@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from rich.table import Table
 from rich.text import Text
 
 from crashloop_harness.cli import common
@@ -18,6 +19,7 @@ from crashloop_harness.cli.measure import profile_option
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster.kubeconfig import kubectl_default_kubeconfig
 from crashloop_harness.core.exitcodes import INTERRUPTED
+from crashloop_harness.fleet.collect import collect, collected_exit
 from crashloop_harness.fleet.expect import (
     ExpectationSummary,
     judge_expectations,
@@ -27,6 +29,7 @@ from crashloop_harness.fleet.plan import DEFAULT_PER_GROUP, FleetPlan, Group, pl
 from crashloop_harness.fleet.read import FleetRead, chosen_contexts, read_fleet
 from crashloop_harness.fleet.remotecheck import remote_check
 from crashloop_harness.fleet.run import FleetResult, check_fleet, refuse_what_cannot_run
+from crashloop_harness.pods.nightly import NAMESPACE as NIGHTLY_NAMESPACE
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
 from crashloop_harness.substrate.workloadimage import image_tag
 
@@ -57,6 +60,13 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
         "--plan",
         action="store_true",
         help="print the plan (groups, their curves, the nodes chosen and why) and stop",
+    )
+    fleet.add_argument(
+        "--collect",
+        action="store_true",
+        help="run nothing: read the newest result each cluster's in-cluster nightly kept "
+        "(`crashloop cronjob`) in --namespace (default crashloop-check), into one answer; "
+        "exit 1 when a cluster failed, 4 when one has no answer",
     )
     profile_option(fleet, "quick")
     fleet.add_argument(
@@ -112,6 +122,8 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
     kubeconfig = Path(args.kubeconfig) if args.kubeconfig else kubectl_default_kubeconfig()
     asked = [name.strip() for name in (args.contexts or "").split(",") if name.strip()]
     contexts = chosen_contexts(kubeconfig, asked)
+    if args.collect:
+        return _collect(kubeconfig, contexts, args.namespace or NIGHTLY_NAMESPACE)
     fleet = read_fleet(kubeconfig, contexts)
     plan = plan_fleet(fleet.nodes, args.per_group)
     expectations = judge_expectations(expected, fleet.nodes)
@@ -145,6 +157,24 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
     if result.summary.verdict == "interrupted":
         return INTERRUPTED
     return 0 if result.summary.passed else 1
+
+
+def _collect(kubeconfig: Path, contexts: Sequence[str], namespace: str) -> int:
+    runs = collect(kubeconfig, contexts, namespace)
+    table = Table("context", "run", "verdict", "kept at", "not passed", "why")
+    styles = {"passed": "green", "failed": "red"}
+    for run in runs:
+        table.add_row(
+            run.context,
+            run.run_id or "-",
+            Text(run.verdict, style=styles.get(run.verdict, "yellow")),
+            run.kept_at or "-",
+            ", ".join(run.not_passed) or "-",
+            run.missing or run.reason or "-",
+        )
+    SCREEN.tables.print(table)
+    emit({"namespace": namespace, "clusters": [asdict(run) for run in runs]})
+    return collected_exit(runs)
 
 
 def _where(result: FleetResult) -> dict[str, str]:

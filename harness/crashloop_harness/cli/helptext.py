@@ -37,9 +37,12 @@ GROUPS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     ),
     (
         "The harness's kind cluster",
-        ("up", "status", "down", "config", "kubeconfig", "manifests", "rbac"),
+        ("up", "status", "down", "config", "kubeconfig", "manifests", "rbac", "cronjob"),
     ),
-    ("Set-up plumbing", ("engine", "kind", "node-image", "workload-image", "completion")),
+    (
+        "Set-up plumbing",
+        ("engine", "kind", "node-image", "workload-image", "harness-image", "completion"),
+    ),
 )
 
 # One invocation per command, shown under its --help.
@@ -63,10 +66,12 @@ EXAMPLES: Final[Mapping[str, str]] = {
     "kubeconfig": "export KUBECONFIG=$(crashloop kubeconfig)",
     "manifests": "crashloop manifests --clusters-dir clusters",
     "rbac": "crashloop rbac | kubectl apply -f -",
+    "cronjob": "crashloop cronjob --node-selector pool=canary | kubectl apply -f -",
     "engine": "crashloop engine",
     "kind": "crashloop kind",
     "node-image": "crashloop node-image --offline",
     "workload-image": "crashloop workload-image",
+    "harness-image": "crashloop harness-image",
     "completion": "source <(crashloop completion bash)",
 }
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
+from kubernetes import client
 from rich.text import Text
 
 from crashloop_harness.cli import common
@@ -13,7 +15,9 @@ from crashloop_harness.cli.codes import CHECK_CODES, MEASURING_CODES, verdict_ex
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.cluster.target import API_ONLY, NODE_ACCESS, RunTarget
+from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.exitcodes import INTERRUPTED
+from crashloop_harness.outputs.clusterresults import RUNS_KEPT, keep_results
 from crashloop_harness.outputs.explain import explain
 from crashloop_harness.outputs.jobsummary import write_job_summary
 from crashloop_harness.outputs.render import verdict_table
@@ -55,6 +59,13 @@ def _add_check(commands: common.Commands, parents: common.Parents) -> None:
     common.observer_option(check)
     common.output_option(check)
     common.existing_cluster_options(check)
+    check.add_argument(
+        "--keep-in-cluster",
+        action="store_true",
+        help="with --namespace: also keep summary.json and junit.xml in a ConfigMap there "
+        f"(the newest {RUNS_KEPT} kept) and a Warning Event on each node that did not pass, "
+        "as the nightly CronJob does (`crashloop cronjob`)",
+    )
 
 
 def _add_scenarios(commands: common.Commands, parents: common.Parents) -> None:
@@ -119,10 +130,22 @@ def _cmd_check(args: argparse.Namespace) -> int:
     the nodes of an existing cluster instead, through the API alone: each attempt's times from the
     workload's own report in the pod status, each node against its own live config.
     """
-    result, summary = run_and_report_check(common.target(args), args.profile, args.observer)
+    if args.keep_in_cluster and not (args.kubeconfig and args.namespace):
+        raise HarnessError(
+            "--keep-in-cluster keeps the results in the check's prepared namespace of an "
+            "existing cluster",
+            "add --namespace NAMESPACE (the role's: `crashloop rbac`) and the cluster's "
+            "--kubeconfig or --node-selector",
+        )
+    target = common.target(args)
+    result, summary = run_and_report_check(target, args.profile, args.observer)
     report = write_report(result.run_dir, summary, result.attempts)
     write_job_summary(summary, result.run_dir)
     SCREEN.tables.print(f"results in {result.run_dir}; report: {report}")
+    if args.keep_in_cluster:
+        _keep_in_cluster(target, args.namespace, result.run_dir, summary)
+    # The last line is the verdict's: a log reader (a CronJob's) finds it there.
+    SCREEN.tables.print(verdict_line(summary))
     emit(
         {
             "run_dir": str(result.run_dir),
@@ -131,6 +154,25 @@ def _cmd_check(args: argparse.Namespace) -> int:
         }
     )
     return verdict_exit(result.status, summary.passed)
+
+
+def _keep_in_cluster(target: RunTarget, namespace: str, run_dir: Path, summary: RunSummary) -> None:
+    """The run's results kept in the cluster, or why not. A refusal is said and changes no
+    verdict: the run is measured and judged, and its exit code is the kubelets' answer."""
+    try:
+        kept = keep_results(target.api(), namespace, run_dir, summary)
+    except client.ApiException as error:
+        SCREEN.tables.print(
+            f"results not kept in the cluster: the API server answered {error.status} "
+            f"{error.reason}: {str(error.body)[:300]} (the role: `crashloop rbac`)",
+            soft_wrap=True,
+        )
+        return
+    SCREEN.tables.print(f"kept in the cluster: configmap {namespace}/{kept}")
+
+
+def verdict_line(summary: RunSummary) -> str:
+    return f"{summary.status.upper()}: {summary.reason or 'every worker on its curve'}"
 
 
 def run_and_report_check(
@@ -156,7 +198,7 @@ def run_and_report_check(
     out.print(summary_view(summary))
     if summary.observer is not None:
         out.print(summary.observer.headline(), soft_wrap=True)
-    out.print(f"{summary.status.upper()}: {summary.reason or 'every worker on its curve'}")
+    out.print(verdict_line(summary))
     if summary.passed:
         # A pass says what it did not check.
         for line in uncovered({w.worker: w.coverage for w in summary.workers}):

@@ -1,4 +1,5 @@
-"""`crashloop engine | kind | node-image | workload-image`: what a cluster is made on."""
+"""`crashloop engine | kind | node-image | workload-image | harness-image`: what a cluster is
+made on, and what runs in it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from crashloop_harness.cli.out import SCREEN, answer, emit
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.core import pins
 from crashloop_harness.core.paths import state_dir
+from crashloop_harness.substrate import harnessimage
 from crashloop_harness.substrate.engine import ensure_engine, stop_engine
 from crashloop_harness.substrate.kindbin import ensure_kind
 from crashloop_harness.substrate.nodeimage.assemble import build_node_image
@@ -61,6 +63,20 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
         metavar="FILE",
         help="write the image for amd64 and arm64 nodes as one OCI image index to FILE (an "
         "oci-archive tar) to push to your registry, instead of loading it into the kind cluster",
+    )
+
+    harness = common.add_command(
+        commands,
+        "harness-image",
+        _cmd_harness_image,
+        codes=SETUP_CODES,
+        parents=(parents.spec_and_image,),
+    )
+    common.output_option(harness)
+    harness.add_argument(
+        "--no-load",
+        action="store_true",
+        help="build it only: load it into no cluster (to push it to your registry)",
     )
 
 
@@ -161,4 +177,33 @@ def _write_oci_archive(path: Path) -> int:
     )
     out.print("and name it with --workload-image REGISTRY/crashloop-workload:TAG.")
     emit({"archive": str(written), "architectures": list(ARCHITECTURES)})
+    return 0
+
+
+def _cmd_harness_image(args: argparse.Namespace) -> int:
+    """build the harness's own image, for the nightly a cluster runs (`crashloop cronjob`)
+
+    Build the harness's image offline (Debian's Python, this harness and the packages installed
+    beside it, non-root) and load it into every node of the harness's cluster; with --no-load,
+    make no cluster. Push it to your registry for a cluster of your own
+    (`docker tag IMAGE REGISTRY/crashloop-harness:TAG && docker push REGISTRY/...`).
+    """
+    ensure_engine()
+    common.progress("harness image (Debian's Python, the harness, its packages)")
+    tag = harnessimage.ensure_image()
+    cluster = None
+    if not args.no_load:
+        up = lifecycle.up(common.spec_of(args), common.progress, image=args.image)
+        load_into(up.name, up.kind_bin, tag)
+        cluster = up.name
+    out = SCREEN.tables
+    where = f"loaded into every node of cluster {cluster}" if cluster else "built"
+    out.print(f"{tag} is {where}. For a cluster of your own, push it:")
+    out.print(
+        f"  docker tag {tag} REGISTRY/crashloop-harness:TAG && "
+        "docker push REGISTRY/crashloop-harness:TAG",
+        soft_wrap=True,
+    )
+    out.print("and name it: crashloop cronjob --image REGISTRY/crashloop-harness:TAG ...")
+    emit({"image": tag, "cluster": cluster})
     return 0

@@ -65,6 +65,9 @@ API_REQUEST: Final = _s(25.0)
 # Conformance check profiles: the whole observation, all workers at once.
 CHECK_QUICK: Final = _s(420.0)
 CHECK_FULL: Final = _s(1080.0)
+# A quick check run by the nightly's Job in the cluster: its pod scheduled and started
+# (the image is present), then the check.
+NIGHTLY_JOB: Final = _s(420.0 + 90.0)
 # A check that set restarts aside (late while the host was saturated or a node
 # not observed) observes on for restarts in their place, up to this many times
 # its profile's window; a host busy past that is an error, no answer.

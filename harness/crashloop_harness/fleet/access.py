@@ -26,8 +26,10 @@ RBAC_FILE: Final = RESOURCES / "rbac" / "crashloop-check.yaml"
 _RUN_ROLE: Final = "crashloop-check"
 # Granted by none of the file's roles: without --namespace, a role that makes namespaces.
 _NAMESPACE_MAKER: Final = "one that creates namespaces, or --namespace with the file's"
-# The scenarios' StatefulSets: the check creates none.
-_NOT_THE_CHECKS: Final = frozenset({"statefulsets"})
+# The scenarios' StatefulSets: the check creates none. Results kept in the cluster
+# (--keep-in-cluster, the in-cluster nightly's): a fleet's checks keep theirs at home.
+_NOT_THE_CHECKS: Final = frozenset({"statefulsets", "configmaps"})
+_NOT_THE_CHECKS_ROLES: Final = frozenset({"crashloop-check-node-events"})
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,8 @@ def needed_permissions(namespace: str | None) -> list[Permission]:
         if document["kind"] not in ("ClusterRole", "Role"):
             continue
         role = str(document["metadata"]["name"])
+        if role in _NOT_THE_CHECKS_ROLES:
+            continue
         where: str | None = document["metadata"].get("namespace")
         if role == _RUN_ROLE:
             where = namespace if namespace is not None else ""

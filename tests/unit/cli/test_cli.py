@@ -314,7 +314,12 @@ def test_a_replay_speed_of_zero_is_refused_before_anything_is_drawn(
 
 # What prints content rather than a report (YAML to apply, a shell script) or draws a live
 # view for a room: no JSON form.
-NO_JSON = {"rbac": "YAML for kubectl apply", "completion": "a shell script", "demo": "a live view"}
+NO_JSON = {
+    "rbac": "YAML for kubectl apply",
+    "cronjob": "YAML for kubectl apply",
+    "completion": "a shell script",
+    "demo": "a live view",
+}
 
 
 def test_every_command_that_reports_something_speaks_json() -> None:

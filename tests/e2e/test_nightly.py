@@ -1,0 +1,172 @@
+"""The nightly inside the cluster: the harness's image, run as the CronJob's Job would run it.
+
+The image is built offline and loaded into the kind cluster as a user's registry would serve
+it; the role and the CronJob are exactly what `crashloop cronjob` prints, applied as an admin.
+A Job is made from the CronJob's template (as `kubectl create job --from=cronjob/...`), and
+its pod checks the fast worker's kubelet with no kubeconfig: its ServiceAccount alone, in a
+namespace that enforces the restricted Pod Security level. The Job's outcome is the verdict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from kubernetes import client, utils
+
+from crashloop_harness.cluster import lifecycle
+from crashloop_harness.cluster.kubeconfig import context_names, remote_api
+from crashloop_harness.core import timeouts
+from crashloop_harness.core.conventions import PROFILE_LABEL
+from crashloop_harness.core.polling import poll_true
+from crashloop_harness.fleet.collect import collect
+from crashloop_harness.outputs.clusterresults import RESULT_LABEL, keep_results
+from crashloop_harness.outputs.summaryfile import read_summary
+from crashloop_harness.pods.nightly import NAME, NightlySpec, cronjob
+from crashloop_harness.substrate import harnessimage, workloadimage
+from tests.e2e.accounts import (
+    NAMESPACE,
+    Access,
+    account_token,
+    delete_rbac,
+    grant_check_role,
+    write_kubeconfig,
+)
+
+pytestmark = pytest.mark.e2e
+
+JOB = "crashloop-nightly-e2e"
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A nightly Job that ended: its status, its pod, and the pod's log."""
+
+    job: client.V1Job
+    pod: client.V1Pod
+    log: str
+
+
+def container_args(pod: client.V1Pod) -> list[str]:
+    (container,) = pod.spec.containers
+    return list(container.args or [])
+
+
+def _job_from_cronjob(api: client.ApiClient) -> client.V1Job:
+    """A Job from the applied CronJob's own template, as kubectl makes one by hand."""
+    applied = client.BatchV1Api(api).read_namespaced_cron_job(NAME, NAMESPACE)
+    template = applied.spec.job_template
+    return client.V1Job(
+        metadata=client.V1ObjectMeta(name=JOB, namespace=NAMESPACE),
+        spec=template.spec,
+    )
+
+
+@pytest.fixture(scope="module")
+def ended(crashloop_cluster: lifecycle.Cluster, crashloop_api: client.ApiClient) -> Iterator[Ended]:
+    # Both images in every node, as a registry would serve them to a cluster of one's own.
+    image = harnessimage.ensure_image()
+    workload = workloadimage.ensure_image()
+    for tag in (image, workload):
+        workloadimage.load_into(crashloop_cluster.name, crashloop_cluster.kind_bin, tag)
+    spec = NightlySpec(
+        image=image,
+        workload_image=workload,
+        node_selector=f"{PROFILE_LABEL}=fast",
+    )
+    grant_check_role(crashloop_api)
+    batch = client.BatchV1Api(crashloop_api)
+    core = client.CoreV1Api(crashloop_api)
+    try:
+        utils.create_from_yaml(crashloop_api, yaml_objects=[cronjob(spec)])
+        batch.create_namespaced_job(NAMESPACE, _job_from_cronjob(crashloop_api))
+
+        def finished() -> bool:
+            status = batch.read_namespaced_job(JOB, NAMESPACE).status
+            return bool(status.succeeded or status.failed)
+
+        assert poll_true(finished, within=timeouts.NIGHTLY_JOB, every=2.0), (
+            f"the nightly Job did not end within {timeouts.NIGHTLY_JOB:.0f}s"
+        )
+        (pod,) = core.list_namespaced_pod(NAMESPACE, label_selector=f"job-name={JOB}").items
+        log = core.read_namespaced_pod_log(pod.metadata.name, NAMESPACE)
+        print(log)
+        status = batch.read_namespaced_job(JOB, NAMESPACE).status
+        if status.completion_time is not None:
+            took = (status.completion_time - status.start_time).total_seconds()
+            print(f"the nightly Job took {took:.0f}s from its start to its completion")
+        yield Ended(batch.read_namespaced_job(JOB, NAMESPACE), pod, log)
+    finally:
+        delete_rbac(crashloop_api)
+
+
+def test_the_nightly_job_passes_a_sound_kubelet_through_its_service_account(
+    ended: Ended,
+) -> None:
+    assert ended.job.status.succeeded == 1, ended.log[-2000:]
+    (container,) = ended.pod.status.container_statuses
+    assert container.state.terminated.exit_code == 0
+    # The pod was admitted by a namespace that enforces the restricted level, as itself.
+    assert ended.pod.spec.security_context.run_as_user == harnessimage.RUN_AS_USER
+    # No kubeconfig was handed to it (no argument names one, no volume but its scratch):
+    # its ServiceAccount was its only way in, and the check ran in the role's namespace.
+    assert not any("kubeconfig" in arg for arg in container_args(ended.pod))
+    assert [v.name for v in ended.pod.spec.volumes if v.projected is None] == ["scratch"]
+    assert f"namespace {NAMESPACE}, records in" in ended.log
+    # The log's last line is the verdict's.
+    last = ended.log.strip().splitlines()[-1]
+    assert last.startswith("PASSED: "), last
+
+
+def test_the_nightly_s_pod_ran_on_a_node_it_did_not_measure(
+    ended: Ended, crashloop_api: client.ApiClient
+) -> None:
+    node = client.CoreV1Api(crashloop_api).read_node(ended.pod.spec.node_name)
+    assert node.metadata.labels.get(PROFILE_LABEL) != "fast", ended.pod.spec.node_name
+
+
+def test_the_fleet_collects_the_run_the_cluster_kept(
+    ended: Ended, crashloop_cluster: lifecycle.Cluster
+) -> None:
+    (context,) = context_names(crashloop_cluster.kubeconfig)
+    (kept,) = collect(crashloop_cluster.kubeconfig, [context], NAMESPACE)
+    assert kept.missing is None, kept.missing
+    assert kept.status == "passed"
+    assert kept.run_id is not None
+    assert kept.run_id in ended.log
+
+
+def test_a_node_that_did_not_pass_gets_an_event_as_the_role_allows(
+    ended: Ended,
+    crashloop_cluster: lifecycle.Cluster,
+    crashloop_api: client.ApiClient,
+    tmp_path: Path,
+) -> None:
+    """The kept run written again as the nightly's ServiceAccount, one node's check turned
+    not passed: the API server takes its Event (a Node's, in the namespace it keeps them)
+    from the role, and `kubectl describe node` finds it by the node's name and kind."""
+    core = client.CoreV1Api(crashloop_api)
+    (kept,) = core.list_namespaced_config_map(
+        NAMESPACE, label_selector=f"{RESULT_LABEL}=true"
+    ).items
+    (tmp_path / "summary.json").write_text(kept.data["summary.json"])
+    summary = read_summary(tmp_path / "summary.json")
+    failed = dataclasses.replace(
+        summary.workers[0], passed=False, failures=("restart 3: too late (written by the test)",)
+    )
+    summary = dataclasses.replace(summary, run_id=f"{summary.run_id}-again", workers=(failed,))
+    account = write_kubeconfig(
+        tmp_path / "kubeconfig",
+        [Access("nightly", crashloop_cluster.kubeconfig, account_token(crashloop_api))],
+    )
+    keep_results(remote_api(account, "nightly"), NAMESPACE, tmp_path, summary)
+    events = core.list_namespaced_event(
+        "default",
+        field_selector=f"involvedObject.kind=Node,involvedObject.name={failed.node}",
+    ).items
+    ours = [e for e in events if e.source.component == "crashloop-harness"]
+    assert [e.reason for e in ours] == ["CrashLoopBackOffCheckFailed"]
+    assert "written by the test" in ours[0].message

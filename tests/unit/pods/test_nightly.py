@@ -1,0 +1,79 @@
+"""The nightly CronJob: what its pod runs, where, and under which Pod Security level."""
+
+from __future__ import annotations
+
+import pytest
+
+from crashloop_harness.cli.app import build_parser
+from crashloop_harness.pods.nightly import (
+    NightlySpec,
+    away_from_checked,
+    check_args,
+    cronjob,
+    selector_problem,
+)
+
+SPEC = NightlySpec(
+    image="registry.example/crashloop-harness:1",
+    workload_image="registry.example/crashloop-workload:1",
+    node_selector="pool=canary,crashloop.harness/profile",
+)
+
+
+def test_the_pod_runs_a_check_the_cli_accepts_in_its_namespace() -> None:
+    args = build_parser().parse_args(check_args(SPEC))
+    assert args.command == "check"
+    assert args.profile == "quick"
+    assert args.namespace == "crashloop-check"
+    assert args.node_selector == SPEC.node_selector
+    assert args.workload_image == SPEC.workload_image
+    # No kubeconfig: in its pod the ServiceAccount is the identity.
+    assert args.kubeconfig is None
+
+
+def test_the_pod_meets_the_restricted_pod_security_level() -> None:
+    pod = cronjob(SPEC)["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] != 0
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    (container,) = pod["containers"]
+    context = container["securityContext"]
+    assert context["allowPrivilegeEscalation"] is False
+    assert context["capabilities"] == {"drop": ["ALL"]}
+    assert context["readOnlyRootFilesystem"] is True
+    # What it writes goes to an emptyDir at the image's scratch directory.
+    assert container["volumeMounts"] == [{"name": "scratch", "mountPath": "/tmp"}]
+    assert not any("hostPath" in volume for volume in pod["volumes"])
+
+
+def test_a_job_is_never_retried_and_never_overlaps_another() -> None:
+    document = cronjob(SPEC)
+    assert document["spec"]["concurrencyPolicy"] == "Forbid"
+    job = document["spec"]["jobTemplate"]["spec"]
+    assert job["backoffLimit"] == 0
+    assert job["template"]["spec"]["restartPolicy"] == "Never"
+
+
+def test_the_pod_prefers_a_node_the_check_does_not_measure() -> None:
+    terms = away_from_checked("pool=canary,crashloop.harness/profile")["nodeAffinity"][
+        "preferredDuringSchedulingIgnoredDuringExecution"
+    ]
+    expressions = [term["preference"]["matchExpressions"] for term in terms]
+    assert expressions == [
+        [{"key": "pool", "operator": "NotIn", "values": ["canary"]}],
+        [{"key": "crashloop.harness/profile", "operator": "DoesNotExist"}],
+    ]
+
+
+@pytest.mark.parametrize(
+    "selector", ["crashloop.harness/profile", "pool=canary", "a=b,c", "example.com/pool=x-1"]
+)
+def test_a_sound_selector_is_taken(selector: str) -> None:
+    assert selector_problem(selector) is None
+
+
+@pytest.mark.parametrize("selector", ["a b", "pool==x", "", "pool=canary,", "-pool", "pool=x y"])
+def test_a_selector_the_api_server_would_refuse_is_named(selector: str) -> None:
+    problem = selector_problem(selector)
+    assert problem is not None
+    assert "is not a label key or key=value" in problem
