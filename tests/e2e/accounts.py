@@ -157,8 +157,9 @@ def existing_args(workload_image: str, kubeconfig: Path | None = None) -> list[s
 
 
 def existing_check_argv(workload_image: str) -> list[str]:
-    """The existing-cluster quick check of the workers, through kubectl's kubeconfig."""
-    return ["check", "--profile", "quick", *existing_args(workload_image)]
+    """The existing-cluster quick check of the workers, through kubectl's kubeconfig, its
+    results kept in the cluster as the in-cluster nightly keeps them."""
+    return ["check", "--profile", "quick", *existing_args(workload_image), "--keep-in-cluster"]
 
 
 def start_without_docker(

@@ -24,9 +24,11 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from crashloop_harness.cluster.kubeconfig import context_names
 from crashloop_harness.cluster.lifecycle import Cluster
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.polling import poll_true
+from crashloop_harness.fleet.collect import KeptRun, collect
 from crashloop_harness.plugin.options import (
     PYTEST_KIND_DEFAULT_NAME,
     ClusterOptions,
@@ -130,6 +132,9 @@ class ObservedTogether:
 
     kind: CheckResult
     existing: dict[str, Any]
+    # What the existing-cluster check kept in the cluster (--keep-in-cluster), as the
+    # fleet collects it, read before its namespace went.
+    kept: KeptRun
     # Raised by the talk's fixture, not here: a scenarios' error leaves the checks judged.
     talk: ScenarioRun | BaseException
 
@@ -208,12 +213,19 @@ def observed_together(
             kind_restarted.set()  # a kind-mode check that ended early holds nothing back
             process, talk_run = beside.result()
             done = finish(process)
-            delete_rbac(crashloop_api)
+            try:
+                (kept,) = collect(
+                    crashloop_cluster.kubeconfig,
+                    context_names(crashloop_cluster.kubeconfig),
+                    NAMESPACE,
+                )
+            finally:
+                delete_rbac(crashloop_api)
     assert done.stdout, done.stderr[-3000:]
     document: dict[str, Any] = json.loads(done.stdout)
     document["exit_code"] = done.returncode
     document["stderr"] = done.stderr
-    return ObservedTogether(kind, document, talk_run)
+    return ObservedTogether(kind, document, kept, talk_run)
 
 
 @pytest.fixture(scope="session")

@@ -152,6 +152,20 @@ def test_the_check_passes_through_the_account_s_kubeconfig_alone(
     assert all(worker["attempts_recorded"] >= 3 for worker in summary["workers"])
 
 
+def test_its_result_is_kept_in_the_cluster_as_the_fleet_collects_it(
+    observed_together: ObservedTogether,
+) -> None:
+    """--keep-in-cluster, as the in-cluster nightly runs it: the run's summary in a ConfigMap
+    of its namespace, written as the ServiceAccount, read back as the fleet reads it."""
+    summary = observed_together.existing["summary"]
+    kept = observed_together.kept
+    assert kept.missing is None, kept.missing
+    assert (kept.run_id, kept.status) == (summary["run_id"], summary["status"])
+    assert kept.not_passed == tuple(
+        f"{w['node']} ({w['worker']})" for w in summary["workers"] if not w["passed"]
+    )
+
+
 def test_its_verdict_equals_the_kind_mode_verdict(
     existing_mode: dict[str, Any], conformance: CheckResult
 ) -> None:

@@ -36,7 +36,10 @@ from tests.e2e.accounts import (
     write_kubeconfig,
 )
 
-pytestmark = pytest.mark.e2e
+# Slow tier: the image built (29 s when the code moved) and loaded into every node (10 s a
+# node), then a check; the fast tier keeps the in-cluster results through
+# test_existing_cluster.py (its check runs with --keep-in-cluster).
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 JOB = "crashloop-nightly-e2e"
 
