@@ -30,6 +30,10 @@ GO_INSTALL: Final = (
     "1.19: too old)"
 )
 KIND_MODULE: Final = "sigs.k8s.io/kind"
+# Helm, to lint and render the nightly's chart (charts/crashloop-nightly): v4, built from
+# its Go module as kind is, and only where the chart is checked.
+HELM_VERSION: Final = "v4.3.2"
+HELM_MODULE: Final = "helm.sh/helm/v4/cmd/helm"
 # An exact release version: its minor, then the patch and any pre-release.
 _EXACT = re.compile(r"^(1\.\d+)\.\d+(?:-(?:alpha|beta|rc)\.\d+)?$")
 
