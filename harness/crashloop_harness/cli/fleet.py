@@ -56,6 +56,14 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
         help=f"nodes checked in each group (default {DEFAULT_PER_GROUP}), spread over its zones "
         "and pools",
     )
+    _add_reading_options(fleet)
+    profile_option(fleet, "quick")
+    _add_checking_options(fleet)
+    common.output_option(fleet)
+
+
+def _add_reading_options(fleet: argparse.ArgumentParser) -> None:
+    """What is read, nothing run: the plan alone, or the results clusters kept."""
     fleet.add_argument(
         "--plan",
         action="store_true",
@@ -68,7 +76,10 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
         "(`crashloop cronjob`) in --namespace (default crashloop-check), into one answer; "
         "exit 1 when a cluster failed, 4 when one has no answer",
     )
-    profile_option(fleet, "quick")
+
+
+def _add_checking_options(fleet: argparse.ArgumentParser) -> None:
+    """How the groups are checked: where, with which image, against what."""
     fleet.add_argument(
         "--namespace",
         help="the prepared namespace of `crashloop rbac` on every cluster, shared by the "
@@ -96,7 +107,6 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
         help="at most N groups of one cluster checked at a time (default: as many as the "
         "API budget allows, from each group's restart rate; docs/existing-clusters.md)",
     )
-    common.output_option(fleet)
 
 
 def _cmd_fleet(args: argparse.Namespace) -> int:
