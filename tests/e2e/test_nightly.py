@@ -3,13 +3,14 @@
 The image is built offline and loaded into the kind cluster as a user's registry would serve
 it; the role and the CronJob are exactly what `crashloop cronjob` prints, applied as an admin.
 A Job is made from the CronJob's template (as `kubectl create job --from=cronjob/...`), and
-its pod checks the fast worker's kubelet with no kubeconfig: its ServiceAccount alone, in a
+its pod checks the three workers' kubelets with no kubeconfig: its ServiceAccount alone, in a
 namespace that enforces the restricted Pod Security level. The Job's outcome is the verdict.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,9 @@ import pytest
 from kubernetes import client, utils
 
 from crashloop_harness.cluster import lifecycle
+from crashloop_harness.cluster.kube import worker_nodes
 from crashloop_harness.cluster.kubeconfig import context_names, remote_api
+from crashloop_harness.cluster.kubeletput import put_image_kubelet_back, put_kubelet
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.conventions import PROFILE_LABEL
 from crashloop_harness.core.polling import poll_true
@@ -27,6 +30,8 @@ from crashloop_harness.outputs.clusterresults import RESULT_LABEL, keep_results
 from crashloop_harness.outputs.summaryfile import read_summary
 from crashloop_harness.pods.nightly import NAME, NightlySpec, cronjob
 from crashloop_harness.substrate import harnessimage, workloadimage
+from crashloop_harness.substrate.kubeletbuild import kubelet_from_patch
+from crashloop_harness.substrate.mutantset import mutant_set
 from tests.e2e.accounts import (
     NAMESPACE,
     Access,
@@ -39,7 +44,7 @@ from tests.e2e.accounts import (
 # Slow tier: the image built (29 s when the code moved) and loaded into every node (10 s a
 # node), then a check; the fast tier keeps the in-cluster results through
 # test_existing_cluster.py (its check runs with --keep-in-cluster).
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.crashloop_disruptive]
 
 JOB = "crashloop-nightly-e2e"
 
@@ -53,17 +58,23 @@ class Ended:
     log: str
 
 
+def run_id_of(log: str) -> str:
+    found = re.search(r"run (\S+): namespace", log)
+    assert found is not None, log[:2000]
+    return found.group(1)
+
+
 def container_args(pod: client.V1Pod) -> list[str]:
     (container,) = pod.spec.containers
     return list(container.args or [])
 
 
-def _job_from_cronjob(api: client.ApiClient) -> client.V1Job:
+def _job_from_cronjob(api: client.ApiClient, name: str) -> client.V1Job:
     """A Job from the applied CronJob's own template, as kubectl makes one by hand."""
     applied = client.BatchV1Api(api).read_namespaced_cron_job(NAME, NAMESPACE)
     template = applied.spec.job_template
     return client.V1Job(
-        metadata=client.V1ObjectMeta(name=JOB, namespace=NAMESPACE),
+        metadata=client.V1ObjectMeta(name=name, namespace=NAMESPACE),
         spec=template.spec,
     )
 
@@ -78,32 +89,36 @@ def ended(crashloop_cluster: lifecycle.Cluster, crashloop_api: client.ApiClient)
     spec = NightlySpec(
         image=image,
         workload_image=workload,
-        node_selector=f"{PROFILE_LABEL}=fast",
+        node_selector=PROFILE_LABEL,
     )
     grant_check_role(crashloop_api)
-    batch = client.BatchV1Api(crashloop_api)
-    core = client.CoreV1Api(crashloop_api)
     try:
         utils.create_from_yaml(crashloop_api, yaml_objects=[cronjob(spec)])
-        batch.create_namespaced_job(NAMESPACE, _job_from_cronjob(crashloop_api))
-
-        def finished() -> bool:
-            status = batch.read_namespaced_job(JOB, NAMESPACE).status
-            return bool(status.succeeded or status.failed)
-
-        assert poll_true(finished, within=timeouts.NIGHTLY_JOB, every=2.0), (
-            f"the nightly Job did not end within {timeouts.NIGHTLY_JOB:.0f}s"
-        )
-        (pod,) = core.list_namespaced_pod(NAMESPACE, label_selector=f"job-name={JOB}").items
-        log = core.read_namespaced_pod_log(pod.metadata.name, NAMESPACE)
-        print(log)
-        status = batch.read_namespaced_job(JOB, NAMESPACE).status
-        if status.completion_time is not None:
-            took = (status.completion_time - status.start_time).total_seconds()
-            print(f"the nightly Job took {took:.0f}s from its start to its completion")
-        yield Ended(batch.read_namespaced_job(JOB, NAMESPACE), pod, log)
+        yield run_job(crashloop_api, JOB)
     finally:
         delete_rbac(crashloop_api)
+
+
+def run_job(api: client.ApiClient, name: str) -> Ended:
+    """One nightly, as `kubectl create job --from=cronjob/...` starts it, waited to its end."""
+    batch = client.BatchV1Api(api)
+    core = client.CoreV1Api(api)
+    batch.create_namespaced_job(NAMESPACE, _job_from_cronjob(api, name))
+
+    def finished() -> bool:
+        status = batch.read_namespaced_job(name, NAMESPACE).status
+        return bool(status.succeeded or status.failed)
+
+    assert poll_true(finished, within=timeouts.NIGHTLY_JOB, every=2.0), (
+        f"the nightly Job {name} did not end within {timeouts.NIGHTLY_JOB:.0f}s"
+    )
+    (pod,) = core.list_namespaced_pod(NAMESPACE, label_selector=f"job-name={name}").items
+    log = core.read_namespaced_pod_log(pod.metadata.name, NAMESPACE)
+    print(log)
+    job = batch.read_namespaced_job(name, NAMESPACE)
+    end = job.status.completion_time or job.status.conditions[-1].last_transition_time
+    print(f"the nightly Job {name} took {(end - job.status.start_time).total_seconds():.0f}s")
+    return Ended(job, pod, log)
 
 
 def test_the_nightly_job_passes_a_sound_kubelet_through_its_service_account(
@@ -128,7 +143,7 @@ def test_the_nightly_s_pod_ran_on_a_node_it_did_not_measure(
     ended: Ended, crashloop_api: client.ApiClient
 ) -> None:
     node = client.CoreV1Api(crashloop_api).read_node(ended.pod.spec.node_name)
-    assert node.metadata.labels.get(PROFILE_LABEL) != "fast", ended.pod.spec.node_name
+    assert PROFILE_LABEL not in node.metadata.labels, ended.pod.spec.node_name
 
 
 def test_the_fleet_collects_the_run_the_cluster_kept(
@@ -173,3 +188,38 @@ def test_a_node_that_did_not_pass_gets_an_event_as_the_role_allows(
     ours = [e for e in events if e.source.component == "crashloop-harness"]
     assert [e.reason for e in ours] == ["CrashLoopBackOffCheckFailed"]
     assert "written by the test" in ours[0].message
+
+
+def test_a_kubelet_off_its_curve_fails_the_nightly_naming_its_node_with_an_event(
+    ended: Ended, crashloop_cluster: lifecycle.Cluster, crashloop_api: client.ApiClient
+) -> None:
+    """The fast worker's kubelet swapped for one that ignores its configured max (/configz
+    unchanged): the next nightly's Job fails, its last line names the node, and the node
+    carries the Event `kubectl describe node` shows."""
+    node = worker_nodes(crashloop_api)["fast"]
+    (mutant,) = [
+        m for m in mutant_set(crashloop_cluster.spec.kubernetes) if m.name == "max-ignored"
+    ]
+    kubelet = kubelet_from_patch(mutant.patch, crashloop_cluster.spec.kubernetes)
+    put_kubelet(crashloop_cluster, node, kubelet, print)
+    try:
+        failed = run_job(crashloop_api, f"{JOB}-mutant")
+    finally:
+        put_image_kubelet_back(crashloop_cluster, node, print)
+    assert failed.job.status.failed == 1, failed.log[-2000:]
+    (container,) = failed.pod.status.container_statuses
+    assert container.state.terminated.exit_code == 1
+    last = failed.log.strip().splitlines()[-1]
+    assert last.startswith("FAILED: "), last
+    assert node in last, last
+    events = (
+        client.CoreV1Api(crashloop_api)
+        .list_namespaced_event(
+            "default", field_selector=f"involvedObject.kind=Node,involvedObject.name={node}"
+        )
+        .items
+    )
+    run_id = run_id_of(failed.log)
+    ours = [e for e in events if e.reporting_instance == run_id]
+    assert [e.reason for e in ours] == ["CrashLoopBackOffCheckFailed"], [e.message for e in events]
+    assert ours[0].message.startswith(f"{node}: restart"), ours[0].message

@@ -119,7 +119,9 @@ def event_words(worker: WorkerSummary) -> tuple[str, str]:
     """The Event's reason and message for a node whose check did not pass."""
     reason = "CrashLoopBackOffUnjudged" if worker.in_error else "CrashLoopBackOffCheckFailed"
     first = (worker.failures or worker.problems or ("no failure recorded",))[0]
-    message = f"{worker.worker}: {first}"
+    # A failure's words name their subject already ("fast: restart 3: ..."); a node's Event
+    # names it once.
+    message = first if first.startswith(f"{worker.worker}:") else f"{worker.worker}: {first}"
     if len(message) > EVENT_MESSAGE_MAX:
         message = message[: EVENT_MESSAGE_MAX - 1] + "…"
     return reason, message

@@ -129,3 +129,8 @@ def test_an_unjudged_node_s_event_says_no_answer_and_fits_an_event() -> None:
     reason, message = event_words(_worker(failures=("too slow " * 500,), error=True))
     assert reason == "CrashLoopBackOffUnjudged"
     assert len(message) == EVENT_MESSAGE_MAX
+
+
+def test_a_failure_that_names_its_subject_is_not_named_twice() -> None:
+    _, message = event_words(_worker(failures=("fast: restart 3: too late",), error=False))
+    assert message == "fast: restart 3: too late"
