@@ -78,6 +78,13 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
         action="store_true",
         help="build it only: load it into no cluster (to push it to your registry)",
     )
+    harness.add_argument(
+        "--oci-archive",
+        type=Path,
+        metavar="FILE",
+        help="write the image for amd64 and arm64 nodes as one OCI image index to FILE (an "
+        "oci-archive tar) to push to your registry, instead of building it for this engine",
+    )
 
 
 def _cmd_engine(args: argparse.Namespace) -> int:
@@ -185,9 +192,22 @@ def _cmd_harness_image(args: argparse.Namespace) -> int:
 
     Build the harness's image offline (Debian's Python, this harness and the packages installed
     beside it, non-root) and load it into every node of the harness's cluster; with --no-load,
-    make no cluster. Push it to your registry for a cluster of your own
-    (`docker tag IMAGE REGISTRY/crashloop-harness:TAG && docker push REGISTRY/...`).
+    make no cluster; with --oci-archive, write it for amd64 and arm64 nodes as one image index
+    (each its own Debian rootfs and wheels) and build nothing for this engine. Push it to your
+    registry for a cluster of your own (`docker tag IMAGE REGISTRY/crashloop-harness:TAG &&
+    docker push REGISTRY/...`, or `skopeo copy --all oci-archive:FILE docker://...`).
     """
+    if args.oci_archive is not None:
+        architectures = list(harnessimage.PLATFORMS)
+        common.progress(f"harness image index for {', '.join(architectures)}")
+        written = harnessimage.write_index_archive(args.oci_archive)
+        SCREEN.tables.print(
+            f"wrote {written}: the harness for linux/{', linux/'.join(architectures)}. Push it:\n"
+            f"  skopeo copy --all oci-archive:{written} docker://REGISTRY/crashloop-harness:TAG",
+            soft_wrap=True,
+        )
+        emit({"archive": str(written), "architectures": architectures})
+        return 0
     ensure_engine()
     common.progress("harness image (Debian's Python, the harness, its packages)")
     tag = harnessimage.ensure_image()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tarfile
 import tempfile
 from collections.abc import Iterable
 from importlib import metadata
@@ -24,25 +25,42 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from crashloop_harness.core import timeouts
+from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.proc import run
 from crashloop_harness.core.resources import RESOURCES
 from crashloop_harness.core.version import harness_version
 from crashloop_harness.substrate.nodeimage import rootfs
 from crashloop_harness.substrate.nodeimage.cache import digest, files_digest
 from crashloop_harness.substrate.nodeselect import image_exists
+from crashloop_harness.substrate.workloadindex import archive_problem, write_oci_archive
 
 REPOSITORY: Final = "crashloop.local/harness"
 DISTRIBUTION: Final = "crashloop-harness"
 # Debian 12's Python, the release the harness is tested on.
 PYTHON: Final = "3.11"
 DEBIAN_PACKAGES: Final = ("python3", "ca-certificates")
-# Wheels for the image's platform: manylinux tags Debian 12's glibc (2.36) runs.
-PLATFORMS: Final = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
+# Wheels for each platform: the manylinux tags Debian 12's glibc (2.36) runs, by Debian's
+# name of the architecture (the image index's too).
+PLATFORMS: Final = {
+    "amd64": ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"),
+    "arm64": ("manylinux_2_28_aarch64", "manylinux_2_17_aarch64", "manylinux2014_aarch64"),
+}
 SITE: Final = "/opt/crashloop/site-packages"
 # The workload's user: the restricted Pod Security level wants a non-root one by number.
 RUN_AS_USER: Final = 65532
 # Writable scratch under a read-only root: the CronJob mounts an emptyDir here.
 SCRATCH: Final = "/tmp"
+ENTRYPOINT: Final = ("python3", "-m", "crashloop_harness.cli")
+# The image's environment: the packages, and every path the harness writes under scratch.
+ENVIRONMENT: Final = {
+    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "PYTHONPATH": SITE,
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "HOME": SCRATCH,
+    "CRASHLOOP_RUNS_DIR": f"{SCRATCH}/runs",
+    "CRASHLOOP_STATE_DIR": f"{SCRATCH}/state",
+    "CRASHLOOP_CACHE_DIR": f"{SCRATCH}/cache",
+}
 
 
 def stable_tag() -> str:
@@ -111,8 +129,8 @@ def _base_image() -> str:
     return image
 
 
-def _install_packages(site: Path, requirements: Iterable[str]) -> None:
-    platforms = [f"--platform={platform}" for platform in PLATFORMS]
+def _install_packages(site: Path, requirements: Iterable[str], arch: str) -> None:
+    platforms = [f"--platform={platform}" for platform in PLATFORMS[arch]]
     run(
         [
             sys.executable,
@@ -146,20 +164,26 @@ def _copy_harness(site: Path) -> None:
     )
 
 
+def _site_packages(into: Path, arch: str) -> Path:
+    """The harness and its packages for ``arch``, as the image's PYTHONPATH holds them."""
+    site = into / f"site-packages-{arch}"
+    _install_packages(site, pinned_requirements(), arch)
+    _copy_harness(site)
+    return site
+
+
 def _build(tag: str) -> None:
     base = _base_image()
     with tempfile.TemporaryDirectory(prefix="crashloop-harness-image-") as context:
-        site = Path(context) / "site-packages"
-        _install_packages(site, pinned_requirements())
-        _copy_harness(site)
+        site = _site_packages(Path(context), "amd64")
+        environment = " ".join(f"{key}={value}" for key, value in ENVIRONMENT.items())
+        entrypoint = ", ".join(f'"{word}"' for word in ENTRYPOINT)
         (Path(context) / "Dockerfile").write_text(
             f"FROM {base}\n"
-            f"COPY site-packages {SITE}\n"
-            f"ENV PYTHONPATH={SITE} HOME={SCRATCH} CRASHLOOP_RUNS_DIR={SCRATCH}/runs "
-            f"CRASHLOOP_STATE_DIR={SCRATCH}/state CRASHLOOP_CACHE_DIR={SCRATCH}/cache "
-            "PYTHONDONTWRITEBYTECODE=1\n"
+            f"COPY {site.name} {SITE}\n"
+            f"ENV {environment}\n"
             f"USER {RUN_AS_USER}:{RUN_AS_USER}\n"
-            'ENTRYPOINT ["python3", "-m", "crashloop_harness.cli"]\n'
+            f"ENTRYPOINT [{entrypoint}]\n"
         )
         run(
             ["docker", "build", "-q", "-t", tag, context],
@@ -167,3 +191,37 @@ def _build(tag: str) -> None:
             fix="check the docker engine (`docker info`)",
             timeout=timeouts.IMAGE_BUILD,
         )
+
+
+def write_index_archive(path: Path) -> Path:
+    """The image for every architecture in PLATFORMS as one OCI image index at ``path`` (an
+    oci-archive to push), each a Debian rootfs of its own and its own wheels."""
+    problem = archive_problem(path)
+    if problem is not None:
+        raise HarnessError(problem, "pass --oci-archive FILE in a folder that exists")
+    with tempfile.TemporaryDirectory(prefix="crashloop-harness-index-", dir=path.parent) as work:
+        layers: list[str] = []
+        for arch in PLATFORMS:
+            base = rootfs.build_rootfs_tar(DEBIAN_PACKAGES, arch)
+            site = _site_packages(Path(work), arch)
+            packages = Path(work) / f"{site.name}.tar"
+            with tarfile.open(packages, "w") as layer:
+                layer.add(site, arcname=SITE.lstrip("/"), filter=_owned_by_root)
+            layers += ["-layers", f"linux/{arch}={base},{packages}"]
+        return write_oci_archive(
+            path,
+            [
+                "-user",
+                f"{RUN_AS_USER}:{RUN_AS_USER}",
+                "-entrypoint",
+                " ".join(ENTRYPOINT),
+                *(arg for key, value in ENVIRONMENT.items() for arg in ("-env", f"{key}={value}")),
+                *layers,
+            ],
+        )
+
+
+def _owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info

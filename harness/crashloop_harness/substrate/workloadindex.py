@@ -46,25 +46,21 @@ def write_index_archive(path: Path, architectures: Sequence[str] = ARCHITECTURES
     binaries = [
         (arch, build_local(SOURCE, "workload", arch=arch) / "workload") for arch in architectures
     ]
+    binary_args = [
+        arg for arch, binary in binaries for arg in ("-binary", f"linux/{arch}={binary}")
+    ]
+    return write_oci_archive(
+        path, ["-path", BINARY, "-user", f"{RUN_AS_USER}:{RUN_AS_USER}", *binary_args]
+    )
+
+
+def write_oci_archive(path: Path, tool_args: Sequence[str]) -> Path:
+    """The image index the Go tool (resources/imageindex) makes of ``tool_args``, written to
+    ``path`` as an oci-archive: whole or not at all."""
     with tempfile.TemporaryDirectory(prefix="crashloop-index-", dir=path.parent) as work:
         layout = Path(work) / "layout"
         run(
-            [
-                "go",
-                "run",
-                ".",
-                "-out",
-                str(layout),
-                "-path",
-                BINARY,
-                "-user",
-                f"{RUN_AS_USER}:{RUN_AS_USER}",
-                *(
-                    arg
-                    for arch, binary in binaries
-                    for arg in ("-binary", f"linux/{arch}={binary}")
-                ),
-            ],
+            ["go", "run", ".", "-out", str(layout), *tool_args],
             cwd=str(IMAGE_INDEX_SOURCE),
             env={**go_env(), "CGO_ENABLED": "0"},
             fix=GO_FIX,

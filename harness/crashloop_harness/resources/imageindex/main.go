@@ -1,8 +1,11 @@
 // imageindex writes an OCI image layout holding one image index: for each
-// platform given, an image of one static binary, run as a non-root user.
+// platform given, an image run as a non-root user, either of one static binary
+// (the workload) or of layer tarballs (the harness: a rootfs, then its packages).
 //
 //	imageindex -out DIR -path /workload -user 65532:65532 \
 //	    -binary linux/amd64=./workload-amd64 -binary linux/arm64=./workload-arm64
+//	imageindex -out DIR -user 65532:65532 -entrypoint "python3 -m pkg" -env K=V \
+//	    -layers linux/amd64=rootfs-amd64.tar,site-amd64.tar -layers linux/arm64=...
 //
 // Built on go-containerregistry, so the layout is what registries and their
 // clients (skopeo, crane, oras) read: nothing of the format is written here.
@@ -26,37 +29,59 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-type binaries []string
+type repeated []string
 
-func (b *binaries) String() string     { return strings.Join(*b, ",") }
-func (b *binaries) Set(v string) error { *b = append(*b, v); return nil }
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+// run says how each image runs: its entrypoint, user and environment.
+type run struct {
+	entrypoint []string
+	user       string
+	env        []string
+}
 
 func main() {
-	var bins binaries
+	var bins, layerSets, env repeated
 	out := flag.String("out", "", "directory to write the OCI layout to (must not exist)")
 	path := flag.String("path", "/workload", "where the binary lives in each image, its entrypoint")
 	user := flag.String("user", "65532:65532", "the user each image runs as")
+	entrypoint := flag.String("entrypoint", "", "the entrypoint, words split at spaces (default: -path)")
 	flag.Var(&bins, "binary", "OS/ARCH=FILE: a static binary for that platform (repeatable)")
+	flag.Var(&layerSets, "layers", "OS/ARCH=TAR[,TAR...]: that platform's layers, lowest first (repeatable)")
+	flag.Var(&env, "env", "KEY=VALUE in each image's environment (repeatable)")
 	flag.Parse()
-	if *out == "" || len(bins) == 0 {
-		fmt.Fprintln(os.Stderr, "imageindex: -out and at least one -binary are needed")
+	if *out == "" || (len(bins) == 0) == (len(layerSets) == 0) {
+		fmt.Fprintln(os.Stderr, "imageindex: -out and either -binary or -layers (not both) are needed")
 		os.Exit(2)
 	}
-	if err := write(*out, *path, *user, bins); err != nil {
+	how := run{entrypoint: []string{*path}, user: *user, env: env}
+	if *entrypoint != "" {
+		how.entrypoint = strings.Fields(*entrypoint)
+	}
+	specs, makeImage := []string(bins), func(osName, arch, files string) (v1.Image, error) {
+		return imageOf(files, *path, how, osName, arch)
+	}
+	if len(layerSets) > 0 {
+		specs, makeImage = layerSets, func(osName, arch, files string) (v1.Image, error) {
+			return imageOfLayers(strings.Split(files, ","), how, osName, arch)
+		}
+	}
+	if err := write(*out, specs, makeImage); err != nil {
 		fmt.Fprintln(os.Stderr, "imageindex:", err)
 		os.Exit(1)
 	}
 }
 
-func write(out, path, user string, bins []string) error {
+func write(out string, specs []string, makeImage func(osName, arch, files string) (v1.Image, error)) error {
 	index := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
-	for _, spec := range bins {
-		platform, file, ok := strings.Cut(spec, "=")
+	for _, spec := range specs {
+		platform, files, ok := strings.Cut(spec, "=")
 		osName, arch, okPlatform := strings.Cut(platform, "/")
-		if !ok || !okPlatform || file == "" {
-			return fmt.Errorf("-binary %q: want OS/ARCH=FILE", spec)
+		if !ok || !okPlatform || files == "" {
+			return fmt.Errorf("%q: want OS/ARCH=FILE", spec)
 		}
-		image, err := imageOf(file, path, user, osName, arch)
+		image, err := makeImage(osName, arch, files)
 		if err != nil {
 			return fmt.Errorf("%s: %w", platform, err)
 		}
@@ -72,7 +97,7 @@ func write(out, path, user string, bins []string) error {
 	return err
 }
 
-func imageOf(file, path, user, osName, arch string) (v1.Image, error) {
+func imageOf(file, path string, how run, osName, arch string) (v1.Image, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
@@ -88,8 +113,25 @@ func imageOf(file, path, user, osName, arch string) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
+	return imageFrom([]v1.Layer{layer}, how, osName, arch)
+}
+
+// imageOfLayers is an image of layer tarballs as they are, lowest first.
+func imageOfLayers(files []string, how run, osName, arch string) (v1.Image, error) {
+	var layers []v1.Layer
+	for _, file := range files {
+		layer, err := tarball.LayerFromFile(file, tarball.WithMediaType(types.OCILayer))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		layers = append(layers, layer)
+	}
+	return imageFrom(layers, how, osName, arch)
+}
+
+func imageFrom(layers []v1.Layer, how run, osName, arch string) (v1.Image, error) {
 	base := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
-	image, err := mutate.AppendLayers(base, layer)
+	image, err := mutate.AppendLayers(base, layers...)
 	if err != nil {
 		return nil, err
 	}
@@ -99,8 +141,9 @@ func imageOf(file, path, user, osName, arch string) (v1.Image, error) {
 	}
 	config = config.DeepCopy()
 	config.OS, config.Architecture = osName, arch
-	config.Config.Entrypoint = []string{path}
-	config.Config.User = user
+	config.Config.Entrypoint = how.entrypoint
+	config.Config.User = how.user
+	config.Config.Env = how.env
 	return mutate.ConfigFile(image, config)
 }
 

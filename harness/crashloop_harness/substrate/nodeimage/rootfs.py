@@ -40,25 +40,34 @@ PACKAGES: Final = (
 )
 
 
-def rootfs_key(packages: tuple[str, ...] = PACKAGES) -> str:
-    return digest("rootfs", pins.DEBIAN_SUITE, MIRROR, packages)
+# The host's own architecture (Debian's name): a rootfs of another is unpacked, not run.
+HOST_ARCH: Final = "amd64"
 
 
-def build_rootfs_tar(packages: tuple[str, ...] = PACKAGES) -> Path:
+def rootfs_key(packages: tuple[str, ...] = PACKAGES, arch: str = HOST_ARCH) -> str:
+    if arch == HOST_ARCH:
+        return digest("rootfs", pins.DEBIAN_SUITE, MIRROR, packages)
+    return digest("rootfs", pins.DEBIAN_SUITE, MIRROR, packages, arch)
+
+
+def build_rootfs_tar(packages: tuple[str, ...] = PACKAGES, arch: str = HOST_ARCH) -> Path:
     """A tarball of a bookworm rootfs with ``packages`` installed (cached by them)."""
-    return (
-        cached_dir("rootfs", rootfs_key(packages), functools.partial(_debootstrap, packages))
-        / "rootfs.tar"
-    )
+    build = functools.partial(_debootstrap, packages, arch)
+    return cached_dir("rootfs", rootfs_key(packages, arch), build) / "rootfs.tar"
 
 
-def _debootstrap(packages: tuple[str, ...], out: Path) -> None:
+def _debootstrap(packages: tuple[str, ...], arch: str, out: Path) -> None:
     hostpkgs.ensure(["debootstrap"], "building a Debian rootfs")
     target = out / "rootfs"
+    # Another architecture's packages cannot be configured here (no emulator): its first
+    # stage alone, then every package unpacked as it is. What their scripts would add
+    # (compiled bytecode, a CA bundle) a rootfs for the harness does without.
+    foreign = [] if arch == HOST_ARCH else ["--foreign", f"--arch={arch}"]
     run(
         [
             "debootstrap",
             "--variant=minbase",
+            *foreign,
             f"--include={','.join(packages)}",
             pins.DEBIAN_SUITE,
             str(target),
@@ -67,6 +76,10 @@ def _debootstrap(packages: tuple[str, ...], out: Path) -> None:
         fix=f"check that the Debian mirror {MIRROR} is reachable (set CRASHLOOP_DEBIAN_MIRROR)",
         timeout=timeouts.DEBOOTSTRAP,
     )
+    if foreign:
+        for deb in sorted((target / "var/cache/apt/archives").glob("*.deb")):
+            run(["dpkg-deb", "-x", str(deb), str(target)], timeout=timeouts.TOOL_QUERY)
+        run(["rm", "-rf", f"{target}/debootstrap"])
     # Package caches and lists are dead weight in every image built on this.
     run(["rm", "-rf", f"{target}/var/cache/apt/archives", f"{target}/var/lib/apt/lists"])
     run(["tar", "-C", str(target), "--numeric-owner", "-cf", str(out / "rootfs.tar"), "."])
