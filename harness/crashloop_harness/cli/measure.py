@@ -145,7 +145,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if args.keep_in_cluster:
         _keep_in_cluster(target, args.namespace, result.run_dir, summary)
     # The last line is the verdict's: a log reader (a CronJob's) finds it there.
-    SCREEN.tables.print(verdict_line(summary))
+    SCREEN.tables.print(verdict_line(summary), soft_wrap=True)
     emit(
         {
             "run_dir": str(result.run_dir),
@@ -198,7 +198,7 @@ def run_and_report_check(
     out.print(summary_view(summary))
     if summary.observer is not None:
         out.print(summary.observer.headline(), soft_wrap=True)
-    out.print(verdict_line(summary))
+    out.print(verdict_line(summary), soft_wrap=True)
     if summary.passed:
         # A pass says what it did not check.
         for line in uncovered({w.worker: w.coverage for w in summary.workers}):

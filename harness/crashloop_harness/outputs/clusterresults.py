@@ -94,10 +94,18 @@ def keep_results(api: client.ApiClient, namespace: str, run_dir: Path, summary: 
     )
     core.create_namespaced_config_map(namespace, body, _request_timeout=timeouts.API_REQUEST)
     prune(core, namespace)
-    for worker in summary.workers:
-        if not worker.passed:
-            _node_event(core, worker, summary.run_id)
+    for node, workers in not_passed_by_node(summary.workers).items():
+        _node_event(core, node, workers, summary.run_id)
     return name
+
+
+def not_passed_by_node(workers: Sequence[WorkerSummary]) -> dict[str, list[WorkerSummary]]:
+    """Each node's subjects that did not pass (its bare container's first): one Event each."""
+    by_node: dict[str, list[WorkerSummary]] = {}
+    for worker in workers:
+        if not worker.passed:
+            by_node.setdefault(worker.node, []).append(worker)
+    return by_node
 
 
 def prune(core: client.CoreV1Api, namespace: str, kept: int = RUNS_KEPT) -> list[str]:
@@ -115,27 +123,35 @@ def oldest_first(maps: Sequence[client.V1ConfigMap]) -> list[client.V1ConfigMap]
     return sorted(maps, key=lambda m: (m.metadata.creation_timestamp, m.metadata.name))
 
 
-def event_words(worker: WorkerSummary) -> tuple[str, str]:
-    """The Event's reason and message for a node whose check did not pass."""
-    reason = "CrashLoopBackOffUnjudged" if worker.in_error else "CrashLoopBackOffCheckFailed"
+def event_words(workers: Sequence[WorkerSummary]) -> tuple[str, str]:
+    """The Event's reason and message for a node whose subjects did not pass: failed when
+    any failure is the kubelet's, unjudged when every one is an error."""
+    failed = any(not worker.in_error for worker in workers)
+    reason = "CrashLoopBackOffCheckFailed" if failed else "CrashLoopBackOffUnjudged"
+    worker = workers[0]
     first = (worker.failures or worker.problems or ("no failure recorded",))[0]
     # A failure's words name their subject already ("fast: restart 3: ..."); a node's Event
     # names it once.
     message = first if first.startswith(f"{worker.worker}:") else f"{worker.worker}: {first}"
+    if len(workers) > 1:
+        others = ", ".join(w.worker for w in workers[1:])
+        message = f"{message} (not passed beside it on this node: {others})"
     if len(message) > EVENT_MESSAGE_MAX:
         message = message[: EVENT_MESSAGE_MAX - 1] + "…"
     return reason, message
 
 
-def _node_event(core: client.CoreV1Api, worker: WorkerSummary, run_id: str) -> None:
-    reason, message = event_words(worker)
+def _node_event(
+    core: client.CoreV1Api, node: str, workers: Sequence[WorkerSummary], run_id: str
+) -> None:
+    reason, message = event_words(workers)
     now = datetime.now(UTC)
     event = client.CoreV1Event(
-        metadata=client.V1ObjectMeta(generate_name=f"crashloop-{worker.node}-"),
+        metadata=client.V1ObjectMeta(generate_name=f"crashloop-{node}-"),
         # A node's uid in its Events is its name, as the kubelet writes them: `kubectl
         # describe node` finds them so.
         involved_object=client.V1ObjectReference(
-            kind="Node", name=worker.node, uid=worker.node, api_version="v1"
+            kind="Node", name=node, uid=node, api_version="v1"
         ),
         reason=reason,
         message=message,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -14,6 +15,7 @@ from crashloop_harness.outputs.clusterresults import (
     bounded_data,
     configmap_name,
     event_words,
+    not_passed_by_node,
     prune,
 )
 from crashloop_harness.outputs.summary import WorkerSummary
@@ -120,17 +122,37 @@ def _worker(*, failures: tuple[str, ...], error: bool) -> WorkerSummary:
 
 
 def test_a_failed_node_s_event_names_the_kubelet_s_failure() -> None:
-    reason, message = event_words(_worker(failures=("restart 3: too late",), error=False))
+    reason, message = event_words([_worker(failures=("restart 3: too late",), error=False)])
     assert reason == "CrashLoopBackOffCheckFailed"
     assert message == "fast: restart 3: too late"
 
 
 def test_an_unjudged_node_s_event_says_no_answer_and_fits_an_event() -> None:
-    reason, message = event_words(_worker(failures=("too slow " * 500,), error=True))
+    reason, message = event_words([_worker(failures=("too slow " * 500,), error=True)])
     assert reason == "CrashLoopBackOffUnjudged"
     assert len(message) == EVENT_MESSAGE_MAX
 
 
 def test_a_failure_that_names_its_subject_is_not_named_twice() -> None:
-    _, message = event_words(_worker(failures=("fast: restart 3: too late",), error=False))
+    _, message = event_words([_worker(failures=("fast: restart 3: too late",), error=False)])
     assert message == "fast: restart 3: too late"
+
+
+def test_a_node_s_subjects_make_one_event_its_bare_container_s_first() -> None:
+    bare = _worker(failures=("fast: restart 5 overdue",), error=False)
+    variant = dataclasses.replace(bare, worker="fast/runs-5s", failures=("too slow",))
+    variant = dataclasses.replace(
+        variant, problem_failures=(Failure("node-too-slow", "too slow", error=True),)
+    )
+    grouped = not_passed_by_node([bare, variant])
+    assert list(grouped) == ["crashloop-worker"]
+    reason, message = event_words(grouped["crashloop-worker"])
+    # One of them the kubelet's failure: the node's Event says so.
+    assert reason == "CrashLoopBackOffCheckFailed"
+    assert message == "fast: restart 5 overdue (not passed beside it on this node: fast/runs-5s)"
+
+
+def test_a_node_whose_every_subject_is_an_error_is_unjudged() -> None:
+    only_errors = [_worker(failures=("too slow",), error=True)] * 2
+    reason, _ = event_words(only_errors)
+    assert reason == "CrashLoopBackOffUnjudged"
