@@ -49,6 +49,11 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
         "--tag",
         help="tag of the offline build (with --offline; default crashloop.local/node:<version>)",
     )
+    _add_images(commands, parents)
+
+
+def _add_images(commands: common.Commands, parents: common.Parents) -> None:
+    """The images pods run: the workload's, and the harness's own for the in-cluster nightly."""
     workload = common.add_command(
         commands,
         "workload-image",
@@ -64,7 +69,6 @@ def register(commands: common.Commands, parents: common.Parents) -> None:
         help="write the image for amd64 and arm64 nodes as one OCI image index to FILE (an "
         "oci-archive tar) to push to your registry, instead of loading it into the kind cluster",
     )
-
     harness = common.add_command(
         commands,
         "harness-image",
