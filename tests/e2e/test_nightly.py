@@ -1,7 +1,7 @@
 """The nightly inside the cluster: the harness's image, run as the CronJob's Job would run it.
 
 The image is built offline and loaded into the kind cluster as a user's registry would serve
-it; the role and the CronJob are exactly what `crashloop cronjob` prints, applied as an admin.
+it; the chart installs the role and the CronJob (the objects `crashloop cronjob` prints).
 A Job is made from the CronJob's template (as `kubectl create job --from=cronjob/...`), and
 its pod checks the three workers' kubelets with no kubeconfig: its ServiceAccount alone, in a
 namespace that enforces the restricted Pod Security level. The Job's outcome is the verdict.
@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from kubernetes import client, utils
+from kubernetes import client
 
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.cluster.kube import worker_nodes
@@ -28,8 +29,9 @@ from crashloop_harness.core.polling import poll_true
 from crashloop_harness.fleet.collect import collect
 from crashloop_harness.outputs.clusterresults import RESULT_LABEL, keep_results
 from crashloop_harness.outputs.summaryfile import read_summary
-from crashloop_harness.pods.nightly import NAME, NightlySpec, cronjob
+from crashloop_harness.pods.nightly import NAME
 from crashloop_harness.substrate import harnessimage, workloadimage
+from crashloop_harness.substrate.helmbin import ensure_helm
 from crashloop_harness.substrate.kubeletbuild import kubelet_from_patch
 from crashloop_harness.substrate.mutantset import mutant_set
 from tests.e2e.accounts import (
@@ -37,7 +39,6 @@ from tests.e2e.accounts import (
     Access,
     account_token,
     delete_rbac,
-    grant_check_role,
     write_kubeconfig,
 )
 
@@ -47,6 +48,8 @@ from tests.e2e.accounts import (
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.crashloop_disruptive]
 
 JOB = "crashloop-nightly-e2e"
+RELEASE = "crashloop-nightly"
+CHART = Path(__file__).resolve().parents[2] / "charts" / "crashloop-nightly"
 
 
 @dataclass(frozen=True)
@@ -86,16 +89,27 @@ def ended(crashloop_cluster: lifecycle.Cluster, crashloop_api: client.ApiClient)
     workload = workloadimage.ensure_image()
     for tag in (image, workload):
         workloadimage.load_into(crashloop_cluster.name, crashloop_cluster.kind_bin, tag)
-    spec = NightlySpec(
-        image=image,
-        workload_image=workload,
-        node_selector=PROFILE_LABEL,
+    helm = [str(ensure_helm()), "--kubeconfig", str(crashloop_cluster.kubeconfig)]
+    delete_rbac(crashloop_api)  # a cluster that never had it, as an admin's first install
+    # The chart installs it (test_chart.py holds its objects equal to `crashloop cronjob`'s).
+    subprocess.run(
+        [
+            *helm,
+            "install",
+            RELEASE,
+            str(CHART),
+            "--wait",
+            "--set-string",
+            f"image={image},workloadImage={workload},nodeSelector={PROFILE_LABEL}",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=timeouts.TOOL_QUERY,
     )
-    grant_check_role(crashloop_api)
     try:
-        utils.create_from_yaml(crashloop_api, yaml_objects=[cronjob(spec)])
         yield run_job(crashloop_api, JOB)
     finally:
+        subprocess.run([*helm, "uninstall", RELEASE], check=False, timeout=timeouts.TOOL_QUERY)
         delete_rbac(crashloop_api)
 
 
