@@ -30,10 +30,10 @@ from crashloop_harness.core.version import harness_version
 from crashloop_harness.substrate.harnessimage import (
     ENTRYPOINT,
     PLATFORMS,
-    RUN_AS_USER,
     SITE,
     write_index_archive,
 )
+from crashloop_harness.substrate.workloadimage import RUN_AS_USER
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -142,7 +142,7 @@ def test_the_nightly_job_passes_a_sound_kubelet_through_its_service_account(
     (container,) = ended.pod.status.container_statuses
     assert container.state.terminated.exit_code == 0
     # The pod was admitted by a namespace that enforces the restricted level, as itself.
-    assert ended.pod.spec.security_context.run_as_user == harnessimage.RUN_AS_USER
+    assert ended.pod.spec.security_context.run_as_user == workloadimage.RUN_AS_USER
     # No kubeconfig was handed to it (no argument names one, no volume but its scratch):
     # its ServiceAccount was its only way in, and the check ran in the role's namespace.
     assert not any("kubeconfig" in arg for arg in container_args(ended.pod))

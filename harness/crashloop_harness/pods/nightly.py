@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from crashloop_harness.substrate.harnessimage import RUN_AS_USER, SCRATCH
+from crashloop_harness.substrate.harnessimage import SCRATCH
+from crashloop_harness.substrate.workloadimage import RUN_AS_USER
 
 NAMESPACE: Final = "crashloop-check"
 SERVICE_ACCOUNT: Final = "crashloop-check"

@@ -32,6 +32,7 @@ from crashloop_harness.core.version import harness_version
 from crashloop_harness.substrate.nodeimage import rootfs
 from crashloop_harness.substrate.nodeimage.cache import digest, files_digest
 from crashloop_harness.substrate.nodeselect import image_exists
+from crashloop_harness.substrate.workloadimage import RUN_AS_USER  # the same non-root user
 from crashloop_harness.substrate.workloadindex import archive_problem, write_oci_archive
 
 REPOSITORY: Final = "crashloop.local/harness"
@@ -46,8 +47,6 @@ PLATFORMS: Final = {
     "arm64": ("manylinux_2_28_aarch64", "manylinux_2_17_aarch64", "manylinux2014_aarch64"),
 }
 SITE: Final = "/opt/crashloop/site-packages"
-# The workload's user: the restricted Pod Security level wants a non-root one by number.
-RUN_AS_USER: Final = 65532
 # Writable scratch under a read-only root: the CronJob mounts an emptyDir here.
 SCRATCH: Final = "/tmp"
 ENTRYPOINT: Final = ("python3", "-m", "crashloop_harness.cli")
