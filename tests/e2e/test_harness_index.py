@@ -12,20 +12,14 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import subprocess
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kubernetes import client
 
 from crashloop_harness.cluster import lifecycle
-from crashloop_harness.cluster.kube import worker_nodes
-from crashloop_harness.cluster.nodecommand import node_argv
-from crashloop_harness.core import timeouts
-from crashloop_harness.core.polling import poll_true
 from crashloop_harness.core.version import harness_version
 from crashloop_harness.substrate.harnessimage import (
     ENTRYPOINT,
@@ -34,6 +28,7 @@ from crashloop_harness.substrate.harnessimage import (
     write_index_archive,
 )
 from crashloop_harness.substrate.workloadimage import RUN_AS_USER
+from tests.e2e import imageindex
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -100,57 +95,13 @@ def test_the_index_holds_each_architecture_s_own_python_and_wheels(archive: Path
 
 @pytest.fixture
 def imported(archive: Path, crashloop_cluster: lifecycle.Cluster) -> Iterator[str]:
-    node = worker_nodes(crashloop_cluster.api())[crashloop_cluster.spec.workers[0].name]
-    argv = ["ctr", "-n", "k8s.io", "images", "import", "--index-name", INDEX_NAME, "-"]
-    subprocess.run(
-        node_argv(node, argv, stdin=True),
-        input=archive.read_bytes(),
-        check=True,
-        capture_output=True,
-        timeout=timeouts.IMAGE_LOAD,
-    )
-    yield node
-    subprocess.run(
-        node_argv(node, ["ctr", "-n", "k8s.io", "images", "rm", INDEX_NAME]),
-        check=True,
-        capture_output=True,
-        timeout=timeouts.NODE_EXEC,
-    )
+    with imageindex.imported(archive, crashloop_cluster, INDEX_NAME) as node:
+        yield node
 
 
 def test_a_node_runs_the_harness_from_the_index_as_its_user(
     imported: str, crashloop_cluster: lifecycle.Cluster
 ) -> None:
-    core = client.CoreV1Api(crashloop_cluster.api())
-    pod = client.V1Pod(
-        metadata=client.V1ObjectMeta(name="harness-index", namespace="default"),
-        spec=client.V1PodSpec(
-            node_name=imported,
-            restart_policy="Never",
-            security_context=client.V1PodSecurityContext(run_as_non_root=True),
-            containers=[
-                client.V1Container(
-                    name="harness",
-                    image=INDEX_NAME,
-                    image_pull_policy="Never",
-                    args=["--version"],
-                )
-            ],
-        ),
-    )
-    core.create_namespaced_pod("default", pod)
-    try:
-        ended = poll_true(
-            lambda: (
-                core.read_namespaced_pod("harness-index", "default").status.phase
-                in ("Succeeded", "Failed")
-            ),
-            within=timeouts.FRESH_POD,
-        )
-        assert ended, "the pod from the index did not end"
-        status = core.read_namespaced_pod("harness-index", "default").status
-        log = core.read_namespaced_pod_log("harness-index", "default")
-        assert status.phase == "Succeeded", log
-        assert log.startswith(f"crashloop-harness {harness_version()} "), log
-    finally:
-        core.delete_namespaced_pod("harness-index", "default", grace_period_seconds=0)
+    ran = imageindex.run_to_end(crashloop_cluster, imported, INDEX_NAME, ["--version"], "harness")
+    assert ran.status.phase == "Succeeded", ran.log
+    assert ran.log.startswith(f"crashloop-harness {harness_version()} "), ran.log

@@ -9,22 +9,17 @@ architecture.
 from __future__ import annotations
 
 import json
-import subprocess
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kubernetes import client
 
 from crashloop_harness.cluster import lifecycle
-from crashloop_harness.cluster.kube import worker_nodes
-from crashloop_harness.cluster.nodecommand import node_argv
-from crashloop_harness.core import timeouts
-from crashloop_harness.core.polling import poll_true
 from crashloop_harness.substrate.workloadimage import BINARY, RUN_AS_USER
 from crashloop_harness.substrate.workloadindex import ARCHITECTURES, write_index_archive
+from tests.e2e import imageindex
 
 pytestmark = pytest.mark.e2e
 
@@ -79,57 +74,16 @@ def test_the_index_holds_each_architecture_s_own_build(archive: Path, tmp_path: 
 def imported(archive: Path, crashloop_cluster: lifecycle.Cluster) -> Iterator[str]:
     """The index imported into one worker's runtime as a registry would serve it: whole,
     each platform's image beside the others; the node's own is the one it runs."""
-    node = worker_nodes(crashloop_cluster.api())[crashloop_cluster.spec.workers[0].name]
-    argv = ["ctr", "-n", "k8s.io", "images", "import", "--index-name", INDEX_NAME, "-"]
-    subprocess.run(
-        node_argv(node, argv, stdin=True),
-        input=archive.read_bytes(),
-        check=True,
-        capture_output=True,
-        timeout=timeouts.IMAGE_LOAD,
-    )
-    yield node
-    subprocess.run(
-        node_argv(node, ["ctr", "-n", "k8s.io", "images", "rm", INDEX_NAME]),
-        check=True,
-        capture_output=True,
-        timeout=timeouts.NODE_EXEC,
-    )
+    with imageindex.imported(archive, crashloop_cluster, INDEX_NAME) as node:
+        yield node
 
 
 def test_a_node_runs_the_index_s_image_of_its_architecture(
     imported: str, crashloop_cluster: lifecycle.Cluster
 ) -> None:
-    core = client.CoreV1Api(crashloop_cluster.api())
-    pod = client.V1Pod(
-        metadata=client.V1ObjectMeta(name="workload-index", namespace="default"),
-        spec=client.V1PodSpec(
-            node_name=imported,
-            restart_policy="Never",
-            containers=[
-                client.V1Container(
-                    name="app",
-                    image=INDEX_NAME,
-                    image_pull_policy="Never",
-                    args=["--mode", "exit", "--exit-code", "0"],
-                )
-            ],
-        ),
-    )
-    core.create_namespaced_pod("default", pod)
-    try:
-        ended = poll_true(
-            lambda: (
-                core.read_namespaced_pod("workload-index", "default").status.phase
-                in ("Succeeded", "Failed")
-            ),
-            within=timeouts.FRESH_POD,
-        )
-        assert ended, "the pod from the index did not end"
-        status = core.read_namespaced_pod("workload-index", "default").status
-        assert status.phase == "Succeeded", status
-        (container,) = status.container_statuses
-        # The workload's own report: it ran, as itself, to its exit.
-        assert json.loads(container.state.terminated.message)["exit_code"] == 0
-    finally:
-        core.delete_namespaced_pod("workload-index", "default", grace_period_seconds=0)
+    args = ["--mode", "exit", "--exit-code", "0"]
+    ran = imageindex.run_to_end(crashloop_cluster, imported, INDEX_NAME, args, "workload-index")
+    assert ran.status.phase == "Succeeded", ran.status
+    (container,) = ran.status.container_statuses
+    # The workload's own report: it ran, as itself, to its exit.
+    assert json.loads(container.state.terminated.message)["exit_code"] == 0
