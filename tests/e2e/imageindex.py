@@ -7,11 +7,14 @@ node's own architecture to its end.
 
 from __future__ import annotations
 
+import json
 import subprocess
+import tarfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Final
 
 from kubernetes import client
 
@@ -20,6 +23,20 @@ from crashloop_harness.cluster.kube import worker_nodes
 from crashloop_harness.cluster.nodecommand import node_argv
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.polling import poll_true
+
+# ELF e_machine (the two bytes at offset 18, little-endian) of each architecture.
+ELF_MACHINE: Final = {"amd64": 62, "arm64": 183}
+
+
+def blob(layout: tarfile.TarFile, digest: str) -> bytes:
+    """One blob of an OCI layout read from its archive."""
+    member = layout.extractfile(f"blobs/sha256/{digest.removeprefix('sha256:')}")
+    assert member is not None, digest
+    return member.read()
+
+
+def blob_json(layout: tarfile.TarFile, digest: str) -> Any:
+    return json.loads(blob(layout, digest))
 
 
 @contextmanager

@@ -15,7 +15,6 @@ import json
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -32,8 +31,6 @@ from tests.e2e import imageindex
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-# ELF e_machine (the two bytes at offset 18, little-endian) of each architecture.
-ELF_MACHINE = {"amd64": 62, "arm64": 183}
 INDEX_NAME = "crashloop.local/harness-index:e2e"
 PYTHON = "usr/bin/python3.11"
 
@@ -41,16 +38,6 @@ PYTHON = "usr/bin/python3.11"
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_index_archive(tmp_path_factory.mktemp("index") / "harness.oci.tar")
-
-
-def _blob(layout: tarfile.TarFile, digest: str) -> bytes:
-    member = layout.extractfile(f"blobs/sha256/{digest.removeprefix('sha256:')}")
-    assert member is not None, digest
-    return member.read()
-
-
-def _json(layout: tarfile.TarFile, digest: str) -> Any:
-    return json.loads(_blob(layout, digest))
 
 
 def _elf_machine(layer: bytes, name: str) -> int:
@@ -80,17 +67,20 @@ def test_the_index_holds_each_architecture_s_own_python_and_wheels(archive: Path
         platforms = {m["platform"]["architecture"]: m for m in index["manifests"]}
         assert sorted(platforms) == sorted(PLATFORMS)
         for arch, descriptor in platforms.items():
-            manifest = _json(layout, descriptor["digest"])
-            config = _json(layout, manifest["config"]["digest"])
+            manifest = imageindex.blob_json(layout, descriptor["digest"])
+            config = imageindex.blob_json(layout, manifest["config"]["digest"])
             assert (config["os"], config["architecture"]) == ("linux", arch)
             assert config["config"]["Entrypoint"] == list(ENTRYPOINT)
             assert config["config"]["User"] == f"{RUN_AS_USER}:{RUN_AS_USER}"
             assert f"PYTHONPATH={SITE}" in config["config"]["Env"]
             base, packages = (
-                gzip.decompress(_blob(layout, layer["digest"])) for layer in manifest["layers"]
+                gzip.decompress(imageindex.blob(layout, layer["digest"]))
+                for layer in manifest["layers"]
             )
-            assert _elf_machine(base, PYTHON) == ELF_MACHINE[arch], arch
-            assert _elf_machine(packages, _first_extension(packages)) == ELF_MACHINE[arch], arch
+            assert _elf_machine(base, PYTHON) == imageindex.ELF_MACHINE[arch], arch
+            assert (
+                _elf_machine(packages, _first_extension(packages)) == imageindex.ELF_MACHINE[arch]
+            ), arch
 
 
 @pytest.fixture

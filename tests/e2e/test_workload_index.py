@@ -12,7 +12,6 @@ import json
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -23,24 +22,12 @@ from tests.e2e import imageindex
 
 pytestmark = pytest.mark.e2e
 
-# ELF e_machine (the two bytes at offset 18, little-endian) of each GOARCH built.
-ELF_MACHINE = {"amd64": 62, "arm64": 183}
 INDEX_NAME = "crashloop.local/workload-index:e2e"
 
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_index_archive(tmp_path_factory.mktemp("index") / "workload.oci.tar")
-
-
-def _blob(layout: tarfile.TarFile, digest: str) -> bytes:
-    member = layout.extractfile(f"blobs/sha256/{digest.removeprefix('sha256:')}")
-    assert member is not None, digest
-    return member.read()
-
-
-def _json(layout: tarfile.TarFile, digest: str) -> Any:
-    return json.loads(_blob(layout, digest))
 
 
 def test_the_index_holds_each_architecture_s_own_build(archive: Path, tmp_path: Path) -> None:
@@ -54,20 +41,20 @@ def test_the_index_holds_each_architecture_s_own_build(archive: Path, tmp_path: 
         }
         assert sorted(platforms) == sorted(ARCHITECTURES)
         for arch, descriptor in platforms.items():
-            manifest = _json(layout, descriptor["digest"])
-            config = _json(layout, manifest["config"]["digest"])
+            manifest = imageindex.blob_json(layout, descriptor["digest"])
+            config = imageindex.blob_json(layout, manifest["config"]["digest"])
             assert (config["os"], config["architecture"]) == ("linux", arch)
             assert config["config"]["Entrypoint"] == [BINARY]
             assert config["config"]["User"] == f"{RUN_AS_USER}:{RUN_AS_USER}"
             (layer,) = manifest["layers"]
             extracted = tmp_path / arch
-            extracted.write_bytes(_blob(layout, layer["digest"]))
+            extracted.write_bytes(imageindex.blob(layout, layer["digest"]))
             with tarfile.open(extracted) as files:
                 binary = files.extractfile(BINARY.lstrip("/"))
                 assert binary is not None
                 header = binary.read(20)
             assert header[:4] == b"\x7fELF"
-            assert int.from_bytes(header[18:20], "little") == ELF_MACHINE[arch], arch
+            assert int.from_bytes(header[18:20], "little") == imageindex.ELF_MACHINE[arch], arch
 
 
 @pytest.fixture
