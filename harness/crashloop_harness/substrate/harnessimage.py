@@ -10,7 +10,6 @@ it writes (runs, its in-cluster kubeconfig) goes under /tmp, an emptyDir in the 
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tarfile
@@ -32,7 +31,10 @@ from crashloop_harness.core.version import harness_version
 from crashloop_harness.substrate.nodeimage import rootfs
 from crashloop_harness.substrate.nodeimage.cache import digest, files_digest
 from crashloop_harness.substrate.nodeselect import image_exists
-from crashloop_harness.substrate.workloadimage import RUN_AS_USER  # the same non-root user
+from crashloop_harness.substrate.workloadimage import (  # the same non-root user
+    RUN_AS_USER,
+    docker_build,
+)
 from crashloop_harness.substrate.workloadindex import archive_problem, write_oci_archive
 
 REPOSITORY: Final = "crashloop.local/harness"
@@ -184,12 +186,7 @@ def _build(tag: str) -> None:
             f"USER {RUN_AS_USER}:{RUN_AS_USER}\n"
             f"ENTRYPOINT [{entrypoint}]\n"
         )
-        run(
-            ["docker", "build", "-q", "-t", tag, context],
-            env={**os.environ, "DOCKER_BUILDKIT": "0"},
-            fix="check the docker engine (`docker info`)",
-            timeout=timeouts.IMAGE_BUILD,
-        )
+        docker_build(tag, Path(context))
 
 
 def write_index_archive(path: Path) -> Path:

@@ -57,12 +57,18 @@ def _build(tag: str) -> None:
             f"USER {RUN_AS_USER}:{RUN_AS_USER}\n"
             f'ENTRYPOINT ["{BINARY}"]\n'
         )
-        run(
-            ["docker", "build", "-q", "-t", tag, context],
-            env={**os.environ, "DOCKER_BUILDKIT": "0"},
-            fix="check the docker engine (`docker info`)",
-            timeout=timeouts.IMAGE_BUILD,
-        )
+        docker_build(tag, Path(context))
+
+
+def docker_build(tag: str, context: Path) -> None:
+    """``docker build`` of a context that holds its Dockerfile. The classic builder: BuildKit
+    is a separate component some engines lack, and these builds need nothing of it."""
+    run(
+        ["docker", "build", "-q", "-t", tag, str(context)],
+        env={**os.environ, "DOCKER_BUILDKIT": "0"},
+        fix="check the docker engine (`docker info`)",
+        timeout=timeouts.IMAGE_BUILD,
+    )
 
 
 def load_into(cluster_name: str, kind_bin: Path, tag: str) -> None:
