@@ -13,6 +13,7 @@ import pytest
 
 from crashloop_harness.cli import app as cli
 from crashloop_harness.cli import cluster as cli_cluster
+from crashloop_harness.cli import common
 from crashloop_harness.cli.app import build_parser
 from crashloop_harness.cluster import lifecycle, nodecontainers
 from crashloop_harness.cluster.kube import NodeStatus
@@ -366,3 +367,18 @@ def test_an_oci_archive_where_none_can_be_written_is_refused_before_any_build(
     missing = tmp_path / "no-such-folder" / "workload.oci.tar"
     assert cli.main(["workload-image", "--oci-archive", str(missing)]) == 2
     assert "does not exist: create it" in capsys.readouterr().err
+
+
+def test_keeping_results_in_the_cluster_without_its_namespace_is_refused_first(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused before any cluster is made or reached: the harness's own cluster keeps nothing."""
+
+    def no_cluster(*_: object, **__: object) -> None:
+        raise AssertionError("a cluster was asked for")
+
+    monkeypatch.setattr(common, "target", no_cluster)
+    assert cli.main(["check", "--keep-in-cluster"]) == 2
+    message = " ".join(capsys.readouterr().err.split())
+    assert "--keep-in-cluster keeps the results in the check's prepared namespace" in message
+    assert "add --namespace NAMESPACE" in message
