@@ -26,7 +26,12 @@ from crashloop_harness.core.resources import RESOURCES
 from crashloop_harness.outputs.clusterfiles import CLUSTERS_FOLDER, write_cluster_files
 from crashloop_harness.outputs.render import config_table
 from crashloop_harness.outputs.workloads import write_manifests
-from crashloop_harness.pods.nightly import NightlySpec, cronjob, selector_problem
+from crashloop_harness.pods.nightly import (
+    NightlySpec,
+    cronjob,
+    schedule_problem,
+    selector_problem,
+)
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
 from crashloop_harness.substrate.engine import INSTALL_FIX, engine_answers
 from crashloop_harness.substrate.harnessimage import stable_tag
@@ -261,6 +266,11 @@ def _cmd_cronjob(args: argparse.Namespace) -> int:
         raise HarnessError(
             f"--node-selector {args.node_selector!r}: {problem}",
             "write it as key or key=value, comma-separated, such as crashloop.harness/profile",
+        )
+    problem = schedule_problem(args.schedule)
+    if problem is not None:
+        raise HarnessError(
+            f"--schedule: {problem}", "write it as cron does, such as '0 3 * * *' or @daily"
         )
     spec = NightlySpec(
         image=args.image,

@@ -43,6 +43,23 @@ def selector_problem(selector: str) -> str | None:
     return None
 
 
+# cron's five fields, or one of its macros, as the CronJob controller takes them.
+_MACROS: Final = frozenset(
+    {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
+)
+_FIELD: Final = re.compile(r"[0-9A-Za-z*/,?-]+")
+
+
+def schedule_problem(schedule: str) -> str | None:
+    """What is wrong with a CronJob schedule's shape; None when the controller can read it."""
+    if schedule.strip() in _MACROS:
+        return None
+    fields = schedule.split()
+    if len(fields) != 5 or not all(_FIELD.fullmatch(f) for f in fields):
+        return f"{schedule!r} is not five cron fields (minute hour day month weekday) or a macro"
+    return None
+
+
 @dataclass(frozen=True, kw_only=True)
 class NightlySpec:
     """What a cluster's nightly checks, when, and with which images."""

@@ -10,6 +10,7 @@ from crashloop_harness.pods.nightly import (
     away_from_checked,
     check_args,
     cronjob,
+    schedule_problem,
     selector_problem,
 )
 
@@ -77,3 +78,15 @@ def test_a_selector_the_api_server_would_refuse_is_named(selector: str) -> None:
     problem = selector_problem(selector)
     assert problem is not None
     assert "is not a label key or key=value" in problem
+
+
+@pytest.mark.parametrize("schedule", ["0 3 * * *", "*/15 1-5 * * MON-FRI", "@daily"])
+def test_a_schedule_the_controller_reads_is_taken(schedule: str) -> None:
+    assert schedule_problem(schedule) is None
+
+
+@pytest.mark.parametrize("schedule", ["0 3 * *", "daily", "0 3 * * * *", "0 3 * * ;rm"])
+def test_a_schedule_not_of_cron_s_shape_is_named(schedule: str) -> None:
+    problem = schedule_problem(schedule)
+    assert problem is not None
+    assert "is not five cron fields" in problem
