@@ -1,7 +1,7 @@
 """The check's ServiceAccount on a cluster, and the CLI run with its kubeconfig alone.
 
 An operator's cluster is reached as the shipped role allows
-(harness/crashloop_harness/resources/rbac/crashloop-check.yaml, applied by an
+(`crashloop rbac`: harness/crashloop_harness/resources/rbac/, applied by an
 admin) through a token-based kubeconfig; the CLI then runs with no docker on
 its PATH and DOCKER_HOST pointing nowhere.
 """
@@ -21,11 +21,10 @@ import yaml
 from kubernetes import client, utils
 
 from crashloop_harness.cluster.kube import delete_namespace
+from crashloop_harness.cluster.rbac import rbac_yaml
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.conventions import PROFILE_LABEL
-from crashloop_harness.core.resources import RESOURCES
 
-RBAC = RESOURCES / "rbac" / "crashloop-check.yaml"
 NAMESPACE = "crashloop-check"
 ACCOUNT = "crashloop-check"
 
@@ -33,11 +32,12 @@ ACCOUNT = "crashloop-check"
 def delete_rbac(api: client.ApiClient) -> None:
     rbac = client.RbacAuthorizationV1Api(api)
     for delete in (rbac.delete_cluster_role_binding, rbac.delete_cluster_role):
-        try:
-            delete("crashloop-check-nodes")
-        except client.ApiException as error:
-            if error.status != 404:
-                raise
+        for cluster_wide in ("crashloop-check-nodes", "crashloop-check-node-proxy"):
+            try:
+                delete(cluster_wide)
+            except client.ApiException as error:
+                if error.status != 404:
+                    raise
     for name, namespace in (
         ("crashloop-check-leases", "kube-node-lease"),
         ("crashloop-check-node-events", "default"),
@@ -51,10 +51,12 @@ def delete_rbac(api: client.ApiClient) -> None:
     delete_namespace(api, NAMESPACE)
 
 
-def grant_check_role(api: client.ApiClient) -> None:
-    """The shipped role applied afresh, as an admin would."""
+def grant_check_role(api: client.ApiClient, *, node_proxy: bool = True) -> None:
+    """The shipped roles applied afresh, as an admin would: from outside the cluster the
+    check reads its kubelets through the node proxy."""
     delete_rbac(api)
-    utils.create_from_yaml(api, yaml_objects=list(yaml.safe_load_all(RBAC.read_text())))
+    objects = [d for d in yaml.safe_load_all(rbac_yaml(node_proxy=node_proxy)) if d]
+    utils.create_from_yaml(api, yaml_objects=objects)
 
 
 def account_token(api: client.ApiClient, account: str = ACCOUNT) -> str:

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
+from crashloop_harness.cluster.rbac import rbac_yaml
 from crashloop_harness.core import timeouts
-from crashloop_harness.core.resources import RESOURCES
 from crashloop_harness.pods.nightly import NightlySpec, cronjob
 from crashloop_harness.substrate.helmbin import ensure_helm
 
@@ -67,6 +67,8 @@ def test_the_chart_lints_clean(helm: Path) -> None:
             node_selector="pool=canary, example.com/tier",
             schedule="30 1 * * 1-5",
             profile="full",
+            kubelet_ca_configmap="kubelet-serving-cas",
+            node_proxy=True,
         ),
     ],
     ids=["defaults", "a pool of one's own"],
@@ -79,14 +81,15 @@ def test_the_chart_renders_what_the_cli_prints(helm: Path, spec: NightlySpec) ->
         str(CHART),
         "--set-string",
         f"image={spec.image},workloadImage={spec.workload_image},schedule={spec.schedule},"
-        f"profile={spec.profile}",
+        f"profile={spec.profile},kubeletCAConfigMap={spec.kubelet_ca_configmap or ''}",
+        "--set",
+        f"nodeProxy={str(spec.node_proxy).lower()}",
         "--set-string",
         # Commas inside one value are escaped for --set.
         f"nodeSelector={spec.node_selector.replace(',', chr(92) + ',')}",
     )
     assert rendered.returncode == 0, rendered.stderr
-    printed = (RESOURCES / "rbac" / "crashloop-check.yaml").read_text()
-    printed += "---\n" + yaml.safe_dump(cronjob(spec))
+    printed = rbac_yaml(node_proxy=spec.node_proxy) + "---\n" + yaml.safe_dump(cronjob(spec))
     assert _objects(rendered.stdout) == _objects(printed)
 
 

@@ -10,25 +10,33 @@ namespace that enforces the restricted Pod Security level. The Job's outcome is 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
+import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 from kubernetes import client
 
 from crashloop_harness.cluster import lifecycle
 from crashloop_harness.cluster.kube import worker_nodes
 from crashloop_harness.cluster.kubeconfig import context_names, remote_api
+from crashloop_harness.cluster.kubeletapi import DIRECT
 from crashloop_harness.cluster.kubeletput import put_image_kubelet_back, put_kubelet
+from crashloop_harness.cluster.nodecommand import node_argv, run_in_node
 from crashloop_harness.core import timeouts
-from crashloop_harness.core.conventions import PROFILE_LABEL
+from crashloop_harness.core.conventions import PROFILE_LABEL, RUN_LABEL
 from crashloop_harness.core.polling import poll_true
+from crashloop_harness.core.resources import CLUSTERS_DIR
 from crashloop_harness.fleet.collect import collect
-from crashloop_harness.outputs.clusterresults import RESULT_LABEL, keep_results
-from crashloop_harness.outputs.summaryfile import read_summary
+from crashloop_harness.outputs.clusterresults import RESULT_LABEL, configmap_name, keep_results
+from crashloop_harness.outputs.summary import RunSummary
+from crashloop_harness.outputs.summaryfile import read_summary, summary_from
+from crashloop_harness.plugin import read_cluster_options, session_cluster
 from crashloop_harness.pods.nightly import NAME
 from crashloop_harness.substrate import harnessimage, workloadimage
 from crashloop_harness.substrate.helmbin import ensure_helm
@@ -39,6 +47,7 @@ from tests.e2e.accounts import (
     Access,
     account_token,
     delete_rbac,
+    run_without_docker,
     write_kubeconfig,
 )
 
@@ -49,6 +58,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.crashloop_disruptiv
 
 JOB = "crashloop-nightly-e2e"
 RELEASE = "crashloop-nightly"
+# kind's kubelets sign their own serving certificates: their CAs, as an admin gathers them.
+KUBELET_CAS = "crashloop-kubelet-cas"
+SERVICE_ACCOUNT = f"system:serviceaccount:{NAMESPACE}:crashloop-check"
 CHART = Path(__file__).resolve().parents[2] / "charts" / "crashloop-nightly"
 
 
@@ -82,15 +94,15 @@ def _job_from_cronjob(api: client.ApiClient, name: str) -> client.V1Job:
     )
 
 
-@pytest.fixture(scope="module")
-def ended(crashloop_cluster: lifecycle.Cluster, crashloop_api: client.ApiClient) -> Iterator[Ended]:
-    # Both images in every node, as a registry would serve them to a cluster of one's own.
+def install_nightly(cluster: lifecycle.Cluster, api: client.ApiClient) -> list[str]:
+    """The chart installed as an admin installs it, on a cluster that never had the role,
+    both images in every node as a registry would serve them; helm's argv for the rest."""
     image = harnessimage.ensure_image()
     workload = workloadimage.ensure_image()
     for tag in (image, workload):
-        workloadimage.load_into(crashloop_cluster.name, crashloop_cluster.kind_bin, tag)
-    helm = [str(ensure_helm()), "--kubeconfig", str(crashloop_cluster.kubeconfig)]
-    delete_rbac(crashloop_api)  # a cluster that never had it, as an admin's first install
+        workloadimage.load_into(cluster.name, cluster.kind_bin, tag)
+    helm = [str(ensure_helm()), "--kubeconfig", str(cluster.kubeconfig)]
+    delete_rbac(api)
     # The chart installs it (test_chart.py holds its objects equal to `crashloop cronjob`'s).
     subprocess.run(
         [
@@ -100,17 +112,89 @@ def ended(crashloop_cluster: lifecycle.Cluster, crashloop_api: client.ApiClient)
             str(CHART),
             "--wait",
             "--set-string",
-            f"image={image},workloadImage={workload},nodeSelector={PROFILE_LABEL}",
+            f"image={image},workloadImage={workload},nodeSelector={PROFILE_LABEL},"
+            f"kubeletCAConfigMap={KUBELET_CAS}",
         ],
         check=True,
         capture_output=True,
         timeout=timeouts.TOOL_QUERY,
     )
+    _gather_kubelet_cas(api)
+    return helm
+
+
+def uninstall_nightly(helm: list[str], api: client.ApiClient) -> None:
+    subprocess.run([*helm, "uninstall", RELEASE], check=False, timeout=timeouts.TOOL_QUERY)
+    delete_rbac(api)
+
+
+@pytest.fixture(scope="module")
+def ended(crashloop_cluster: lifecycle.Cluster, crashloop_api: client.ApiClient) -> Iterator[Ended]:
+    helm = install_nightly(crashloop_cluster, crashloop_api)
     try:
         yield run_job(crashloop_api, JOB)
     finally:
-        subprocess.run([*helm, "uninstall", RELEASE], check=False, timeout=timeouts.TOOL_QUERY)
-        delete_rbac(crashloop_api)
+        uninstall_nightly(helm, crashloop_api)
+
+
+@pytest.fixture(scope="module")
+def second_cluster(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[lifecycle.Cluster]:
+    """A second cluster of one worker at the 2 s max, for a fleet of two nightlies."""
+    where = tmp_path_factory.mktemp("second")
+    shutil.copytree(CLUSTERS_DIR / "profiles", where / "profiles")
+    spec = where / "second.yaml"
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "name": "crashloop-e2e-second",
+                "profilesDir": "profiles",
+                "workers": [{"name": "fast", "profile": "fast"}],
+            },
+            sort_keys=False,
+        )
+    )
+    yield from session_cluster(request, read_cluster_options(request.config, str(spec)))
+
+
+def _gather_kubelet_cas(api: client.ApiClient) -> None:
+    """Each node's self-signed kubelet certificate (and the CA that signed it), read in its
+    node container, in one ConfigMap the nightly's pod trusts beside the cluster's CA."""
+    core = client.CoreV1Api(api)
+    bundle = "".join(
+        run_in_node(node.metadata.name, ["cat", "/var/lib/kubelet/pki/kubelet.crt"])
+        for node in core.list_node().items
+    )
+    core.create_namespaced_config_map(
+        NAMESPACE,
+        client.V1ConfigMap(metadata=client.V1ObjectMeta(name=KUBELET_CAS), data={"ca.crt": bundle}),
+    )
+
+
+def can_i(cluster: lifecycle.Cluster, *argv: str) -> bool:
+    """`kubectl auth can-i` as the nightly's ServiceAccount, asked in the control plane."""
+    answer = subprocess.run(
+        node_argv(
+            f"{cluster.name}-control-plane",
+            [
+                "kubectl",
+                "--kubeconfig",
+                "/etc/kubernetes/admin.conf",
+                "auth",
+                "can-i",
+                *argv,
+                "--as",
+                SERVICE_ACCOUNT,
+            ],
+        ),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeouts.NODE_EXEC,
+    )
+    assert answer.stdout.strip() in ("yes", "no"), answer.stdout + answer.stderr
+    return answer.stdout.strip() == "yes"
 
 
 def run_job(api: client.ApiClient, name: str) -> Ended:
@@ -143,14 +227,38 @@ def test_the_nightly_job_passes_a_sound_kubelet_through_its_service_account(
     assert container.state.terminated.exit_code == 0
     # The pod was admitted by a namespace that enforces the restricted level, as itself.
     assert ended.pod.spec.security_context.run_as_user == workloadimage.RUN_AS_USER
-    # No kubeconfig was handed to it (no argument names one, no volume but its scratch):
+    # No kubeconfig was handed to it (no argument names one, no volume but its scratch and
+    # the kubelets' CAs):
     # its ServiceAccount was its only way in, and the check ran in the role's namespace.
     assert not any("kubeconfig" in arg for arg in container_args(ended.pod))
-    assert [v.name for v in ended.pod.spec.volumes if v.projected is None] == ["scratch"]
+    mounted = [v.name for v in ended.pod.spec.volumes if v.projected is None]
+    assert mounted == ["scratch", "kubelet-ca"]  # its run directory, the kubelets' CAs
     assert f"namespace {NAMESPACE}, records in" in ended.log
     # The log's last line is the verdict's.
     last = ended.log.strip().splitlines()[-1]
     assert last.startswith("PASSED: "), last
+
+
+def test_the_service_account_reads_kubelets_without_the_node_proxy_or_exec(
+    ended: Ended, crashloop_cluster: lifecycle.Cluster, crashloop_api: client.ApiClient
+) -> None:
+    """What the nightly was granted, as `kubectl auth can-i` answers for its ServiceAccount,
+    and the route its passing run took to every judged kubelet: direct, each read its own
+    subresource, never the node proxy (the whole kubelet API) nor exec."""
+    assert not can_i(crashloop_cluster, "get", "nodes", "--subresource=proxy")
+    assert not can_i(crashloop_cluster, "create", "pods", "--subresource=exec", "-A")
+    assert not can_i(crashloop_cluster, "create", "pods", "--subresource=exec", "-n", NAMESPACE)
+    for subresource in ("configz", "metrics", "pods"):
+        assert can_i(crashloop_cluster, "get", "nodes", f"--subresource={subresource}")
+    summary = _kept_summary(crashloop_api, run_id_of(ended.log))
+    judged = set(worker_nodes(crashloop_api).values())
+    assert summary.cluster.kubelet_access == dict.fromkeys(judged, DIRECT)
+    assert f"kubelets read: {len(judged)} direct" in ended.log
+
+
+def _kept_summary(api: client.ApiClient, run_id: str) -> RunSummary:
+    kept = client.CoreV1Api(api).read_namespaced_config_map(configmap_name(run_id), NAMESPACE)
+    return summary_from(json.loads(kept.data["summary.json"]))
 
 
 def test_the_nightly_s_pod_ran_on_a_node_it_did_not_measure(
@@ -169,6 +277,50 @@ def test_the_fleet_collects_the_run_the_cluster_kept(
     assert kept.status == "passed"
     assert kept.run_id is not None
     assert kept.run_id in ended.log
+
+
+def test_the_fleet_collects_two_clusters_nightlies_into_one_report(
+    ended: Ended,
+    crashloop_cluster: lifecycle.Cluster,
+    crashloop_api: client.ApiClient,
+    second_cluster: lifecycle.Cluster,
+    tmp_path: Path,
+) -> None:
+    """A second cluster runs its own nightly; `crashloop fleet --collect`, through each
+    cluster's ServiceAccount token, reads both clusters' newest kept runs into one report
+    and runs nothing itself."""
+    api_two = second_cluster.api()
+    helm = install_nightly(second_cluster, api_two)
+    try:
+        two = run_job(api_two, JOB)
+        assert two.job.status.succeeded == 1, two.log[-2000:]
+        kubeconfig = write_kubeconfig(
+            tmp_path / "fleet.kubeconfig",
+            [
+                Access("one", crashloop_cluster.kubeconfig, account_token(crashloop_api)),
+                Access("two", second_cluster.kubeconfig, account_token(api_two)),
+            ],
+        )
+        before = _check_pods(crashloop_api) | _check_pods(api_two)
+        argv = ["fleet", "--collect", "--kubeconfig", str(kubeconfig), "-o", "json"]
+        done = run_without_docker(argv, tmp_path)
+        print(done.stderr)
+        assert done.returncode == 0, done.stderr
+        clusters = {c["context"]: c for c in json.loads(done.stdout)["clusters"]}
+        assert set(clusters) == {"one", "two"}
+        assert clusters["one"]["run_id"] == run_id_of(ended.log)
+        assert clusters["two"]["run_id"] == run_id_of(two.log)
+        assert [clusters[c]["status"] for c in ("one", "two")] == ["passed", "passed"]
+        # Collecting ran no check: no check's pod appeared in either cluster.
+        assert (_check_pods(crashloop_api) | _check_pods(api_two)) - before == set()
+    finally:
+        uninstall_nightly(helm, api_two)
+
+
+def _check_pods(api: client.ApiClient) -> set[str]:
+    """The pods of any check's run in the cluster, by server and name."""
+    pods = client.CoreV1Api(api).list_pod_for_all_namespaces(label_selector=RUN_LABEL).items
+    return {f"{api.configuration.host}/{pod.metadata.name}" for pod in pods}
 
 
 def test_a_node_that_did_not_pass_gets_an_event_as_the_role_allows(

@@ -19,10 +19,10 @@ from crashloop_harness.cluster import lifecycle, liveconfig
 from crashloop_harness.cluster.kindconfig import render_kind_config, render_kind_config_yaml
 from crashloop_harness.cluster.kube import api_client, node_statuses, unready_system_pods
 from crashloop_harness.cluster.profiles import ClusterSpec
+from crashloop_harness.cluster.rbac import rbac_yaml
 from crashloop_harness.core.conventions import PROFILE_LABEL
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.paths import state_dir
-from crashloop_harness.core.resources import RESOURCES
 from crashloop_harness.outputs.clusterfiles import CLUSTERS_FOLDER, write_cluster_files
 from crashloop_harness.outputs.render import config_table
 from crashloop_harness.outputs.workloads import write_manifests
@@ -71,7 +71,13 @@ def _add_printers(commands: common.Commands, parents: common.Parents) -> None:
         commands, "kubeconfig", _cmd_kubeconfig, codes=KUBECONFIG_CODES, parents=(parents.spec,)
     )
     common.output_option(kubeconfig)
-    common.add_command(commands, "rbac", _cmd_rbac, codes=SETUP_CODES)
+    rbac = common.add_command(commands, "rbac", _cmd_rbac, codes=SETUP_CODES)
+    rbac.add_argument(
+        "--in-cluster",
+        action="store_true",
+        help="only what a check inside the cluster needs (it reads each kubelet directly): "
+        "no nodes/proxy",
+    )
     _add_cronjob(commands)
     manifests = common.add_command(
         commands, "manifests", _cmd_manifests, codes=SETUP_CODES, parents=(parents.spec,)
@@ -207,14 +213,17 @@ def _cmd_kubeconfig(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_rbac(_args: argparse.Namespace) -> int:
+def _cmd_rbac(args: argparse.Namespace) -> int:
     """print the least-privilege role for checking an existing cluster (YAML)
 
     Print the namespace, ServiceAccount and roles `crashloop check --kubeconfig` needs on an
-    existing cluster: nodes and their kubelets' /configz and /metrics read, pods in its own
-    namespace; nothing cluster-wide that writes. Apply it as an admin.
+    existing cluster: nodes and their kubelets' /configz, /metrics and /pods read, pods in
+    its own namespace; nothing cluster-wide that writes. From outside the cluster the
+    kubelets are read through the API server's node proxy (nodes/proxy, the whole kubelet
+    API); with --in-cluster only what a check inside it needs, which reads each kubelet
+    directly. Apply it as an admin.
     """
-    sys.stdout.write((RESOURCES / "rbac" / "crashloop-check.yaml").read_text())
+    sys.stdout.write(rbac_yaml(node_proxy=not args.in_cluster))
     return 0
 
 
@@ -251,6 +260,19 @@ def _add_cronjob(commands: common.Commands) -> None:
         default=NightlySpec.profile,
         help="the check's profile (default %(default)s)",
     )
+    cronjob.add_argument(
+        "--kubelet-ca-configmap",
+        metavar="NAME",
+        help="a ConfigMap in the check's namespace whose ca.crt holds the kubelets' serving "
+        "CAs, for kubelets that sign their own certificate (kubeadm's and kind's "
+        "/var/lib/kubelet/pki/kubelet.crt); default: the cluster's CA alone",
+    )
+    cronjob.add_argument(
+        "--node-proxy",
+        action="store_true",
+        help="grant nodes/proxy too, for kubelets that refuse a direct read (the whole "
+        "kubelet API: see docs/nightly.md)",
+    )
 
 
 def _cmd_cronjob(args: argparse.Namespace) -> int:
@@ -278,8 +300,10 @@ def _cmd_cronjob(args: argparse.Namespace) -> int:
         node_selector=args.node_selector,
         schedule=args.schedule,
         profile=args.profile,
+        kubelet_ca_configmap=args.kubelet_ca_configmap,
+        node_proxy=args.node_proxy,
     )
-    sys.stdout.write((RESOURCES / "rbac" / "crashloop-check.yaml").read_text())
+    sys.stdout.write(rbac_yaml(node_proxy=spec.node_proxy))
     sys.stdout.write("---\n")
     sys.stdout.write(yaml.safe_dump(cronjob(spec), sort_keys=False))
     return 0

@@ -14,6 +14,7 @@ from crashloop_harness.cli import common
 from crashloop_harness.cli.codes import CHECK_CODES, MEASURING_CODES, verdict_exit
 from crashloop_harness.cli.out import SCREEN, emit
 from crashloop_harness.cluster import lifecycle
+from crashloop_harness.cluster.kubeletapi import access_line
 from crashloop_harness.cluster.target import API_ONLY, NODE_ACCESS, RunTarget
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.exitcodes import INTERRUPTED
@@ -198,6 +199,8 @@ def run_and_report_check(
     out.print(summary_view(summary))
     if summary.observer is not None:
         out.print(summary.observer.headline(), soft_wrap=True)
+    if summary.cluster.kubelet_access:
+        out.print(access_line(summary.cluster.kubelet_access), soft_wrap=True)
     out.print(verdict_line(summary), soft_wrap=True)
     if summary.passed:
         # A pass says what it did not check.

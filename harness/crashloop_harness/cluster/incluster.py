@@ -18,6 +18,8 @@ from typing import Final
 
 import yaml
 
+from crashloop_harness.core.errors import HarnessError
+
 # Where the kubelet mounts a pod's ServiceAccount (token, ca.crt, namespace).
 SERVICE_ACCOUNT_DIR: Final = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 IN_CLUSTER_CONTEXT: Final = "in-cluster"
@@ -30,13 +32,25 @@ def in_a_pod(environ: Mapping[str, str] = os.environ, account: Path = SERVICE_AC
     return bool(environ.get(_HOST)) and bool(environ.get(_PORT)) and (account / "token").is_file()
 
 
+def in_cluster_server(environ: Mapping[str, str] = os.environ) -> str | None:
+    """The API server's URL as a pod of the cluster reaches it; None outside a pod."""
+    host, port = environ.get(_HOST), environ.get(_PORT)
+    if not host or not port:
+        return None
+    # An IPv6 service address is bracketed in a URL, as client-go does.
+    server_host = f"[{host}]" if ":" in host else host
+    return f"https://{server_host}:{port}"
+
+
 def write_in_cluster_kubeconfig(
     into: Path, environ: Mapping[str, str] = os.environ, account: Path = SERVICE_ACCOUNT_DIR
 ) -> Path:
     """A kubeconfig at ``into`` for the cluster this pod runs in, through its ServiceAccount."""
-    host = environ[_HOST]
-    # An IPv6 service address is bracketed in a URL, as client-go does.
-    server_host = f"[{host}]" if ":" in host else host
+    server = in_cluster_server(environ)
+    if server is None:
+        raise HarnessError(
+            f"not in a pod: {_HOST} and {_PORT} are unset", "pass --kubeconfig outside a cluster"
+        )
     namespace_file = account / "namespace"
     namespace = namespace_file.read_text().strip() if namespace_file.is_file() else "default"
     document = {
@@ -46,7 +60,7 @@ def write_in_cluster_kubeconfig(
             {
                 "name": IN_CLUSTER_CONTEXT,
                 "cluster": {
-                    "server": f"https://{server_host}:{environ[_PORT]}",
+                    "server": server,
                     "certificate-authority": str(account / "ca.crt"),
                 },
             }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from crashloop_harness.cluster.kubeletswap import NodeKubelet
 
@@ -19,6 +19,10 @@ class ClusterInfo:
     kubelets: tuple[NodeKubelet, ...] = ()
     # The kind that made the cluster ("-": an existing cluster, or a summary from before).
     kind_version: str = "-"
+    # How each judged node's kubelet was read by a check inside the cluster: "direct", or
+    # through the API server's node proxy and why (crashloop_harness.cluster.kubeletapi).
+    # Empty from outside the cluster, where every read goes through the node proxy.
+    kubelet_access: dict[str, str] = field(default_factory=dict)
 
     @property
     def swapped_kubelets(self) -> tuple[NodeKubelet, ...]:

@@ -13,6 +13,7 @@ from typing import Any
 import urllib3
 from kubernetes import client, config
 
+from crashloop_harness.cluster.kubeletapi import kubelet_get
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.conventions import WORKER_LABEL
 from crashloop_harness.core.errors import HarnessError
@@ -125,10 +126,7 @@ def wait_system_pods_ready(api: client.ApiClient) -> None:
 
 def node_configz(api: client.ApiClient, node: str) -> dict[str, Any]:
     """The live kubelet configuration of a node, as /configz returns it."""
-    raw = client.CoreV1Api(api).connect_get_node_proxy_with_path(
-        node, "configz", _preload_content=False, _request_timeout=timeouts.API_REQUEST
-    )
-    payload: dict[str, Any] = json.loads(raw.data)
+    payload: dict[str, Any] = json.loads(kubelet_get(api, node, "configz"))
     return payload
 
 

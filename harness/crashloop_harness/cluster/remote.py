@@ -23,6 +23,12 @@ from crashloop_harness.cluster.evidence import collect_failure_evidence
 from crashloop_harness.cluster.info import ClusterInfo
 from crashloop_harness.cluster.kube import NodeStatus, node_configz, node_statuses
 from crashloop_harness.cluster.kubeconfig import context_name, remote_api, require_kubeconfig
+from crashloop_harness.cluster.kubeletapi import (
+    DIRECT,
+    kubelet_get,
+    kubelet_routes,
+    kubelet_routes_of,
+)
 from crashloop_harness.cluster.kubeletstate import KubeletProcess
 from crashloop_harness.cluster.kubeletswap import NodeKubelet
 from crashloop_harness.cluster.liveconfig import NodeConfigRow, row_for
@@ -36,15 +42,14 @@ from crashloop_harness.cluster.target import (
     RunNamespace,
     RunScope,
 )
-from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import HarnessError, first_line
 from crashloop_harness.core.progress import Progress
 from crashloop_harness.pods.skeleton import on_existing_node
 
 RBAC_HINT: Final = (
-    "grant the check's role (harness/crashloop_harness/resources/rbac/crashloop-check.yaml: nodes "
-    "get/list, "
-    "nodes/proxy get, namespaces and pods in the run's namespace)"
+    "grant the check's roles (`crashloop rbac`: nodes get/list, nodes/proxy get from outside "
+    "the cluster or nodes/configz, nodes/metrics and nodes/pods from inside it, pods in the "
+    "run's namespace)"
 )
 _PROCESS_START: Final = re.compile(r"^process_start_time_seconds\s+(\S+)$", re.MULTILINE)
 
@@ -137,6 +142,7 @@ class RemoteCluster:
             node_image="-",
             kubernetes_version=", ".join(versions) or "-",
             kubelets=tuple(NodeKubelet(row.node, row.kubelet_version or "-", "-") for row in rows),
+            kubelet_access=kubelet_routes_of(self.api),
         )
 
 
@@ -244,9 +250,12 @@ def live_rows(api: client.ApiClient, nodes: Sequence[NodeStatus]) -> list[NodeCo
         try:
             configz = node_configz(api, status.name)
         except client.ApiException as error:
+            # In a pod, the proxy was the fallback: the direct read's refusal comes first.
+            route = kubelet_routes(api).get(status.name, DIRECT)
+            direct = "" if route == DIRECT else f"{route.removeprefix('node proxy: ')}; then "
             raise HarnessError(
-                f"cannot read the kubelet config of node {status.name} "
-                f"(GET /api/v1/nodes/{status.name}/proxy/configz: {error.status} {error.reason})",
+                f"cannot read the kubelet config of node {status.name} ({direct}"
+                f"GET /api/v1/nodes/{status.name}/proxy/configz: {error.status} {error.reason})",
                 RBAC_HINT if error.status in (401, 403) else "check that the node's kubelet runs",
             ) from error
         row = row_for(status.name, {}, configz, empty, status.kubelet_version)
@@ -289,10 +298,8 @@ def kubelet_start_times(api: client.ApiClient, nodes: Sequence[str]) -> dict[str
     starts: dict[str, float | None] = {}
     for node in nodes:
         try:
-            raw = client.CoreV1Api(api).connect_get_node_proxy_with_path(
-                node, "metrics", _preload_content=False, _request_timeout=timeouts.API_REQUEST
-            )
-            found = _PROCESS_START.search(raw.data.decode("utf-8", "replace"))
+            metrics = kubelet_get(api, node, "metrics")
+            found = _PROCESS_START.search(metrics.decode("utf-8", "replace"))
             starts[node] = float(found.group(1)) if found else None
         except (client.ApiException, urllib3.exceptions.HTTPError, ValueError):
             starts[node] = None

@@ -40,3 +40,7 @@ POD_NAMESPACE_LABEL: Final = "io.kubernetes.pod.namespace"
 POD_UID_LABEL: Final = "io.kubernetes.pod.uid"
 CONTAINER_NAME_LABEL: Final = "io.kubernetes.container.name"
 RESTART_COUNT_ANNOTATION: Final = "io.kubernetes.container.restartCount"
+
+# A bundle of the kubelets' serving CAs, trusted beside the cluster's when a check in a pod
+# reads the kubelets directly (crashloop_harness.cluster.kubeletapi; the nightly sets it).
+KUBELET_CA_VARIABLE: Final = "CRASHLOOP_KUBELET_CA"

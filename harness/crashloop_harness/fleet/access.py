@@ -1,11 +1,12 @@
 """What a fleet's checks may do on each cluster, asked before anything is created.
 
-The permissions are the check's roles' own rules, read from the file `crashloop
-rbac` prints (harness/crashloop_harness/resources/rbac/crashloop-check.yaml),
-and each is asked of the API server as the kubeconfig's user
-(SelfSubjectAccessReview, which every authenticated user may create). A
-cluster missing any of them is refused with the role that grants it, before
-any cluster's check starts.
+The permissions are the check's roles' own rules, read from the files `crashloop
+rbac` prints (harness/crashloop_harness/resources/rbac/): a fleet checks from outside
+its clusters, so its reads of the kubelets go through the node proxy (nodes/proxy),
+not straight to them (nodes/configz and its kin, left out). Each is asked of the API
+server as the kubeconfig's user (SelfSubjectAccessReview, which every authenticated
+user may create). A cluster missing any of them is refused with the role that grants
+it, before any cluster's check starts.
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ from typing import Any, Final
 import yaml
 from kubernetes import client
 
+from crashloop_harness.cluster.rbac import DIRECT_ONLY, rbac_yaml
 from crashloop_harness.core import timeouts
-from crashloop_harness.core.resources import RESOURCES
 
-RBAC_FILE: Final = RESOURCES / "rbac" / "crashloop-check.yaml"
 # The Role the check's pods need, granted in the prepared namespace (whatever it is named).
 _RUN_ROLE: Final = "crashloop-check"
 # Granted by none of the file's roles: without --namespace, a role that makes namespaces.
@@ -47,7 +47,7 @@ class Permission:
 
 @cache
 def _rbac_documents() -> tuple[dict[str, Any], ...]:
-    return tuple(d for d in yaml.safe_load_all(RBAC_FILE.read_text()) if d)
+    return tuple(d for d in yaml.safe_load_all(rbac_yaml(node_proxy=True)) if d)
 
 
 def needed_permissions(namespace: str | None) -> list[Permission]:
@@ -70,7 +70,7 @@ def needed_permissions(namespace: str | None) -> list[Permission]:
         for rule in document["rules"]:
             for group in rule["apiGroups"]:
                 for resource in rule["resources"]:
-                    if resource in _NOT_THE_CHECKS:
+                    if resource in _NOT_THE_CHECKS or resource in DIRECT_ONLY:
                         continue
                     needed += [Permission(role, where, group, resource, v) for v in rule["verbs"]]
     if namespace is None:

@@ -14,6 +14,7 @@ from typing import Final
 import urllib3
 from kubernetes import client
 
+from crashloop_harness.cluster.kubeletapi import kubelet_get
 from crashloop_harness.cluster.nodecommand import run_in_node
 from crashloop_harness.core import timeouts
 from crashloop_harness.overhead.analysis import (
@@ -37,11 +38,7 @@ def read_processes(node: str) -> list[ProcessTimes]:
 def kubelet_requests(core: client.CoreV1Api, node: str) -> RequestSample | None:
     """The kubelet's request counters now; None when its /metrics did not answer."""
     try:
-        raw = core.connect_get_node_proxy_with_path(
-            node, "metrics", _preload_content=False, _request_timeout=timeouts.API_REQUEST
-        )
+        metrics = kubelet_get(core.api_client, node, "metrics")
     except (client.ApiException, urllib3.exceptions.HTTPError):
         return None
-    return RequestSample(
-        time.monotonic(), parse_request_counts(raw.data.decode("utf-8", "replace"))
-    )
+    return RequestSample(time.monotonic(), parse_request_counts(metrics.decode("utf-8", "replace")))

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
+from crashloop_harness.core.conventions import KUBELET_CA_VARIABLE
 from crashloop_harness.substrate.harnessimage import SCRATCH
 from crashloop_harness.substrate.workloadimage import RUN_AS_USER
 
@@ -25,6 +26,8 @@ NAME: Final = "crashloop-nightly"
 ACTIVE_DEADLINE_S: Final = 3600
 # Finished Jobs kept for a reader (and their pods' logs), each outcome its own count.
 JOBS_KEPT: Final = 3
+# Where the kubelets' CA bundle is mounted, when a ConfigMap of one is named.
+KUBELET_CA_DIR: Final = "/etc/crashloop/kubelet-ca"
 
 
 # A label key (an optional DNS-subdomain prefix and a name) and value, as the API server
@@ -69,6 +72,11 @@ class NightlySpec:
     node_selector: str
     schedule: str = "0 3 * * *"
     profile: str = "quick"
+    # A ConfigMap of the namespace whose ca.crt holds the kubelets' serving CAs, for kubelets
+    # that sign their own certificate (kubeadm's, kind's); None: the cluster's CA alone.
+    kubelet_ca_configmap: str | None = None
+    # Grant nodes/proxy too, for kubelets that refuse a direct read (the role's own file).
+    node_proxy: bool = False
 
 
 def check_args(spec: NightlySpec) -> list[str]:
@@ -105,6 +113,13 @@ def away_from_checked(selector: str) -> dict[str, Any]:
 
 def pod_spec(spec: NightlySpec) -> dict[str, Any]:
     """The nightly's pod: the restricted Pod Security level's every requirement met."""
+    mounts: list[dict[str, Any]] = [{"name": "scratch", "mountPath": SCRATCH}]
+    volumes: list[dict[str, Any]] = [{"name": "scratch", "emptyDir": {}}]
+    extra: dict[str, Any] = {}
+    if spec.kubelet_ca_configmap is not None:
+        mounts.append({"name": "kubelet-ca", "mountPath": KUBELET_CA_DIR, "readOnly": True})
+        volumes.append({"name": "kubelet-ca", "configMap": {"name": spec.kubelet_ca_configmap}})
+        extra["env"] = [{"name": KUBELET_CA_VARIABLE, "value": f"{KUBELET_CA_DIR}/ca.crt"}]
     return {
         "serviceAccountName": SERVICE_ACCOUNT,
         "affinity": away_from_checked(spec.node_selector),
@@ -129,6 +144,7 @@ def pod_spec(spec: NightlySpec) -> dict[str, Any]:
                 "image": spec.image,
                 "imagePullPolicy": "IfNotPresent",
                 "args": check_args(spec),
+                **extra,
                 "securityContext": {
                     "allowPrivilegeEscalation": False,
                     "readOnlyRootFilesystem": True,
@@ -138,10 +154,10 @@ def pod_spec(spec: NightlySpec) -> dict[str, Any]:
                     "requests": {"cpu": "100m", "memory": "256Mi"},
                     "limits": {"memory": "1Gi"},
                 },
-                "volumeMounts": [{"name": "scratch", "mountPath": SCRATCH}],
+                "volumeMounts": mounts,
             }
         ],
-        "volumes": [{"name": "scratch", "emptyDir": {}}],
+        "volumes": volumes,
     }
 
 

@@ -36,7 +36,7 @@ from typing import Any, Final
 
 from kubernetes import client
 
-from crashloop_harness.core import timeouts
+from crashloop_harness.cluster.kubeletapi import kubelet_get
 from crashloop_harness.core.conventions import RUN_LABEL
 from crashloop_harness.model.durations import NS_PER_S
 from crashloop_harness.recording.trace import Tap
@@ -116,10 +116,7 @@ def startups_of(pod_list: Mapping[str, Any], run_id: str) -> list[PodStartup]:
 
 def read_node_pods(api: client.ApiClient, node: str) -> dict[str, Any]:
     """The node's kubelet's own pod list (kubelet API /pods through the node proxy)."""
-    raw = client.CoreV1Api(api).connect_get_node_proxy_with_path(
-        node, "pods", _preload_content=False, _request_timeout=timeouts.API_REQUEST
-    )
-    payload: dict[str, Any] = json.loads(raw.data)
+    payload: dict[str, Any] = json.loads(kubelet_get(api, node, "pods"))
     return payload
 
 

@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from kubernetes import client
 
+from crashloop_harness.cluster.kubeletapi import kubelet_get
 from crashloop_harness.cluster.kubeletstate import KubeletProcess, KubeletRestart, restart_kubelet
 from crashloop_harness.cluster.nodecommand import run_in_node
 from crashloop_harness.cluster.target import NODE_ACCESS, Capabilities
@@ -183,10 +184,7 @@ class LiveRun:
         node = self.nodes[worker]
 
         def answers() -> bool:
-            raw = self.core.connect_get_node_proxy_with_path(
-                node, "healthz", _preload_content=False, _request_timeout=timeouts.API_REQUEST
-            )
-            return bytes(raw.data).strip() == b"ok"
+            return kubelet_get(self.core.api_client, node, "healthz").strip() == b"ok"
 
         restart = restart_kubelet(node, answers)
         if restart.after is not None:

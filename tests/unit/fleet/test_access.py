@@ -18,7 +18,8 @@ from crashloop_harness.fleet.access import (
 def test_the_rules_come_from_the_rbac_file_in_the_shared_namespace() -> None:
     needed = {p.describe(): p.role for p in needed_permissions("team-ns")}
     assert needed["create pods in namespace team-ns"] == "crashloop-check"
-    assert needed["get nodes/proxy cluster-wide"] == "crashloop-check-nodes"
+    assert needed["get nodes/proxy cluster-wide"] == "crashloop-check-node-proxy"
+    assert "get nodes/configz cluster-wide" not in needed
     assert needed["get leases in namespace kube-node-lease"] == "crashloop-check-leases"
     # The scenarios' StatefulSets are not the check's.
     assert not any("statefulsets" in what for what in needed)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
+import yaml
 
 from crashloop_harness.cli.app import build_parser
+from crashloop_harness.cluster.rbac import rbac_yaml
+from crashloop_harness.core.conventions import KUBELET_CA_VARIABLE
 from crashloop_harness.pods.nightly import (
     NightlySpec,
     away_from_checked,
@@ -90,3 +95,39 @@ def test_a_schedule_not_of_cron_s_shape_is_named(schedule: str) -> None:
     problem = schedule_problem(schedule)
     assert problem is not None
     assert "is not five cron fields" in problem
+
+
+def test_the_kubelets_cas_are_mounted_and_named_to_the_check_when_given() -> None:
+    spec = dataclasses.replace(SPEC, kubelet_ca_configmap="kubelet-cas")
+    pod = cronjob(spec)["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    (env,) = container["env"]
+    assert env["name"] == KUBELET_CA_VARIABLE
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "kubelet-ca")
+    assert env["value"] == f"{mount['mountPath']}/ca.crt"
+    assert mount["readOnly"] is True
+    volume = next(v for v in pod["volumes"] if v["name"] == "kubelet-ca")
+    assert volume["configMap"] == {"name": "kubelet-cas"}
+    # Not given: the cluster's CA alone, nothing mounted.
+    (plain,) = cronjob(SPEC)["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    assert "env" not in plain
+
+
+def test_the_in_cluster_roles_grant_no_node_proxy_and_no_exec() -> None:
+    rules = [
+        (resource, verb)
+        for document in yaml.safe_load_all(rbac_yaml(node_proxy=False))
+        if document and document["kind"] in ("ClusterRole", "Role")
+        for rule in document["rules"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    ]
+    assert ("nodes/configz", "get") in rules
+    assert not any(resource in ("nodes/proxy", "pods/exec") for resource, _ in rules)
+    outside = yaml.safe_load_all(rbac_yaml(node_proxy=True))
+    assert any(
+        "nodes/proxy" in rule["resources"]
+        for document in outside
+        if document and document["kind"] == "ClusterRole"
+        for rule in document["rules"]
+    )
