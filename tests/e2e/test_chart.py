@@ -8,6 +8,7 @@ objects must equal the CLI's for the same values.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -70,8 +71,14 @@ def test_the_chart_lints_clean(helm: Path) -> None:
             kubelet_ca_configmap="kubelet-serving-cas",
             node_proxy=True,
         ),
+        NightlySpec(
+            image="registry.example/crashloop-harness:7",
+            workload_image="registry.example/crashloop-workload:7",
+            per_group=2,
+            expect=("node.kubernetes.io/pool=canary:max=60s", "tier=batch:max=5m,initial=10s"),
+        ),
     ],
-    ids=["defaults", "a pool of one's own"],
+    ids=["defaults", "a pool of one's own", "the fleet's plan"],
 )
 def test_the_chart_renders_what_the_cli_prints(helm: Path, spec: NightlySpec) -> None:
     rendered = _helm(
@@ -83,7 +90,9 @@ def test_the_chart_renders_what_the_cli_prints(helm: Path, spec: NightlySpec) ->
         f"image={spec.image},workloadImage={spec.workload_image},schedule={spec.schedule},"
         f"profile={spec.profile},kubeletCAConfigMap={spec.kubelet_ca_configmap or ''}",
         "--set",
-        f"nodeProxy={str(spec.node_proxy).lower()}",
+        f"nodeProxy={str(spec.node_proxy).lower()},perGroup={spec.per_group or 0}",
+        "--set-json",
+        f"expect={json.dumps(list(spec.expect))}",
         "--set-string",
         # Commas inside one value are escaped for --set.
         f"nodeSelector={spec.node_selector.replace(',', chr(92) + ',')}",
@@ -97,3 +106,11 @@ def test_a_selector_the_api_server_would_refuse_is_refused_by_the_chart(helm: Pa
     rendered = _helm(helm, "template", "nightly", str(CHART), "--set-string", "nodeSelector=a b")
     assert rendered.returncode != 0
     assert "nodeSelector: name the nodes to check by label" in rendered.stderr
+
+
+def test_an_expectation_without_the_fleet_s_plan_is_refused_by_the_chart(helm: Path) -> None:
+    rendered = _helm(
+        helm, "template", "nightly", str(CHART), "--set-json", 'expect=["pool=a:max=60s"]'
+    )
+    assert rendered.returncode != 0
+    assert "expect judges the fleet's plan: set perGroup too" in rendered.stderr

@@ -389,3 +389,47 @@ def test_a_kubelet_off_its_curve_fails_the_nightly_naming_its_node_with_an_event
     ours = [e for e in events if e.reporting_instance == run_id]
     assert [e.reason for e in ours] == ["CrashLoopBackOffCheckFailed"], [e.message for e in events]
     assert ours[0].message.startswith(f"{node}: restart"), ours[0].message
+
+
+def test_over_the_fleet_s_plan_the_nightly_checks_each_pool_and_keeps_the_fleet(
+    ended: Ended, crashloop_cluster: lifecycle.Cluster, crashloop_api: client.ApiClient
+) -> None:
+    """The chart's fleet mode: each night the fleet's plan over this cluster (its three
+    workers, three curves, one node of each group), an expectation per pool judged, the
+    fleet's result kept where `crashloop fleet --collect` reads it. Last: it changes the
+    CronJob, which the tests above run as installed."""
+    del ended  # the chart installed by the module's fixture
+    helm = [str(ensure_helm()), "--kubeconfig", str(crashloop_cluster.kubeconfig)]
+    expect = [f"{PROFILE_LABEL}=fast:max=2s", f"{PROFILE_LABEL}=reduced:max=60s"]
+    subprocess.run(
+        [
+            *helm,
+            "upgrade",
+            RELEASE,
+            str(CHART),
+            "--reuse-values",
+            "--set",
+            "perGroup=1",
+            "--set-json",
+            f"expect={json.dumps(expect)}",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=timeouts.TOOL_QUERY,
+    )
+    fleet = run_job(crashloop_api, f"{JOB}-fleet")
+    assert fleet.job.status.succeeded == 1, fleet.log[-3000:]
+    assert container_args(fleet.pod)[:1] == ["fleet"]
+    kept = (
+        client.CoreV1Api(crashloop_api)
+        .list_namespaced_config_map(NAMESPACE, label_selector=f"{RESULT_LABEL}=true")
+        .items
+    )
+    (mine,) = [m for m in kept if "fleet.json" in (m.data or {})]
+    document = json.loads(mine.data["fleet.json"])
+    assert document["verdict"] == "passed", document["reason"]
+    assert len(document["groups"]) == 3
+    assert [e["met"] for e in document["expectations"]] == [True, True]
+    (context,) = context_names(crashloop_cluster.kubeconfig)
+    (collected,) = collect(crashloop_cluster.kubeconfig, [context], NAMESPACE)
+    assert (collected.run_id, collected.status) == (document["fleet_id"], "passed")

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from crashloop_harness.cli import common
 from crashloop_harness.cli.codes import KUBECONFIG_CODES, SETUP_CODES, STATUS_CODES
+from crashloop_harness.cli.nightly import add_cronjob
 from crashloop_harness.cli.out import SCREEN, answer, emit
 from crashloop_harness.cluster import lifecycle, liveconfig
 from crashloop_harness.cluster.kindconfig import render_kind_config, render_kind_config_yaml
@@ -26,16 +27,7 @@ from crashloop_harness.core.paths import state_dir
 from crashloop_harness.outputs.clusterfiles import CLUSTERS_FOLDER, write_cluster_files
 from crashloop_harness.outputs.render import config_table
 from crashloop_harness.outputs.workloads import write_manifests
-from crashloop_harness.pods.nightly import (
-    NightlySpec,
-    cronjob,
-    schedule_problem,
-    selector_problem,
-)
-from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
 from crashloop_harness.substrate.engine import INSTALL_FIX, engine_answers
-from crashloop_harness.substrate.harnessimage import stable_tag
-from crashloop_harness.substrate.workloadimage import STABLE_TAG as WORKLOAD_TAG
 
 # `crashloop manifests` writes beside the user, as kubectl users expect.
 REPLAY_DIR: Final = "workloads"
@@ -78,7 +70,7 @@ def _add_printers(commands: common.Commands, parents: common.Parents) -> None:
         help="only what a check inside the cluster needs (it reads each kubelet directly): "
         "no nodes/proxy",
     )
-    _add_cronjob(commands)
+    add_cronjob(commands)
     manifests = common.add_command(
         commands, "manifests", _cmd_manifests, codes=SETUP_CODES, parents=(parents.spec,)
     )
@@ -224,88 +216,6 @@ def _cmd_rbac(args: argparse.Namespace) -> int:
     directly. Apply it as an admin.
     """
     sys.stdout.write(rbac_yaml(node_proxy=not args.in_cluster))
-    return 0
-
-
-def _add_cronjob(commands: common.Commands) -> None:
-    cronjob = common.add_command(commands, "cronjob", _cmd_cronjob, codes=SETUP_CODES)
-    cronjob.add_argument(
-        "--node-selector",
-        metavar="SELECTOR",
-        required=True,
-        help="the nodes each night's check measures, by label: key or key=value, "
-        "comma-separated (all must match)",
-    )
-    cronjob.add_argument(
-        "--image",
-        default=stable_tag(),
-        help="the harness's image as the cluster pulls it (default %(default)s, what "
-        "`crashloop harness-image` loads into the harness's kind cluster)",
-    )
-    cronjob.add_argument(
-        "--workload-image",
-        metavar="REF",
-        default=WORKLOAD_TAG,
-        help="the workload's image as the nodes pull it (default %(default)s: "
-        "`crashloop workload-image --oci-archive` writes it for your registry)",
-    )
-    cronjob.add_argument(
-        "--schedule",
-        default=NightlySpec.schedule,
-        help="when, in cron's words (default %(default)s)",
-    )
-    cronjob.add_argument(
-        "--profile",
-        choices=sorted(CHECK_PROFILES),
-        default=NightlySpec.profile,
-        help="the check's profile (default %(default)s)",
-    )
-    cronjob.add_argument(
-        "--kubelet-ca-configmap",
-        metavar="NAME",
-        help="a ConfigMap in the check's namespace whose ca.crt holds the kubelets' serving "
-        "CAs, for kubelets that sign their own certificate (kubeadm's and kind's "
-        "/var/lib/kubelet/pki/kubelet.crt); default: the cluster's CA alone",
-    )
-    cronjob.add_argument(
-        "--node-proxy",
-        action="store_true",
-        help="grant nodes/proxy too, for kubelets that refuse a direct read (the whole "
-        "kubelet API: see docs/nightly.md)",
-    )
-
-
-def _cmd_cronjob(args: argparse.Namespace) -> int:
-    """print the nightly check as a CronJob the cluster runs, with its role (YAML)
-
-    Print what `crashloop rbac` prints and a CronJob that runs `crashloop check` in the
-    cluster, as its ServiceAccount, on the nodes the selector names: no kubeconfig, no
-    credentials of its own. The Job's exit status is the verdict (0 passed, 1 a kubelet
-    failed, 4 no answer) and its log's last line says why. Apply it as an admin.
-    """
-    problem = selector_problem(args.node_selector)
-    if problem is not None:
-        raise HarnessError(
-            f"--node-selector {args.node_selector!r}: {problem}",
-            "write it as key or key=value, comma-separated, such as crashloop.harness/profile",
-        )
-    problem = schedule_problem(args.schedule)
-    if problem is not None:
-        raise HarnessError(
-            f"--schedule: {problem}", "write it as cron does, such as '0 3 * * *' or @daily"
-        )
-    spec = NightlySpec(
-        image=args.image,
-        workload_image=args.workload_image,
-        node_selector=args.node_selector,
-        schedule=args.schedule,
-        profile=args.profile,
-        kubelet_ca_configmap=args.kubelet_ca_configmap,
-        node_proxy=args.node_proxy,
-    )
-    sys.stdout.write(rbac_yaml(node_proxy=spec.node_proxy))
-    sys.stdout.write("---\n")
-    sys.stdout.write(yaml.safe_dump(cronjob(spec), sort_keys=False))
     return 0
 
 

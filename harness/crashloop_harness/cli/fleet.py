@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from kubernetes import client
 from rich.table import Table
 from rich.text import Text
 
@@ -17,14 +18,17 @@ from crashloop_harness.cli import common
 from crashloop_harness.cli.codes import MEASURING_CODES
 from crashloop_harness.cli.measure import profile_option
 from crashloop_harness.cli.out import SCREEN, emit
-from crashloop_harness.cluster.kubeconfig import kubectl_default_kubeconfig
+from crashloop_harness.cluster.kubeconfig import kubectl_default_kubeconfig, remote_api
+from crashloop_harness.core.errors import HarnessError, first_line
 from crashloop_harness.core.exitcodes import INTERRUPTED
 from crashloop_harness.fleet.collect import collect, collected_exit
 from crashloop_harness.fleet.expect import (
+    Expectation,
     ExpectationSummary,
     judge_expectations,
     parse_expectation,
 )
+from crashloop_harness.fleet.keep import keep_fleet_results
 from crashloop_harness.fleet.plan import DEFAULT_PER_GROUP, FleetPlan, Group, plan_fleet
 from crashloop_harness.fleet.read import FleetRead, chosen_contexts, read_fleet
 from crashloop_harness.fleet.remotecheck import remote_check
@@ -101,6 +105,13 @@ def _add_checking_options(fleet: argparse.ArgumentParser) -> None:
         "a kubelet off its own config; one that selects no node is not met",
     )
     fleet.add_argument(
+        "--keep-in-cluster",
+        action="store_true",
+        help="keep fleet.json and junit.xml in a ConfigMap of --namespace on every cluster "
+        "checked, and an Event on each of its nodes that did not pass (the in-cluster "
+        "nightly's; `crashloop fleet --collect` reads them)",
+    )
+    fleet.add_argument(
         "--at-once",
         type=common.positive_int,
         metavar="N",
@@ -127,8 +138,7 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
     go to the fleet's run directory. An unreachable context is that cluster's
     error; the others are still checked.
     """
-    # Refused before anything is read: a mistyped expectation is bad input.
-    expected = [parse_expectation(text) for text in args.expect]
+    expected = _refuse_bad_input(args)
     kubeconfig = Path(args.kubeconfig) if args.kubeconfig else kubectl_default_kubeconfig()
     asked = [name.strip() for name in (args.contexts or "").split(",") if name.strip()]
     contexts = chosen_contexts(kubeconfig, asked)
@@ -163,6 +173,8 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
         expectations=expectations,
     )
     _show_result(result)
+    if args.keep_in_cluster:
+        _keep_in_clusters(kubeconfig, args.namespace, result)
     emit({"plan": plan_json, **_where(result), "fleet": json.loads(result.summary.to_json())})
     if result.summary.verdict == "interrupted":
         return INTERRUPTED
@@ -185,6 +197,37 @@ def _collect(kubeconfig: Path, contexts: Sequence[str], namespace: str) -> int:
     SCREEN.tables.print(table)
     emit({"namespace": namespace, "clusters": [asdict(run) for run in runs]})
     return collected_exit(runs)
+
+
+def _refuse_bad_input(args: argparse.Namespace) -> list[Expectation]:
+    """Refused before anything is read: a mistyped expectation, results kept nowhere."""
+    expected = [parse_expectation(text) for text in args.expect]
+    if args.keep_in_cluster and not args.namespace:
+        raise HarnessError(
+            "--keep-in-cluster keeps the results in the checks' prepared namespace, and none "
+            "was given",
+            "add --namespace crashloop-check (the namespace of `crashloop rbac`)",
+        )
+    return expected
+
+
+def _keep_in_clusters(kubeconfig: Path, namespace: str, result: FleetResult) -> None:
+    """Each reached cluster keeps the fleet's result; a refused write is said, and changes
+    neither the fleet's files nor its exit status."""
+    for cluster in result.summary.clusters:
+        if cluster.reason.startswith("unreachable"):
+            continue
+        try:
+            api = remote_api(kubeconfig, cluster.cluster)
+            name = keep_fleet_results(
+                api, namespace, cluster.cluster, result.fleet_dir, result.summary
+            )
+        except (client.ApiException, HarnessError, OSError) as error:
+            SCREEN.tables.print(
+                f"not kept in {cluster.cluster}: {first_line(error)}", soft_wrap=True
+            )
+        else:
+            SCREEN.tables.print(f"kept in {cluster.cluster}: configmap {namespace}/{name}")
 
 
 def _where(result: FleetResult) -> dict[str, str]:

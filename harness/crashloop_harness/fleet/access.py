@@ -50,13 +50,15 @@ def _rbac_documents() -> tuple[dict[str, Any], ...]:
     return tuple(d for d in yaml.safe_load_all(rbac_yaml(node_proxy=True)) if d)
 
 
-def needed_permissions(namespace: str | None) -> list[Permission]:
+def needed_permissions(namespace: str | None, *, direct: bool = False) -> list[Permission]:
     """Every permission a check needs: its ClusterRole's and its Roles' rules.
 
     ``namespace``: the prepared namespace the checks share, where the run's Role
     is granted; None when each check makes its own (any namespace, and the
-    namespaces themselves then).
+    namespaces themselves then). ``direct``: the fleet runs in a pod of the cluster
+    and reads its kubelets directly (the nightly's), not through the node proxy.
     """
+    not_read = frozenset({"nodes/proxy"}) if direct else DIRECT_ONLY
     needed: list[Permission] = []
     for document in _rbac_documents():
         if document["kind"] not in ("ClusterRole", "Role"):
@@ -70,7 +72,7 @@ def needed_permissions(namespace: str | None) -> list[Permission]:
         for rule in document["rules"]:
             for group in rule["apiGroups"]:
                 for resource in rule["resources"]:
-                    if resource in _NOT_THE_CHECKS or resource in DIRECT_ONLY:
+                    if resource in _NOT_THE_CHECKS or resource in not_read:
                         continue
                     needed += [Permission(role, where, group, resource, v) for v in rule["verbs"]]
     if namespace is None:

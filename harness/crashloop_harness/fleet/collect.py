@@ -24,6 +24,7 @@ from crashloop_harness.core import timeouts
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.exitcodes import COULD_NOT_JUDGE
 from crashloop_harness.fleet.read import CONTEXTS_AT_ONCE
+from crashloop_harness.fleet.summary import FLEET_FILE
 from crashloop_harness.outputs.clusterresults import RESULT_LABEL, oldest_first
 
 
@@ -62,6 +63,23 @@ def read_kept(summary_json: str) -> tuple[str, str, str, tuple[str, ...]]:
     )
 
 
+def read_kept_fleet(fleet_json: str) -> tuple[str, str, str, tuple[str, ...]]:
+    """The same of a fleet's kept run (a nightly that ran the fleet over its cluster): its
+    id, verdict, reason and each node failed or not judged, by group."""
+    fleet: dict[str, Any] = json.loads(fleet_json)
+    not_passed = tuple(
+        f"{node} ({g.get('group')})"
+        for g in fleet.get("groups", [])
+        for node in dict.fromkeys([*g.get("failed", []), *g.get("errors", [])])
+    )
+    return (
+        str(fleet["fleet_id"]),
+        str(fleet["verdict"]),
+        str(fleet.get("reason") or ""),
+        not_passed,
+    )
+
+
 def newest_kept(api: client.ApiClient, context: str, namespace: str) -> KeptRun:
     maps = (
         client.CoreV1Api(api)
@@ -74,7 +92,11 @@ def newest_kept(api: client.ApiClient, context: str, namespace: str) -> KeptRun:
         return KeptRun(context=context, missing=f"no kept run in namespace {namespace}")
     newest = oldest_first(maps)[-1]
     try:
-        run_id, status, reason, not_passed = read_kept(newest.data["summary.json"])
+        data = newest.data
+        if FLEET_FILE in data:
+            run_id, status, reason, not_passed = read_kept_fleet(data[FLEET_FILE])
+        else:
+            run_id, status, reason, not_passed = read_kept(data["summary.json"])
     except (KeyError, TypeError, ValueError) as error:
         return KeptRun(
             context=context, missing=f"configmap {newest.metadata.name} unreadable: {error!r}"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from crashloop_harness.cluster.kubeconfig import remote_api
+from crashloop_harness.cluster.kubeletapi import direct_route
 from crashloop_harness.cluster.runnamespace import refuse_busy_namespace
 from crashloop_harness.core.atomicfile import write_atomically
 from crashloop_harness.core.errors import HarnessError
@@ -50,10 +51,11 @@ def refuse_what_cannot_run(
 ) -> None:
     """Every planned cluster lets the check do its work and, with ``namespace``, has it idle;
     else HarnessError naming every cluster's gap and the role that fills it."""
-    needed = needed_permissions(namespace)
     gaps: list[str] = []
     for context in clusters:
         api = remote_api(kubeconfig, context)
+        # A fleet in a pod of this cluster (the nightly's) reads its kubelets directly.
+        needed = needed_permissions(namespace, direct=direct_route(api) is not None)
         missing = missing_permissions(api, needed)
         if missing:
             gaps.append(missing_words(context, missing))

@@ -43,10 +43,10 @@ def bounded_data(summary_json: str, junit_xml: str | None) -> dict[str, str]:
     data = {"summary.json": summary_json}
     if junit_xml is not None:
         data["junit.xml"] = junit_xml
-    if _size(data) <= MAX_DATA_BYTES:
+    if data_size(data) <= MAX_DATA_BYTES:
         return data
     data.pop("junit.xml", None)
-    if _size(data) <= MAX_DATA_BYTES:
+    if data_size(data) <= MAX_DATA_BYTES:
         data["truncated"] = "junit.xml left out: over the ConfigMap's size"
         return data
     whole = json.loads(summary_json)
@@ -66,7 +66,7 @@ def bounded_data(summary_json: str, junit_xml: str | None) -> dict[str, str]:
     }
 
 
-def _size(data: dict[str, str]) -> int:
+def data_size(data: dict[str, str]) -> int:
     return sum(len(key) + len(value.encode()) for key, value in data.items())
 
 
@@ -83,19 +83,27 @@ def keep_results(api: client.ApiClient, namespace: str, run_dir: Path, summary: 
     data = bounded_data(
         (run_dir / "summary.json").read_text(), junit.read_text() if junit.is_file() else None
     )
-    name = configmap_name(summary.run_id)
+    name = write_result(core, namespace, summary.run_id, summary.status, data)
+    for node, workers in not_passed_by_node(summary.workers).items():
+        _node_event(core, node, workers, summary.run_id)
+    return name
+
+
+def write_result(
+    core: client.CoreV1Api, namespace: str, run_id: str, status: str, data: dict[str, str]
+) -> str:
+    """One run's ConfigMap, labelled to be found and pruned; older ones pruned to RUNS_KEPT."""
+    name = configmap_name(run_id)
     body = client.V1ConfigMap(
         metadata=client.V1ObjectMeta(
             name=name,
-            labels={RESULT_LABEL: "true", STATUS_LABEL: summary.status},
-            annotations={RUN_ANNOTATION: summary.run_id},
+            labels={RESULT_LABEL: "true", STATUS_LABEL: status},
+            annotations={RUN_ANNOTATION: run_id},
         ),
         data=data,
     )
     core.create_namespaced_config_map(namespace, body, _request_timeout=timeouts.API_REQUEST)
     prune(core, namespace)
-    for node, workers in not_passed_by_node(summary.workers).items():
-        _node_event(core, node, workers, summary.run_id)
     return name
 
 
@@ -136,15 +144,26 @@ def event_words(workers: Sequence[WorkerSummary]) -> tuple[str, str]:
     if len(workers) > 1:
         others = ", ".join(w.worker for w in workers[1:])
         message = f"{message} (not passed beside it on this node: {others})"
+    return reason, fit_event(message)
+
+
+def fit_event(message: str) -> str:
+    """A message cut to what the API server takes in an Event."""
     if len(message) > EVENT_MESSAGE_MAX:
-        message = message[: EVENT_MESSAGE_MAX - 1] + "…"
-    return reason, message
+        return message[: EVENT_MESSAGE_MAX - 1] + "…"
+    return message
 
 
 def _node_event(
     core: client.CoreV1Api, node: str, workers: Sequence[WorkerSummary], run_id: str
 ) -> None:
     reason, message = event_words(workers)
+    node_event(core, node, reason, message, run_id)
+
+
+def node_event(core: client.CoreV1Api, node: str, reason: str, message: str, run_id: str) -> None:
+    """A Warning Event on ``node`` that `kubectl describe node` shows."""
+    message = fit_event(message)
     now = datetime.now(UTC)
     event = client.CoreV1Event(
         metadata=client.V1ObjectMeta(generate_name=f"crashloop-{node}-"),

@@ -69,7 +69,8 @@ class NightlySpec:
 
     image: str
     workload_image: str
-    node_selector: str
+    # The nodes checked, by label (the check over them); "" with per_group: the fleet's plan.
+    node_selector: str = ""
     schedule: str = "0 3 * * *"
     profile: str = "quick"
     # A ConfigMap of the namespace whose ca.crt holds the kubelets' serving CAs, for kubelets
@@ -77,10 +78,28 @@ class NightlySpec:
     kubelet_ca_configmap: str | None = None
     # Grant nodes/proxy too, for kubelets that refuse a direct read (the role's own file).
     node_proxy: bool = False
+    # The fleet's plan over this cluster instead: every node pool grouped by its live curve,
+    # this many nodes of each checked (spread over zones and pools), each --expect judged.
+    per_group: int | None = None
+    expect: tuple[str, ...] = ()
 
 
 def check_args(spec: NightlySpec) -> list[str]:
     """The check the nightly's pod runs, in the namespace it was given."""
+    if spec.per_group is not None:
+        return [
+            "fleet",
+            "--profile",
+            spec.profile,
+            "--namespace",
+            NAMESPACE,
+            "--per-group",
+            str(spec.per_group),
+            *(arg for expected in spec.expect for arg in ("--expect", expected)),
+            "--workload-image",
+            spec.workload_image,
+            "--keep-in-cluster",
+        ]
     return [
         "check",
         "--profile",
@@ -112,7 +131,8 @@ def away_from_checked(selector: str) -> dict[str, Any]:
 
 
 def pod_spec(spec: NightlySpec) -> dict[str, Any]:
-    """The nightly's pod: the restricted Pod Security level's every requirement met."""
+    """The nightly's pod: the restricted Pod Security level's every requirement met. Over a
+    fleet's plan any node may be checked: no node is preferred then."""
     mounts: list[dict[str, Any]] = [{"name": "scratch", "mountPath": SCRATCH}]
     volumes: list[dict[str, Any]] = [{"name": "scratch", "emptyDir": {}}]
     extra: dict[str, Any] = {}
@@ -122,7 +142,7 @@ def pod_spec(spec: NightlySpec) -> dict[str, Any]:
         extra["env"] = [{"name": KUBELET_CA_VARIABLE, "value": f"{KUBELET_CA_DIR}/ca.crt"}]
     return {
         "serviceAccountName": SERVICE_ACCOUNT,
-        "affinity": away_from_checked(spec.node_selector),
+        **({"affinity": away_from_checked(spec.node_selector)} if spec.node_selector else {}),
         # A control-plane node is checked by no selector the harness writes: welcome there.
         "tolerations": [
             {

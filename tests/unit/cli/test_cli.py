@@ -382,3 +382,30 @@ def test_keeping_results_in_the_cluster_without_its_namespace_is_refused_first(
     message = " ".join(capsys.readouterr().err.split())
     assert "--keep-in-cluster keeps the results in the check's prepared namespace" in message
     assert "add --namespace NAMESPACE" in message
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        ([], "name them one way: --node-selector or --per-group"),
+        (["--node-selector", "a", "--per-group", "2"], "name them one way"),
+        (["--node-selector", "a", "--expect", "a:max=1s"], "--per-group was not given"),
+        (["--per-group", "2", "--expect", "pool=a:max=soon"], "soon"),
+    ],
+    ids=["neither", "both", "expect without a plan", "a mistyped expectation"],
+)
+def test_a_cronjob_that_names_its_nodes_wrongly_is_refused_before_anything_is_printed(
+    capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    assert cli.main(["cronjob", *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert said in " ".join(captured.err.split())
+
+
+def test_a_fleet_that_keeps_results_in_its_clusters_needs_their_namespace(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["fleet", "--keep-in-cluster", "--kubeconfig", "/nonexistent"]) == 2
+    message = " ".join(capsys.readouterr().err.split())
+    assert "--keep-in-cluster keeps the results in the checks' prepared namespace" in message

@@ -56,3 +56,10 @@ def test_what_the_api_server_refuses_is_named_with_its_role(
         "context prod-eu may not create pods in namespace team-ns "
         "(role crashloop-check of `crashloop rbac`)"
     )
+
+
+def test_a_fleet_in_its_own_cluster_needs_the_direct_reads_not_the_node_proxy() -> None:
+    needed = {p.describe(): p.role for p in needed_permissions("ns", direct=True)}
+    assert needed["get nodes/configz cluster-wide"] == "crashloop-check-nodes"
+    assert needed["get nodes/metrics cluster-wide"] == "crashloop-check-nodes"
+    assert not any("nodes/proxy" in what for what in needed)

@@ -131,3 +131,21 @@ def test_the_in_cluster_roles_grant_no_node_proxy_and_no_exec() -> None:
         if document and document["kind"] == "ClusterRole"
         for rule in document["rules"]
     )
+
+
+def test_over_the_fleet_s_plan_the_pod_runs_a_fleet_the_cli_accepts_and_prefers_no_node() -> None:
+    spec = NightlySpec(
+        image="i",
+        workload_image="w",
+        per_group=2,
+        expect=("pool=a:max=60s", "pool=b:max=5m"),
+    )
+    args = build_parser().parse_args(check_args(spec))
+    assert args.command == "fleet"
+    assert args.per_group == 2
+    assert args.expect == ["pool=a:max=60s", "pool=b:max=5m"]
+    assert args.namespace == "crashloop-check"
+    assert args.keep_in_cluster is True
+    assert args.kubeconfig is None
+    pod = cronjob(spec)["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    assert "affinity" not in pod
