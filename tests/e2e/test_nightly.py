@@ -420,6 +420,8 @@ def test_over_the_fleet_s_plan_the_nightly_checks_each_pool_and_keeps_the_fleet(
     fleet = run_job(crashloop_api, f"{JOB}-fleet")
     assert fleet.job.status.succeeded == 1, fleet.log[-3000:]
     assert container_args(fleet.pod)[:1] == ["fleet"]
+    last = fleet.log.strip().splitlines()[-1]
+    assert last.startswith("PASSED: every group of 1 clusters passed"), last
     kept = (
         client.CoreV1Api(crashloop_api)
         .list_namespaced_config_map(NAMESPACE, label_selector=f"{RESULT_LABEL}=true")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import math
+import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from crashloop_harness.cluster.profiles import ClusterSpec, load_cluster_spec
 from crashloop_harness.cluster.remote import RemoteCluster, connect
 from crashloop_harness.cluster.target import RunTarget
 from crashloop_harness.core import pins
+from crashloop_harness.core.conventions import PROGRESS_VARIABLE
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.resources import DEFAULT_SPEC_NAME, spec_path
 from crashloop_harness.model.durations import DurationError, parse_duration
@@ -44,7 +46,10 @@ CONFIG_HELP: Final = (
     "substrate; default crashloop)"
 )
 
-console: Final = Console(stderr=True)
+# Progress goes to stderr, apart from results and JSON; CRASHLOOP_PROGRESS=stdout puts it on
+# stdout instead, one stream whose order a log keeps (the nightly's pod: a container's two
+# streams are read apart, so a line of one may land after a later line of the other).
+console: Final = Console(stderr=os.environ.get(PROGRESS_VARIABLE) != "stdout")
 
 
 # Every command's progress: a line per step as it starts, terminal or not, and a line a

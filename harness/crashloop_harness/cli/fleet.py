@@ -33,6 +33,7 @@ from crashloop_harness.fleet.plan import DEFAULT_PER_GROUP, FleetPlan, Group, pl
 from crashloop_harness.fleet.read import FleetRead, chosen_contexts, read_fleet
 from crashloop_harness.fleet.remotecheck import remote_check
 from crashloop_harness.fleet.run import FleetResult, check_fleet, refuse_what_cannot_run
+from crashloop_harness.fleet.summary import FleetSummary
 from crashloop_harness.pods.nightly import NAMESPACE as NIGHTLY_NAMESPACE
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES
 from crashloop_harness.substrate.workloadimage import image_tag
@@ -175,6 +176,8 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
     _show_result(result)
     if args.keep_in_cluster:
         _keep_in_clusters(kubeconfig, args.namespace, result)
+        # The last line is the verdict's: a log reader (a CronJob's) finds it there.
+        SCREEN.tables.print(_verdict_line(result.summary), soft_wrap=True)
     emit({"plan": plan_json, **_where(result), "fleet": json.loads(result.summary.to_json())})
     if result.summary.verdict == "interrupted":
         return INTERRUPTED
@@ -248,8 +251,12 @@ def _show_result(result: FleetResult) -> None:
         f"groups one after the other {summary.groups_sum_s:.0f}s",
         soft_wrap=True,
     )
-    out.print(f"{summary.verdict.upper()}: {summary.reason}", soft_wrap=True)
+    out.print(_verdict_line(summary), soft_wrap=True)
     out.print(f"results in {result.fleet_dir}; report: {result.report}", soft_wrap=True)
+
+
+def _verdict_line(summary: FleetSummary) -> str:
+    return f"{summary.verdict.upper()}: {summary.reason}"
 
 
 def check_command(group: Group, kubeconfig: Path) -> str:

@@ -44,3 +44,7 @@ RESTART_COUNT_ANNOTATION: Final = "io.kubernetes.container.restartCount"
 # A bundle of the kubelets' serving CAs, trusted beside the cluster's when a check in a pod
 # reads the kubelets directly (crashloop_harness.cluster.kubeletapi; the nightly sets it).
 KUBELET_CA_VARIABLE: Final = "CRASHLOOP_KUBELET_CA"
+
+# "stdout": the CLI's progress on stdout with its results, one stream whose order a
+# container's log keeps (the nightly's pod sets it; crashloop_harness.cli.common).
+PROGRESS_VARIABLE: Final = "CRASHLOOP_PROGRESS"

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from crashloop_harness.core.conventions import KUBELET_CA_VARIABLE
+from crashloop_harness.core.conventions import KUBELET_CA_VARIABLE, PROGRESS_VARIABLE
 from crashloop_harness.substrate.harnessimage import SCRATCH
 from crashloop_harness.substrate.workloadimage import RUN_AS_USER
 
@@ -135,11 +135,12 @@ def pod_spec(spec: NightlySpec) -> dict[str, Any]:
     fleet's plan any node may be checked: no node is preferred then."""
     mounts: list[dict[str, Any]] = [{"name": "scratch", "mountPath": SCRATCH}]
     volumes: list[dict[str, Any]] = [{"name": "scratch", "emptyDir": {}}]
-    extra: dict[str, Any] = {}
+    # Progress and results on one stream: the log's last line is then the verdict's.
+    env = [{"name": PROGRESS_VARIABLE, "value": "stdout"}]
     if spec.kubelet_ca_configmap is not None:
         mounts.append({"name": "kubelet-ca", "mountPath": KUBELET_CA_DIR, "readOnly": True})
         volumes.append({"name": "kubelet-ca", "configMap": {"name": spec.kubelet_ca_configmap}})
-        extra["env"] = [{"name": KUBELET_CA_VARIABLE, "value": f"{KUBELET_CA_DIR}/ca.crt"}]
+        env.append({"name": KUBELET_CA_VARIABLE, "value": f"{KUBELET_CA_DIR}/ca.crt"})
     return {
         "serviceAccountName": SERVICE_ACCOUNT,
         **({"affinity": away_from_checked(spec.node_selector)} if spec.node_selector else {}),
@@ -164,7 +165,7 @@ def pod_spec(spec: NightlySpec) -> dict[str, Any]:
                 "image": spec.image,
                 "imagePullPolicy": "IfNotPresent",
                 "args": check_args(spec),
-                **extra,
+                "env": env,
                 "securityContext": {
                     "allowPrivilegeEscalation": False,
                     "readOnlyRootFilesystem": True,

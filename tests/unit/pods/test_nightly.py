@@ -9,7 +9,7 @@ import yaml
 
 from crashloop_harness.cli.app import build_parser
 from crashloop_harness.cluster.rbac import rbac_yaml
-from crashloop_harness.core.conventions import KUBELET_CA_VARIABLE
+from crashloop_harness.core.conventions import KUBELET_CA_VARIABLE, PROGRESS_VARIABLE
 from crashloop_harness.pods.nightly import (
     NightlySpec,
     away_from_checked,
@@ -101,8 +101,7 @@ def test_the_kubelets_cas_are_mounted_and_named_to_the_check_when_given() -> Non
     spec = dataclasses.replace(SPEC, kubelet_ca_configmap="kubelet-cas")
     pod = cronjob(spec)["spec"]["jobTemplate"]["spec"]["template"]["spec"]
     (container,) = pod["containers"]
-    (env,) = container["env"]
-    assert env["name"] == KUBELET_CA_VARIABLE
+    (env,) = [e for e in container["env"] if e["name"] == KUBELET_CA_VARIABLE]
     mount = next(m for m in container["volumeMounts"] if m["name"] == "kubelet-ca")
     assert env["value"] == f"{mount['mountPath']}/ca.crt"
     assert mount["readOnly"] is True
@@ -110,7 +109,8 @@ def test_the_kubelets_cas_are_mounted_and_named_to_the_check_when_given() -> Non
     assert volume["configMap"] == {"name": "kubelet-cas"}
     # Not given: the cluster's CA alone, nothing mounted.
     (plain,) = cronjob(SPEC)["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
-    assert "env" not in plain
+    assert [e["name"] for e in plain["env"]] == [PROGRESS_VARIABLE]
+    assert not any(m["name"] == "kubelet-ca" for m in plain["volumeMounts"])
 
 
 def test_the_in_cluster_roles_grant_no_node_proxy_and_no_exec() -> None:
