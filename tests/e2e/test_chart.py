@@ -15,10 +15,14 @@ from typing import Any
 
 import pytest
 import yaml
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+from kubernetes.dynamic import DynamicClient
 
+from crashloop_harness.cluster.kube import create_namespace, delete_namespace
 from crashloop_harness.cluster.rbac import rbac_yaml
 from crashloop_harness.core import timeouts
-from crashloop_harness.pods.nightly import NightlySpec, cronjob
+from crashloop_harness.pods.nightly import NAMESPACE, NightlySpec, cronjob
 from crashloop_harness.substrate.helmbin import ensure_helm
 
 pytestmark = pytest.mark.e2e
@@ -114,3 +118,56 @@ def test_an_expectation_without_the_fleet_s_plan_is_refused_by_the_chart(helm: P
     )
     assert rendered.returncode != 0
     assert "expect judges the fleet's plan: set perGroup too" in rendered.stderr
+
+
+def test_every_rendered_object_is_valid_to_the_cluster_s_own_schema(
+    helm: Path, crashloop_api: client.ApiClient
+) -> None:
+    """Each object of the fleet-mode rendering (its node proxy and CA options on) applied
+    server-side as a dry run: the API server types it against its own OpenAPI schema, a
+    field the schema does not declare refused. The check's namespace is stood for by one
+    made for the test (a dry-run Namespace is not there for the next object)."""
+    rendered = _helm(
+        helm,
+        "template",
+        "nightly",
+        str(CHART),
+        "--set",
+        "perGroup=2,nodeProxy=true",
+        "--set-string",
+        "kubeletCAConfigMap=kubelet-cas",
+        "--set-json",
+        'expect=["pool=a:max=60s"]',
+    )
+    assert rendered.returncode == 0, rendered.stderr
+    objects = _objects(rendered.stdout)
+    namespace = create_namespace(crashloop_api, "chart-schema")
+    dynamic = DynamicClient(crashloop_api)
+
+    def apply(document: dict[str, Any]) -> None:
+        resource = dynamic.resources.get(api_version=document["apiVersion"], kind=document["kind"])
+        dynamic.server_side_apply(
+            resource,
+            body=document,
+            namespace=document["metadata"].get("namespace"),
+            field_manager="crashloop-chart-test",
+            force_conflicts=True,
+            dry_run="All",
+        )
+
+    try:
+        for document in objects:
+            if document["metadata"].get("namespace") == NAMESPACE:
+                document["metadata"]["namespace"] = namespace
+            for subject in document.get("subjects", []):
+                if subject.get("namespace") == NAMESPACE:
+                    subject["namespace"] = namespace
+            apply(document)
+        assert {d["kind"] for d in objects} >= {"CronJob", "ClusterRole", "Role", "Namespace"}
+        # The check is the server's: a field its schema does not declare is refused.
+        (cronjob_object,) = [d for d in objects if d["kind"] == "CronJob"]
+        cronjob_object["spec"]["jobTemplate"]["spec"]["retries"] = 1
+        with pytest.raises(ApiException, match="retries"):
+            apply(cronjob_object)
+    finally:
+        delete_namespace(crashloop_api, namespace)
