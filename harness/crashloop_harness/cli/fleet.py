@@ -176,8 +176,6 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
     _show_result(result)
     if args.keep_in_cluster:
         _keep_in_clusters(kubeconfig, args.namespace, result)
-        # The last line is the verdict's: a log reader (a CronJob's) finds it there.
-        SCREEN.tables.print(_verdict_line(result.summary), soft_wrap=True)
     emit({"plan": plan_json, **_where(result), "fleet": json.loads(result.summary.to_json())})
     if result.summary.verdict == "interrupted":
         return INTERRUPTED
@@ -216,7 +214,7 @@ def _refuse_bad_input(args: argparse.Namespace) -> list[Expectation]:
 
 def _keep_in_clusters(kubeconfig: Path, namespace: str, result: FleetResult) -> None:
     """Each reached cluster keeps the fleet's result; a refused write is said, and changes
-    neither the fleet's files nor its exit status."""
+    neither the fleet's files nor its exit status. The verdict is said again, last."""
     for cluster in result.summary.clusters:
         if cluster.reason.startswith("unreachable"):
             continue
@@ -231,6 +229,8 @@ def _keep_in_clusters(kubeconfig: Path, namespace: str, result: FleetResult) -> 
             )
         else:
             SCREEN.tables.print(f"kept in {cluster.cluster}: configmap {namespace}/{name}")
+    # The last line is the verdict's: a log reader (a CronJob's) finds it there.
+    SCREEN.tables.print(_verdict_line(result.summary), soft_wrap=True)
 
 
 def _where(result: FleetResult) -> dict[str, str]:
