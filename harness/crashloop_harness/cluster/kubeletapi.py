@@ -33,7 +33,7 @@ from kubernetes import client
 from crashloop_harness.cluster.incluster import SERVICE_ACCOUNT_DIR, in_a_pod, in_cluster_server
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.conventions import KUBELET_CA_VARIABLE
-from crashloop_harness.core.errors import first_line
+from crashloop_harness.core.errors import HarnessError, first_line
 
 DIRECT: Final = "direct"
 # A direct connection that does not open this soon is a closed port, not a slow kubelet.
@@ -147,7 +147,14 @@ def _ca_bundle(account: Path, extra: str | None) -> str:
     """The cluster's CA, with the kubelets' own CAs when a bundle of them is named."""
     bundle = (account / "ca.crt").read_text()
     if extra:
-        bundle += "\n" + Path(extra).read_text()
+        try:
+            bundle += "\n" + Path(extra).read_text()
+        except OSError as error:
+            raise HarnessError(
+                f"{KUBELET_CA_VARIABLE}={extra}: the kubelets' CA bundle cannot be read: "
+                f"{error.strerror}",
+                "mount the ConfigMap the CronJob names (its key ca.crt), or unset it",
+            ) from error
     return bundle
 
 

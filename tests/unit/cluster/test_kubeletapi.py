@@ -32,6 +32,7 @@ from crashloop_harness.cluster.kubeletapi import (
     direct_route,
     endpoint_of,
 )
+from crashloop_harness.core.errors import HarnessError
 
 HOSTNAME = "node-a"
 TOKEN = "the-service-account-token"
@@ -249,3 +250,19 @@ def test_only_a_process_in_a_pod_of_the_same_cluster_goes_direct(
 def test_the_access_line_counts_the_direct_and_names_each_proxied_node() -> None:
     line = access_line({"a": DIRECT, "b": DIRECT, "c": "node proxy: a direct read ... refused"})
     assert line == "kubelets read: 2 direct; c by the node proxy: a direct read ... refused"
+
+
+def test_a_kubelet_ca_bundle_that_cannot_be_read_is_named_with_its_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(kubeletapi, "_ROUTES", {})
+    (tmp_path / "token").write_text(TOKEN)
+    (tmp_path / "ca.crt").write_text("cluster CA\n")
+    environ = {
+        "KUBERNETES_SERVICE_HOST": "10.96.0.1",
+        "KUBERNETES_SERVICE_PORT": "443",
+        "CRASHLOOP_KUBELET_CA": str(tmp_path / "missing.pem"),
+    }
+    inside = client.ApiClient(client.Configuration(host="https://10.96.0.1:443"))
+    with pytest.raises(HarnessError, match=r"CRASHLOOP_KUBELET_CA=.*missing\.pem.*cannot be read"):
+        direct_route(inside, environ, tmp_path)
