@@ -1,4 +1,5 @@
-"""The one way into a kind node: a command run in its container.
+"""The one way into a kind node: a command run in its container (crashloop_harness.core.
+containerexec writes the engine's command).
 
 kind writes its node command once per provider (a node embeds ``exec.Cmder``);
 so does this harness. Every reader, scenario and kubelet operation that runs a
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from crashloop_harness.core import timeouts
+from crashloop_harness.core.containerexec import exec_argv
 from crashloop_harness.core.proc import run
 
 
@@ -25,10 +27,7 @@ def node_argv(
 ) -> list[str]:
     """The host's argv that runs ``argv`` inside ``node``: with ``stdin`` kept open (a
     long-lived reader that ends when its input closes), and ``env`` set in the node."""
-    options = ["-i"] if stdin else []
-    for name, value in (env or {}).items():
-        options += ["-e", f"{name}={value}"]
-    return ["docker", "exec", *options, node, *argv]
+    return exec_argv(node, argv, stdin=stdin, env=env)
 
 
 def run_in_node(

@@ -16,8 +16,6 @@ from crashloop_harness.recording.norecorder import NoRecorder
 from crashloop_harness.runs.liverun import LiveRun
 
 PACKAGE = Path(__file__).resolve().parents[3] / "harness" / "crashloop_harness"
-# The node image's build runs commands in a build container, not a cluster's node.
-NOT_A_NODE = {"substrate/nodeimage/assemble.py"}
 
 
 def test_a_command_in_a_node_is_docker_exec_with_its_options() -> None:
@@ -33,14 +31,15 @@ def test_a_command_in_a_node_is_docker_exec_with_its_options() -> None:
     ]
 
 
-def test_no_other_module_writes_the_node_command() -> None:
+def test_no_other_module_writes_the_engine_s_exec() -> None:
+    """A kind node's commands and the node image's build container's alike."""
     pattern = re.compile(r"""["']docker["'],\s*["']exec["']""")
     writers = {
         str(path.relative_to(PACKAGE))
         for path in PACKAGE.rglob("*.py")
         if pattern.search(path.read_text(encoding="utf-8"))
     }
-    assert writers - NOT_A_NODE == {"cluster/nodecommand.py"}
+    assert writers == {"core/containerexec.py"}
 
 
 def test_a_cluster_reached_through_its_api_alone_refuses_what_it_lacks() -> None:

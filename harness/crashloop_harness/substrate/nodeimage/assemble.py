@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from crashloop_harness.core import pins, timeouts
+from crashloop_harness.core.containerexec import exec_argv
 from crashloop_harness.core.conventions import INPUTS_LABEL, KUBERNETES_VERSION_LABEL
 from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.core.polling import poll_true
@@ -229,28 +230,28 @@ def _assemble(
         # images (never garbage-collected), without unpacking: the kubelet's
         # runtime unpacks on first use.
         subprocess.Popen(
-            ["docker", "exec", container, "sh", "-c", "containerd >/tmp/containerd.log 2>&1"],
+            exec_argv(container, ["sh", "-c", "containerd >/tmp/containerd.log 2>&1"]),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         _await_containerd(container, running=True)
         with archive.open("rb") as images:
             run(
-                [
-                    "docker",
-                    "exec",
-                    "-i",
+                exec_argv(
                     container,
-                    "ctr",
-                    "--namespace=k8s.io",
-                    "images",
-                    "import",
-                    "--label=io.cri-containerd.pinned=pinned",
-                    "--all-platforms",
-                    "--no-unpack",
-                    "--digests",
-                    "-",
-                ],
+                    [
+                        "ctr",
+                        "--namespace=k8s.io",
+                        "images",
+                        "import",
+                        "--label=io.cri-containerd.pinned=pinned",
+                        "--all-platforms",
+                        "--no-unpack",
+                        "--digests",
+                        "-",
+                    ],
+                    stdin=True,
+                ),
                 stdin=images,
                 timeout=timeouts.BUILD_IMAGE_IMPORT,
             )
@@ -265,11 +266,11 @@ def _assemble(
 
 def _answers(container: str, *argv: str) -> bool:
     """Whether a short probe inside the build container succeeds."""
-    return succeeds(["docker", "exec", container, *argv], timeout=timeouts.BUILD_PROBE)
+    return succeeds(exec_argv(container, argv), timeout=timeouts.BUILD_PROBE)
 
 
 def _exec(container: str, *argv: str) -> str:
-    return run(["docker", "exec", container, *argv], timeout=timeouts.BUILD_CONTAINER_EXEC)
+    return run(exec_argv(container, argv), timeout=timeouts.BUILD_CONTAINER_EXEC)
 
 
 def _finish_image(snapshot: str, tag: str, key: str, version: str) -> None:
@@ -300,9 +301,9 @@ def _finish_image(snapshot: str, tag: str, key: str, version: str) -> None:
 def _await_containerd(container: str, *, running: bool) -> None:
     """Until the build container's containerd answers (``running``) or has exited."""
     if running:
-        probe = ["docker", "exec", container, "ctr", "version"]
+        probe = exec_argv(container, ["ctr", "version"])
     else:
-        probe = ["docker", "exec", container, "pgrep", "-x", "containerd"]
+        probe = exec_argv(container, ["pgrep", "-x", "containerd"])
     if not poll_true(
         lambda: succeeds(probe, timeout=timeouts.BUILD_PROBE) == running,
         within=timeouts.BUILD_CONTAINERD_READY,
