@@ -300,29 +300,33 @@ def test_sigterm_deletes_every_pod_the_fleet_made_in_every_cluster(
 HALF = "crashloop-half"
 
 
+# The cluster-wide roles of `crashloop rbac`: the nodes, and their kubelets through the proxy.
+READ_ROLES = ("crashloop-check-nodes", "crashloop-check-node-proxy")
+
+
 def _grant_reads_only(api: client.ApiClient) -> None:
-    """A ServiceAccount that may read the nodes and their Leases, not run the check's pods:
-    the ClusterRole and the Leases Role of the rbac file, not its Role in the namespace."""
+    """A ServiceAccount that may read the nodes and their kubelets, not run the check's pods:
+    the ClusterRoles of the rbac files, not the Role in the namespace."""
     client.CoreV1Api(api).create_namespaced_service_account(
         NAMESPACE, client.V1ServiceAccount(metadata=client.V1ObjectMeta(name=HALF))
     )
     subject = client.RbacV1Subject(kind="ServiceAccount", name=HALF, namespace=NAMESPACE)
     rbac = client.RbacAuthorizationV1Api(api)
-    rbac.create_cluster_role_binding(
-        client.V1ClusterRoleBinding(
-            metadata=client.V1ObjectMeta(name=HALF),
-            role_ref=client.V1RoleRef(
-                api_group="rbac.authorization.k8s.io",
-                kind="ClusterRole",
-                name="crashloop-check-nodes",
-            ),
-            subjects=[subject],
+    for role in READ_ROLES:
+        rbac.create_cluster_role_binding(
+            client.V1ClusterRoleBinding(
+                metadata=client.V1ObjectMeta(name=f"{HALF}-{role}"),
+                role_ref=client.V1RoleRef(
+                    api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=role
+                ),
+                subjects=[subject],
+            )
         )
-    )
 
 
 def _revoke_reads_only(api: client.ApiClient) -> None:
-    client.RbacAuthorizationV1Api(api).delete_cluster_role_binding(HALF)
+    for role in READ_ROLES:
+        client.RbacAuthorizationV1Api(api).delete_cluster_role_binding(f"{HALF}-{role}")
     client.CoreV1Api(api).delete_namespaced_service_account(HALF, NAMESPACE)
 
 
