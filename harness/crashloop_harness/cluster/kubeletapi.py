@@ -49,7 +49,12 @@ def proxy_get(api: client.ApiClient, node: str, path: str) -> bytes:
 
 
 class DirectReadError(Exception):
-    """The kubelet could not be read directly: the words say why."""
+    """The kubelet could not be read directly: the words say why. ``lasting``: a refusal the
+    next read would meet too (a certificate, a status, a closed port), not a slow answer."""
+
+    def __init__(self, words: str, *, lasting: bool = True) -> None:
+        super().__init__(words)
+        self.lasting = lasting
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,7 @@ class DirectRoute:
 
     token_file: Path
     ca_pem: str  # the certificates a kubelet's serving certificate may chain to
+    read_timeout_s: float = timeouts.API_REQUEST
     routes: dict[str, str] = field(default_factory=dict)
     _endpoints: dict[str, KubeletEndpoint | None] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -89,11 +95,18 @@ class DirectRoute:
             try:
                 data = self._direct(api, node, path)
             except DirectReadError as why:
-                self._set(node, f"node proxy: a direct read of /{path} was refused: {why}")
+                # A kubelet slow to answer (a starved node) is asked directly again next
+                # time; this read goes by the proxy.
+                if why.lasting:
+                    self._set(node, f"node proxy: a direct read of /{path} was refused: {why}")
             else:
                 self._set(node, DIRECT)
                 return data
         return proxy_get(api, node, path)
+
+    def snapshot(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self.routes)
 
     def _set(self, node: str, route: str) -> None:
         with self._lock:
@@ -124,11 +137,13 @@ class DirectRoute:
             server_hostname=endpoint.hostname,
             assert_hostname=endpoint.hostname,
             retries=False,
-            timeout=urllib3.Timeout(connect=_CONNECT_S, read=timeouts.API_REQUEST),
+            timeout=urllib3.Timeout(connect=_CONNECT_S, read=self.read_timeout_s),
         )
         try:
             token = self.token_file.read_text().strip()  # the kubelet rotates it in place
             response = pool.request("GET", f"/{path}", headers={"Authorization": f"Bearer {token}"})
+        except urllib3.exceptions.ReadTimeoutError as error:
+            raise DirectReadError(first_line(error), lasting=False) from error
         except (urllib3.exceptions.HTTPError, OSError) as error:
             raise DirectReadError(first_line(error)) from error
         finally:
@@ -200,10 +215,7 @@ def kubelet_routes(api: client.ApiClient) -> dict[str, str]:
     """How each node's kubelet was read: ``direct``, or the node proxy and why. Empty when
     every read went by the proxy because this process is outside the cluster."""
     route = direct_route(api)
-    if route is None:
-        return {}
-    with _ROUTES_LOCK:
-        return dict(route.routes)
+    return {} if route is None else route.snapshot()
 
 
 def access_line(routes: Mapping[str, str]) -> str:

@@ -142,7 +142,12 @@ class RemoteCluster:
             node_image="-",
             kubernetes_version=", ".join(versions) or "-",
             kubelets=tuple(NodeKubelet(row.node, row.kubelet_version or "-", "-") for row in rows),
-            kubelet_access=kubelet_routes_of(self.api),
+            # A fleet's checks share one process: each summary names its own nodes.
+            kubelet_access={
+                node: route
+                for node, route in kubelet_routes_of(self.api).items()
+                if node in {row.node for row in rows}
+            },
         )
 
 

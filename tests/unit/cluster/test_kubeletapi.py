@@ -90,6 +90,8 @@ class Kubelet:
     port: int
     status: int = 200
     seen_tokens: list[str | None] | None = None
+    # Set: the next answer waits until the test releases it (a starved kubelet).
+    hold: threading.Event | None = None
 
 
 @pytest.fixture
@@ -105,6 +107,9 @@ def kubelet(minted: Minted) -> Iterator[Kubelet]:
         def do_GET(self) -> None:
             assert state.seen_tokens is not None
             state.seen_tokens.append(self.headers.get("Authorization"))
+            if state.hold is not None:
+                state.hold.wait(timeout=10)
+                state.hold = None
             body = b'{"kubeletconfig": {}}' if state.status == 200 else b"Forbidden"
             self.send_response(state.status)
             self.send_header("Content-Length", str(len(body)))
@@ -266,3 +271,22 @@ def test_a_kubelet_ca_bundle_that_cannot_be_read_is_named_with_its_fix(
     inside = client.ApiClient(client.Configuration(host="https://10.96.0.1:443"))
     with pytest.raises(HarnessError, match=r"CRASHLOOP_KUBELET_CA=.*missing\.pem.*cannot be read"):
         direct_route(inside, environ, tmp_path)
+
+
+def test_a_kubelet_slow_to_answer_is_read_by_the_proxy_once_and_directly_again_after(
+    tmp_path: Path, minted: Minted, kubelet: Kubelet, proxied: list[tuple[str, str]]
+) -> None:
+    """A read timing out is a starved node, not a refusal: the node is not sent to the proxy
+    for good (without nodes/proxy every later read would fail)."""
+    released = threading.Event()
+    kubelet.hold = released
+    route = _route(tmp_path, minted.ca_pem, kubelet)
+    route.read_timeout_s = 0.3
+    try:
+        assert route.get(API, "node-a", "metrics") == b"by the proxy"
+    finally:
+        released.set()
+    assert route.routes == {}
+    assert route.get(API, "node-a", "metrics") == b'{"kubeletconfig": {}}'
+    assert route.routes == {"node-a": DIRECT}
+    assert proxied == [("node-a", "metrics")]

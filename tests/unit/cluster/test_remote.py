@@ -14,6 +14,8 @@ from crashloop_harness.cli.common import resolve_kubeconfig
 from crashloop_harness.cluster import remote
 from crashloop_harness.cluster.kube import NodeStatus
 from crashloop_harness.cluster.kubeconfig import kubectl_default_kubeconfig, remote_api
+from crashloop_harness.cluster.liveconfig import row_for
+from crashloop_harness.cluster.profiles import ClusterSpec
 from crashloop_harness.cluster.remote import (
     connect,
     restarted_kubelets,
@@ -201,3 +203,22 @@ def test_a_node_whose_kubelet_cannot_be_read_is_left_out_and_the_others_kept(
     assert "Read timed out" in left_out["b"]
     with pytest.raises(urllib3.exceptions.ReadTimeoutError):
         remote.readable_rows(cast(Any, None), [NODES[1]])
+
+
+def test_a_check_s_summary_names_the_route_to_its_own_nodes_kubelets_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fleet's checks in one pod share its routes: each summary keeps its own nodes'."""
+    routes = {"a": "direct", "b": "node proxy: a direct read of /configz was refused: 403"}
+    monkeypatch.setattr(remote, "kubelet_routes_of", lambda _api: routes)
+    cluster = remote.RemoteCluster(
+        kubeconfig=Path("kubeconfig"), context=None, nodes=("b",), workload_image="w", name="x"
+    )
+    row = row_for(
+        "b",
+        {},
+        {"kubeletconfig": {}},
+        ClusterSpec(name="-", path=Path("-"), workers=()),
+        "v1.35.8",
+    )
+    assert cluster.describe([row]).kubelet_access == {"b": routes["b"]}
