@@ -72,6 +72,11 @@ def attempts(
     return records
 
 
+def nominal(curve: BackoffCurve, count: int, extra_s: float = 0.3) -> list[float]:
+    """Delays a little after each nominal back-off, as a healthy kubelet restarts."""
+    return [d.total_seconds() + extra_s for d in curve.delays(count)]
+
+
 def expected_reports(curve: BackoffCurve, count: int) -> list[float | None]:
     values = [curve.expected_reported_backoff(n) for n in range(1, count + 1)]
     return [None if v is None else v.total_seconds() for v in values]

@@ -16,7 +16,7 @@ from crashloop_harness.fleet.engine import CheckNodes
 from crashloop_harness.fleet.judge import NodeOutcome, Round
 from crashloop_harness.fleet.read import FleetRead
 from crashloop_harness.fleet.summary import read_fleet_summary
-from tests.unit.fleet.test_plan import DEFAULT, node
+from tests.unit.fleet.factories import DEFAULT, node
 
 
 @pytest.fixture

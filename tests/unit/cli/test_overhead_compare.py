@@ -15,10 +15,15 @@ from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.overhead.analysis import PEAK_INTERVALS, Cell
 from crashloop_harness.overhead.output import OVERHEAD_FILE, write_overhead
 from crashloop_harness.overhead.read import read_overhead
-from tests.unit.overhead.test_analysis import CELLS
-from tests.unit.overhead.test_compare import FIRST_RUN, RERUN, RERUN_FAST_ONLY
-from tests.unit.overhead.test_pace import RERUN as RERUN_AN_HOUR_BEFORE
-from tests.unit.overhead.test_pace import RERUN_SLOWER, SWEEP
+from tests.unit.overhead.factories import (
+    CELLS,
+    FIRST_RUN,
+    RERUN,
+    RERUN_AN_HOUR_BEFORE,
+    RERUN_FAST_ONLY,
+    RERUN_SLOWER,
+    SWEEP,
+)
 
 
 def _write_sweeps(directory: Path, sweeps: dict[str, list[Cell]]) -> None:

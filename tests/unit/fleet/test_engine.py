@@ -16,7 +16,7 @@ from crashloop_harness.fleet.engine import (
 )
 from crashloop_harness.fleet.judge import NodeOutcome, Round
 from crashloop_harness.fleet.plan import FleetPlan, plan_fleet
-from tests.unit.fleet.test_plan import DEFAULT, FIVE_S, TWO_S, node
+from tests.unit.fleet.factories import DEFAULT, FIVE_S, TWO_S, node
 
 
 def fleet_plan() -> FleetPlan:

@@ -21,8 +21,7 @@ from crashloop_harness.fleet.summary import (
     read_fleet_summary,
     write_fleet_summary,
 )
-from tests.unit.fleet.test_outputs import summary
-from tests.unit.fleet.test_plan import DEFAULT, POOL, TWO_S, node
+from tests.unit.fleet.factories import DEFAULT, POOL, TWO_S, node, summary
 
 
 def test_an_expectation_reads_its_label_value_and_curve() -> None:

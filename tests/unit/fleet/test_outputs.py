@@ -9,62 +9,13 @@ from pathlib import Path
 import pytest
 
 from crashloop_harness.core.errors import HarnessError
-from crashloop_harness.fleet.engine import GroupRun
-from crashloop_harness.fleet.judge import NodeOutcome, Round, judge_group
 from crashloop_harness.fleet.junitfile import write_fleet_junit
-from crashloop_harness.fleet.plan import plan_fleet
 from crashloop_harness.fleet.report import write_fleet_report
 from crashloop_harness.fleet.summary import (
-    FleetSummary,
-    fleet_summary,
     read_fleet_summary,
     write_fleet_summary,
 )
-from tests.unit.fleet.test_plan import DEFAULT, FIVE_S, TWO_S, node
-
-
-def _round(**outcomes: NodeOutcome) -> Round:
-    return Round(tuple(outcomes), "r1", "runs/r1", "failed", "", outcomes)
-
-
-def summary(
-    *, unreachable: dict[str, str] | None = None, reached: tuple[str, ...] = ()
-) -> FleetSummary:
-    plan = plan_fleet(
-        [
-            node("a1", TWO_S, cluster="one", pool="fast"),
-            node("a2", TWO_S, cluster="one", pool="fast"),
-            node("d1", DEFAULT, cluster="one", pool="default"),
-            node("f1", FIVE_S, cluster="two", pool="five"),
-        ]
-    )
-    rounds = {
-        ("one", "g1"): [_round(a1="passed", a2="failed")],
-        ("one", "g2"): [_round(d1="passed")],
-        ("two", "g1"): [_round(f1="passed")],
-    }
-    runs = [
-        GroupRun(
-            g,
-            tuple(rounds[(g.cluster, g.name)]),
-            judge_group(f"{g.cluster}/{g.name}", rounds[(g.cluster, g.name)]),
-            100.0,
-        )
-        for g in plan.groups
-    ]
-    return fleet_summary(
-        fleet_id="20261206T160000Z-fleet-abcd",
-        plan=plan,
-        runs=runs,
-        unreachable=unreachable or {},
-        reached=reached,
-        at_once={"one": 2, "two": 1},
-        profile="quick",
-        started_at="2026-12-06T16:00:00+00:00",
-        finished_at="2026-12-06T16:04:00+00:00",
-        wall_s=120.0,
-        interrupted=False,
-    )
+from tests.unit.fleet.factories import summary
 
 
 def test_an_outlier_fails_its_cluster_and_the_fleet_not_the_other_cluster() -> None:

@@ -2,51 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
 
 from crashloop_harness.fleet.plan import (
     CONTROL_PLANE_LABEL,
-    POOL_LABELS,
-    ZONE_LABEL,
     NodeFacts,
     plan_fleet,
 )
-from crashloop_harness.model.backoff import curve_for
-from crashloop_harness.model.kubeletconfig import KubeletBackoffConfig
-
-TWO_S = curve_for(KubeletBackoffConfig(max_container_restart_period=timedelta(seconds=2)))
-FIVE_S = curve_for(KubeletBackoffConfig(max_container_restart_period=timedelta(seconds=5)))
-DEFAULT = curve_for(KubeletBackoffConfig())
-POOL = POOL_LABELS[0]
-GATES = {"KubeletCrashLoopBackOffMax": True}
-
-
-def node(
-    name: str,
-    curve: object = TWO_S,
-    *,
-    cluster: str = "one",
-    pool: str = "a",
-    zone: str = "z1",
-    version: str = "v1.35.8",
-    ready: bool = True,
-    schedulable: bool = True,
-    labels: dict[str, str] | None = None,
-    unread: str | None = None,
-) -> NodeFacts:
-    return NodeFacts(
-        cluster,
-        name,
-        version,
-        curve,  # type: ignore[arg-type]
-        GATES,
-        {POOL: pool, ZONE_LABEL: zone, **(labels or {})},
-        ready=ready,
-        schedulable=schedulable,
-        unread=unread,
-    )
+from tests.unit.fleet.factories import DEFAULT, FIVE_S, node
 
 
 def test_nodes_are_grouped_by_their_curve_whatever_their_pool_says() -> None:

@@ -12,7 +12,7 @@ from crashloop_harness.live.takeaways import scenario_takeaways
 from crashloop_harness.live.view import LiveView, render
 from crashloop_harness.recording.records import AttemptRecord
 from tests.unit.factories import NS, T0, attempts, scenario_metrics
-from tests.unit.live.test_view import sample_states
+from tests.unit.live.factories import sample_states
 
 PODS = {
     "sidecar-fast": ("critical-sidecar", "fast"),

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from datetime import timedelta
 
 import pytest
@@ -24,41 +23,15 @@ from crashloop_harness.live.view import (
     timeline_bar,
 )
 from crashloop_harness.model.backoff import BackoffCurve
-from crashloop_harness.recording.records import AttemptRecord
 from tests.unit.factories import (
-    DEFAULT,
     FAST,
     NS,
-    REDUCED,
     T0,
     WORKERS,
-    attempts,
     quick_attempts,
     quick_summary,
 )
-
-
-@dataclass
-class FakeResult:
-    """Just what states_from reads of a CheckResult."""
-
-    attempts: Mapping[str, Sequence[AttemptRecord]] = field(default_factory=dict)
-
-
-CURVES = {"fast": FAST, "reduced": REDUCED, "default": DEFAULT}
-
-
-def records(
-    worker: str, delays_s: list[float], *, last_running: bool = False
-) -> list[AttemptRecord]:
-    return [
-        dataclasses.replace(r, worker=worker) for r in attempts(delays_s, last_running=last_running)
-    ]
-
-
-def finished_ns(attempt: AttemptRecord) -> int:
-    assert attempt.finished_at_ns is not None
-    return attempt.finished_at_ns
+from tests.unit.live.factories import CURVES, FakeResult, finished_ns, records, sample_states
 
 
 def text_of(states: Sequence[WorkerState], elapsed_s: float = 30.0) -> str:
@@ -70,14 +43,6 @@ def text_of(states: Sequence[WorkerState], elapsed_s: float = 30.0) -> str:
 def panel_lines(text: str) -> list[str]:
     """The inside of every panel line, stripped: "│ a │ │ b │" gives a and b."""
     return [cell.strip() for line in text.splitlines() for cell in line.split("│")[1::2]]
-
-
-def sample_states() -> list[WorkerState]:
-    """fast waiting 0.5s after its third exit, reduced running, default not started."""
-    fast = records("fast", [0.4, 2.3, 2.2])
-    reduced = records("reduced", [0.5, 1.2], last_running=True)
-    now = finished_ns(fast[-1]) + NS // 2
-    return states_from(FakeResult({"fast": fast, "reduced": reduced}), CURVES, now)
 
 
 def test_a_worker_in_back_off_counts_down_to_its_next_restart() -> None:

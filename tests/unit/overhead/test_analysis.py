@@ -18,10 +18,8 @@ from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.overhead.analysis import (
     EVENT_BACKLOG_QPS,
     PEAK_INTERVALS,
-    Cell,
     Overshoot,
     ProcessTimes,
-    RequestRates,
     RequestSample,
     Restart,
     UsageSample,
@@ -55,6 +53,7 @@ from crashloop_harness.overhead.plan import (
     window_for,
 )
 from crashloop_harness.overhead.pods import SAMPLED_PODS, overhead_pod
+from tests.unit.overhead.factories import CELLS
 
 FAST = BackoffCurve(timedelta(seconds=1), timedelta(seconds=2))
 DEFAULT = BackoffCurve(timedelta(seconds=10), timedelta(seconds=300))
@@ -237,36 +236,6 @@ def test_overshoot_is_against_each_restarts_own_delay() -> None:
 
 
 NO_RESTARTS = Overshoot(0, None, None, None, None)
-
-
-def _cell(worker: str, pods: int, *, crashing: bool, cores: float, keeps: bool = True) -> Cell:
-    share = 1.0 if keeps else 0.5
-    return Cell(
-        worker=worker,
-        pods=pods,
-        crashing=crashing,
-        window_s=60.0,
-        kubelet_cpu_s=cores * 60.0,
-        runtime_cpu_s=cores * 30.0,
-        kubelet_rss_bytes=100 << 20,
-        requests=RequestRates(1.0, 4.0 + pods / 10, {"PATCH": 1.0}, {"PATCH": 4.0}, 5.0),
-        restarts=pods * 10,
-        restarts_allowed=pods * 20,
-        overshoot=Overshoot(5, 0.5, 1.0, 1.2, share)
-        if crashing
-        else Overshoot(0, None, None, None, None),
-        request_samples=(RequestSample(0.0, {"PATCH": 0}), RequestSample(10.0, {"PATCH": 50})),
-        usage_samples=(UsageSample(10.0, 1.5, 0.5),),
-    )
-
-
-CELLS = [
-    _cell("fast", 0, crashing=False, cores=0.05),
-    _cell("fast", 60, crashing=False, cores=0.10),
-    _cell("fast", 30, crashing=True, cores=0.15),
-    _cell("fast", 60, crashing=True, cores=0.25, keeps=False),
-    _cell("default", 60, crashing=True, cores=0.11),
-]
 
 
 def test_the_talks_ratios_come_from_the_largest_crashing_cell_and_its_baseline() -> None:

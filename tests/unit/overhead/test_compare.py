@@ -4,7 +4,6 @@ pace explains of it, and what keeps the two from comparing alike (pure)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -26,30 +25,17 @@ from crashloop_harness.overhead.compare import (
     compare_sweeps,
     comparison_document,
 )
-from crashloop_harness.overhead.read import WrittenRun, read_overhead
-from tests.unit.overhead.test_analysis import CELLS
-from tests.unit.overhead.test_pace import RERUN as RERUN_AN_HOUR_BEFORE
-from tests.unit.overhead.test_pace import RERUN_SLOWER, SWEEP
-
-REPO = Path(__file__).resolve().parents[3]
-# Two real sweeps written before the request series were kept (the first comparison of two sweeps).
-FIRST_RUN = REPO / "docs" / "overhead" / "overhead-20261201T033229Z.json"
-RERUN = REPO / "docs" / "overhead" / "overhead-20261201T060857Z.json"
-# A rerun of the fast worker alone.
-RERUN_FAST_ONLY = REPO / "docs" / "overhead" / "overhead-20261203T124842Z.json"
-
-
-def sweep(run_id: str, cells: list[Cell], *, has_series: bool = True) -> WrittenRun:
-    """A finished sweep as read back, without the file."""
-    return WrittenRun(
-        path=Path(f"runs/{run_id}/overhead.json"),
-        run_id=run_id,
-        status="measured",
-        reason="",
-        plan={},
-        cells=cells,
-        has_series=has_series,
-    )
+from crashloop_harness.overhead.read import read_overhead
+from tests.unit.overhead.factories import (
+    CELLS,
+    FIRST_RUN,
+    RERUN,
+    RERUN_AN_HOUR_BEFORE,
+    RERUN_FAST_ONLY,
+    RERUN_SLOWER,
+    SWEEP,
+    sweep,
+)
 
 
 def _scaled(cells: list[Cell], worker: str, cpu: float, peak: float) -> list[Cell]:

@@ -21,9 +21,7 @@ from crashloop_harness.overhead.compare import (
 )
 from crashloop_harness.overhead.compareview import caveat_text, comparison_view
 from crashloop_harness.overhead.read import read_overhead
-from tests.unit.overhead.test_analysis import CELLS
-from tests.unit.overhead.test_compare import FIRST_RUN, sweep
-from tests.unit.overhead.test_pace import RERUN_SLOWER, SWEEP
+from tests.unit.overhead.factories import CELLS, FIRST_RUN, RERUN_SLOWER, SWEEP, sweep
 
 WIDTH = 80
 

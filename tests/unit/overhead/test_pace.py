@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -19,15 +18,7 @@ from crashloop_harness.overhead.pace import (
     worker_node_bound,
 )
 from crashloop_harness.overhead.read import read_overhead
-from tests.unit.overhead.test_analysis import CELLS
-
-REPO = Path(__file__).resolve().parents[3]
-# A sweep and its rerun (docs/results.md, "Repeatability"): 108 running pods cost the
-# kubelet 0.073 cores in the first and 0.059 in the second.
-SWEEP = REPO / "docs" / "overhead" / "overhead-20261203T081021Z.json"
-RERUN = REPO / "docs" / "overhead" / "overhead-20261203T073842Z.json"
-# Its rerun at 13:02, on a machine 38 % slower.
-RERUN_SLOWER = REPO / "docs" / "overhead" / "overhead-20261203T130222Z.json"
+from tests.unit.overhead.factories import CELLS, RERUN_AN_HOUR_BEFORE, RERUN_SLOWER, SWEEP
 
 
 def _slower(cells: list[Cell], by: float) -> list[Cell]:
@@ -121,7 +112,7 @@ def test_a_figure_without_a_first_value_or_a_pace_has_no_expectation() -> None:
 
 
 def test_the_kept_sweep_and_rerun_the_fast_figures_moved_with_the_pace() -> None:
-    sweep, rerun = read_overhead(SWEEP), read_overhead(RERUN)
+    sweep, rerun = read_overhead(SWEEP), read_overhead(RERUN_AN_HOUR_BEFORE)
     figures = {
         (p.figure.worker, p.figure.unit): p
         for p in paced(talk_figures_apart(sweep.cells, rerun.cells), sweep.cells, rerun.cells)
@@ -158,7 +149,7 @@ def test_outside_the_pace_the_account_was_shown_over_nothing_is_called_a_repeat(
 def test_the_kept_reruns_pace_changes_are_the_range_shown() -> None:
     sweep = read_overhead(SWEEP)
     changes = []
-    for rerun in (RERUN, RERUN_SLOWER):
+    for rerun in (RERUN_AN_HOUR_BEFORE, RERUN_SLOWER):
         pace = pace_between(sweep.cells, read_overhead(rerun).cells, 108)
         assert pace is not None
         changes.append(pace.change)

@@ -12,8 +12,7 @@ from crashloop_harness.outputs.explain import explain
 from crashloop_harness.outputs.junit import case_name, junit_bytes
 from crashloop_harness.verdict import Failure, Observation, Rule, judge_worker
 from crashloop_harness.verdict.failures import OTHER, rule_codes
-from tests.unit.factories import FAST, NS, attempts, make_summary
-from tests.unit.verdict.test_verdict import nominal
+from tests.unit.factories import FAST, NS, attempts, make_summary, nominal
 
 
 def test_a_late_restart_is_too_late_with_its_restart_and_numbers() -> None:

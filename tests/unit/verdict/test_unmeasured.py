@@ -11,8 +11,7 @@ from crashloop_harness.model.durations import NS_PER_S
 from crashloop_harness.verdict import Observation, judge_worker
 from crashloop_harness.verdict.lateness import busy_host_reach_ns
 from crashloop_harness.verdict.nodecost import NodeCost
-from tests.unit.factories import FAST, NS, attempts
-from tests.unit.verdict.test_verdict import nominal
+from tests.unit.factories import FAST, NS, attempts, nominal
 
 NODE = "crashloop-worker"
 UNMEASURED_NODE = NodeCost(node=NODE, start_latencies_s=(), first_restarts_s=())

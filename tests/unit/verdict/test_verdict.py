@@ -27,13 +27,8 @@ from tests.unit.factories import (
     attempts,
     expected_reports,
     neighbour_curve,
+    nominal,
 )
-
-
-def nominal(curve: BackoffCurve, count: int, extra_s: float = 0.3) -> list[float]:
-    """Delays a little after each nominal back-off, as a healthy kubelet restarts."""
-    return [d.total_seconds() + extra_s for d in curve.delays(count)]
-
 
 # --- curves that pass ----------------------------------------------------------------------
 
