@@ -23,10 +23,10 @@ from crashloop_harness.model.backoff import BackoffCurve
 from crashloop_harness.model.releases import AT_EXPIRY
 from crashloop_harness.model.subject import is_bare
 from crashloop_harness.recording.trace import TraceEntry
-from crashloop_harness.runs.check import CheckResult
+from crashloop_harness.runs.check import CheckResult, coverage
 from crashloop_harness.verdict import judge_worker
 from crashloop_harness.verdict.evidence import cap_median_bound
-from crashloop_harness.verdict.tolerances import clock
+from crashloop_harness.verdict.tolerances import MAX_JUDGEABLE_PACE, clock
 from tests.replay.driver import (
     TRACE_ENDED,
     Changes,
@@ -762,3 +762,22 @@ def test_levels_missed_on_a_node_past_the_widest_window_are_the_node_s_error(
     assert "fall behind its restarts" in error.words
     for subject in ("crashloop-worker2", "crashloop-worker3"):
         assert result.verdicts[subject].passed, result.verdicts[subject].failures
+
+
+def test_a_pass_with_its_windows_cut_to_the_widest_says_it_did_not_cover_them(
+    tmp_path: Path,
+) -> None:
+    """A kubelet sleeping 1 s before each creation, on a fifth of a core: its node's pace
+    read 25.80x, the windows were cut to the widest judged, and it passed. The pass is what
+    it was (no bound moved for it), and it says which part it did not cover."""
+    trace = Trace.load("v1.35.8-creation-late-fifth-core")
+    assert trace.outcome["status"] == "passed"
+    result = replay_check(trace, tmp_path / "run")
+    assert result.status == "passed", result.reason
+    node = trace.context["nodes"]["fast"]
+    assert result.costs[node].pace > MAX_JUDGEABLE_PACE
+    rules = {rule.rule: rule for rule in coverage(result)["fast"]}
+    assert not rules["windows"].covered
+    assert "past the 10x its windows are judged at" in rules["windows"].detail
+    # The unthrottled nodes' passes cover their windows: nothing is said of them.
+    assert "windows" not in {rule.rule for rule in coverage(result)["reduced"]}

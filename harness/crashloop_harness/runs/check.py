@@ -58,8 +58,9 @@ from crashloop_harness.verdict import (
     observed_enough,
     restarts_needed,
 )
-from crashloop_harness.verdict.coverage import RuleCoverage, coverage_of
+from crashloop_harness.verdict.coverage import RuleCoverage, coverage_of, cut_windows
 from crashloop_harness.verdict.nodecost import NodeCost, node_costs
+from crashloop_harness.verdict.tolerances import MAX_JUDGEABLE_PACE
 from crashloop_harness.verdict.worker import owed_restarts
 
 # How often the wait loop judges again when no record arrives (a period, not a wait).
@@ -500,14 +501,22 @@ def summary_of(result: CheckResult, cluster: RunTarget) -> RunSummary:
 
 
 def coverage(result: CheckResult) -> dict[str, tuple[RuleCoverage, ...]]:
-    """What each bare worker's verdict (its variants' included) covered of its curve's rules."""
+    """What each bare worker's verdict (its variants' included) covered of its curve's rules,
+    and, on a node whose windows were cut to the widest judged, that they were."""
     return {
         worker: coverage_of(
             worker, result.verdicts, result.curves[worker], pending=result.pending.get(worker)
         )
+        + _windows(result.costs.get(result.nodes.get(worker, "")))
         for worker in result.verdicts
         if is_bare(worker) and worker in result.curves
     }
+
+
+def _windows(cost: NodeCost | None) -> tuple[RuleCoverage, ...]:
+    if cost is None or not cost.paced or cost.pace <= MAX_JUDGEABLE_PACE:
+        return ()
+    return (cut_windows(cost.pace, MAX_JUDGEABLE_PACE),)
 
 
 def write_outputs(result: CheckResult, cluster: RunTarget) -> RunSummary:

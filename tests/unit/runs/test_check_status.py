@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -15,9 +16,11 @@ from crashloop_harness.recording.nodepods import PodStartup
 from crashloop_harness.recording.pace import PaceSample
 from crashloop_harness.recording.recorder import Recorder
 from crashloop_harness.recording.records import AttemptRecord
+from crashloop_harness.runs import check
 from crashloop_harness.runs.check import CheckResult, decide_early, judge, summary_of, take_sample
 from crashloop_harness.runs.checkprofiles import CHECK_PROFILES, CheckProfile
-from crashloop_harness.verdict.nodecost import REFERENCE_PACE_S
+from crashloop_harness.verdict.coverage import uncovered
+from crashloop_harness.verdict.nodecost import REFERENCE_PACE_S, NodeCost
 from tests.unit.factories import FAST, NS, attempts, expected_reports
 
 
@@ -356,3 +359,23 @@ def test_an_early_decision_on_a_paced_node_is_made_at_its_widest_window(tmp_path
     late.pace = {"crashloop-worker": [REFERENCE_PACE_S] * 10}
     decide_early(late, elapsed_s=30.0)
     assert "restart 3" in late.decided["fast"][1]
+
+
+@dataclass(frozen=True)
+class _Paced:
+    """Just what the coverage reads of a node's cost."""
+
+    pace: float
+    paced: bool = True
+
+
+def test_a_pass_on_a_node_whose_windows_were_cut_to_the_widest_says_so() -> None:
+    """A kubelet 1 s late on every creation passed on a fifth of a core read at 25.80x (run
+    20261208T005424Z-check-quick-4eaa): its pass must not read as covering that."""
+    (cut,) = check._windows(cast(NodeCost, _Paced(25.8)))
+    assert (cut.rule, cut.covered) == ("windows", False)
+    assert "25.80x, past the 10x its windows are judged at" in cut.detail
+    assert uncovered({"fast": (cut,)}) == [f"fast: windows ({cut.detail})"]
+    assert check._windows(cast(NodeCost, _Paced(9.9))) == ()
+    assert check._windows(cast(NodeCost, _Paced(25.8, paced=False))) == ()
+    assert check._windows(None) == ()
