@@ -11,23 +11,16 @@ says so (crashloop_harness.cluster.target), and nothing here is asked of it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from typing import Final
 
 from crashloop_harness.core import timeouts
 from crashloop_harness.core.containerexec import exec_argv
 from crashloop_harness.core.proc import run
 
-
-def node_argv(
-    node: str,
-    argv: Sequence[str],
-    *,
-    stdin: bool = False,
-    env: Mapping[str, str] | None = None,
-) -> list[str]:
-    """The host's argv that runs ``argv`` inside ``node``: with ``stdin`` kept open (a
-    long-lived reader that ends when its input closes), and ``env`` set in the node."""
-    return exec_argv(node, argv, stdin=stdin, env=env)
+# The host's argv that runs a command inside a node: the engine's exec (a node is a
+# container), with stdin kept open for a long-lived reader and env set in the node.
+node_argv: Final = exec_argv
 
 
 def run_in_node(

@@ -9,44 +9,39 @@ could not judge, its group's words as the message.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
 from kubernetes import client
 
 from crashloop_harness.fleet.junitfile import FLEET_JUNIT_FILE
 from crashloop_harness.fleet.summary import FLEET_FILE, FleetSummary, GroupSummary
-from crashloop_harness.outputs.clusterresults import (
-    MAX_DATA_BYTES,
-    data_size,
-    node_event,
-    write_result,
-)
+from crashloop_harness.outputs.clusterresults import bounded_files, node_event, write_result
 
 
 def fleet_data(fleet_json: str, junit_xml: str | None) -> dict[str, str]:
     """The files kept, within a ConfigMap's size: the JUnit goes first, then fleet.json is cut
     to its verdicts (the fleet's, each cluster's and each group's), saying so."""
-    data = {FLEET_FILE: fleet_json}
-    if junit_xml is not None:
-        data[FLEET_JUNIT_FILE] = junit_xml
-    if data_size(data) <= MAX_DATA_BYTES:
-        return data
-    data.pop(FLEET_JUNIT_FILE, None)
-    if data_size(data) <= MAX_DATA_BYTES:
-        return data | {"truncated": "junit.xml left out: over the ConfigMap's size"}
-    whole = json.loads(fleet_json)
-    cut = {key: whole.get(key) for key in ("schema_version", "fleet_id", "verdict", "reason")}
+    return bounded_files(
+        FLEET_FILE,
+        fleet_json,
+        junit_xml,
+        cut=_fleet_verdicts,
+        cut_words="fleet.json cut to its verdicts and junit.xml left out: over the "
+        "ConfigMap's size",
+    )
+
+
+def _fleet_verdicts(whole: dict[str, Any]) -> dict[str, Any]:
+    cut: dict[str, Any] = {
+        key: whole.get(key) for key in ("schema_version", "fleet_id", "verdict", "reason")
+    }
     cut["clusters"] = whole.get("clusters", [])
     cut["groups"] = [
         {key: g.get(key) for key in ("cluster", "group", "verdict", "words", "failed", "errors")}
         for g in whole.get("groups", [])
     ]
-    return {
-        FLEET_FILE: json.dumps(cut, indent=2),
-        "truncated": "fleet.json cut to its verdicts and junit.xml left out: over the "
-        "ConfigMap's size",
-    }
+    return cut
 
 
 def node_events(groups: list[GroupSummary]) -> dict[str, tuple[str, str]]:

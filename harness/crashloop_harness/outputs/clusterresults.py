@@ -12,10 +12,10 @@ whoever looks at that node.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from kubernetes import client
 
@@ -25,6 +25,8 @@ from crashloop_harness.outputs.summary import RunSummary, WorkerSummary
 RESULT_LABEL: Final = "crashloop.harness/result"
 STATUS_LABEL: Final = "crashloop.harness/status"
 RUN_ANNOTATION: Final = "crashloop.harness/run-id"
+SUMMARY_FILE: Final = "summary.json"
+JUNIT_FILE: Final = "junit.xml"
 # A ConfigMap holds at most 1 MiB; this leaves the object's own metadata room.
 MAX_DATA_BYTES: Final = 900_000
 # Runs kept in the namespace, newest first: two weeks of nightlies.
@@ -40,17 +42,40 @@ NODE_EVENTS_NAMESPACE: Final = "default"
 def bounded_data(summary_json: str, junit_xml: str | None) -> dict[str, str]:
     """The files a ConfigMap keeps, within its size: the JUnit goes first, then the summary is
     cut to its verdict (status, reason, each worker's pass) with a note saying so."""
-    data = {"summary.json": summary_json}
+    return bounded_files(
+        SUMMARY_FILE,
+        summary_json,
+        junit_xml,
+        cut=_summary_verdict,
+        cut_words="summary.json cut to its verdict and junit.xml left out: over the "
+        "ConfigMap's size; the whole run is in the pod's run directory while it lives",
+    )
+
+
+def bounded_files(
+    name: str,
+    text: str,
+    junit_xml: str | None,
+    *,
+    cut: Callable[[dict[str, Any]], dict[str, Any]],
+    cut_words: str,
+) -> dict[str, str]:
+    """``name`` and junit.xml as a ConfigMap keeps them, within its size: the JUnit left out
+    first, then ``name`` cut (its parsed JSON through ``cut``), each said in ``truncated``."""
+    data = {name: text}
     if junit_xml is not None:
-        data["junit.xml"] = junit_xml
+        data[JUNIT_FILE] = junit_xml
     if data_size(data) <= MAX_DATA_BYTES:
         return data
-    data.pop("junit.xml", None)
+    data.pop(JUNIT_FILE, None)
     if data_size(data) <= MAX_DATA_BYTES:
         data["truncated"] = "junit.xml left out: over the ConfigMap's size"
         return data
-    whole = json.loads(summary_json)
-    cut = {
+    return {name: json.dumps(cut(json.loads(text)), indent=2), "truncated": cut_words}
+
+
+def _summary_verdict(whole: dict[str, Any]) -> dict[str, Any]:
+    cut: dict[str, Any] = {
         key: whole.get(key)
         for key in ("schema_version", "run_id", "status", "passed", "reason")
         if key in whole
@@ -59,11 +84,7 @@ def bounded_data(summary_json: str, junit_xml: str | None) -> dict[str, str]:
         {"worker": w.get("worker"), "node": w.get("node"), "passed": w.get("passed")}
         for w in whole.get("workers", [])
     ]
-    return {
-        "summary.json": json.dumps(cut, indent=2),
-        "truncated": "summary.json cut to its verdict and junit.xml left out: over the "
-        "ConfigMap's size; the whole run is in the pod's run directory while it lives",
-    }
+    return cut
 
 
 def data_size(data: dict[str, str]) -> int:
