@@ -171,3 +171,13 @@ def test_every_rendered_object_is_valid_to_the_cluster_s_own_schema(
             apply(cronjob_object)
     finally:
         delete_namespace(crashloop_api, namespace)
+
+
+def test_a_kubelet_ca_configmap_the_api_server_would_refuse_is_refused_by_the_chart(
+    helm: Path,
+) -> None:
+    rendered = _helm(
+        helm, "template", "nightly", str(CHART), "--set-string", "kubeletCAConfigMap=Kubelet CAs"
+    )
+    assert rendered.returncode != 0
+    assert 'kubeletCAConfigMap: "Kubelet CAs" is not a ConfigMap name' in rendered.stderr

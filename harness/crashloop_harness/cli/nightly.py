@@ -14,6 +14,7 @@ from crashloop_harness.core.errors import HarnessError
 from crashloop_harness.fleet.expect import parse_expectation
 from crashloop_harness.pods.nightly import (
     NightlySpec,
+    configmap_problem,
     cronjob,
     schedule_problem,
     selector_problem,
@@ -112,6 +113,13 @@ def _cmd_cronjob(args: argparse.Namespace) -> int:
             f"--node-selector {args.node_selector!r}: {problem}",
             "write it as key or key=value, comma-separated, such as crashloop.harness/profile",
         )
+    if args.kubelet_ca_configmap is not None:
+        problem = configmap_problem(args.kubelet_ca_configmap)
+        if problem is not None:
+            raise HarnessError(
+                f"--kubelet-ca-configmap: {problem}",
+                "name the ConfigMap as it is in the check's namespace, such as kubelet-cas",
+            )
     problem = schedule_problem(args.schedule)
     if problem is not None:
         raise HarnessError(

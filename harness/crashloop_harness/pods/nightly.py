@@ -46,6 +46,17 @@ def selector_problem(selector: str) -> str | None:
     return None
 
 
+# A ConfigMap's name, as the API server takes it: a DNS subdomain (RFC 1123), lower case.
+_OBJECT_NAME: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def configmap_problem(name: str) -> str | None:
+    """What is wrong with a ConfigMap's name; None when the API server would take it."""
+    if len(name) > 253 or not _OBJECT_NAME.fullmatch(name):
+        return f"{name!r} is not a ConfigMap name (lower-case letters, digits, '-' and '.')"
+    return None
+
+
 # cron's five fields, or one of its macros, as the CronJob controller takes them.
 _MACROS: Final = frozenset(
     {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}

@@ -391,8 +391,9 @@ def test_keeping_results_in_the_cluster_without_its_namespace_is_refused_first(
         (["--node-selector", "a", "--per-group", "2"], "name them one way"),
         (["--node-selector", "a", "--expect", "a:max=1s"], "--per-group was not given"),
         (["--per-group", "2", "--expect", "pool=a:max=soon"], "soon"),
+        (["--per-group", "2", "--kubelet-ca-configmap", "Kubelet CAs"], "not a ConfigMap name"),
     ],
-    ids=["neither", "both", "expect without a plan", "a mistyped expectation"],
+    ids=["neither", "both", "expect without a plan", "a mistyped expectation", "a bad name"],
 )
 def test_a_cronjob_that_names_its_nodes_wrongly_is_refused_before_anything_is_printed(
     capsys: pytest.CaptureFixture[str], argv: list[str], said: str
